@@ -1,0 +1,105 @@
+import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import type { Checkpoint } from '../core/audit.js';
+import { MemauthError } from '../core/errors.js';
+import { DEFAULT_POLICY, type Policy, type PolicyInput, loadPolicy } from '../core/policy.js';
+import type { StorageDriver } from '../store/driver.js';
+import { SqliteDriver } from '../store/sqlite/driver.js';
+import { Memory } from './memory.js';
+
+/** Options for {@link openMemory}. */
+export interface OpenMemoryOptions {
+  /** SQLite file path (created if missing), or `:memory:`. Default `memauth.db`. Ignored when `driver` is given. */
+  readonly path?: string;
+  /** a policy object, an already loaded {@link Policy}, or a path to a policy JSON file. Default: {@link DEFAULT_POLICY}. */
+  readonly policy?: PolicyInput | Policy | string;
+  /** a storage driver (e.g. PostgreSQL); default: embedded SQLite at `path`. */
+  readonly driver?: StorageDriver;
+  /**
+   * Ed25519 private key (PEM) for signed audit checkpoints. Default for a file database: the
+   * key file `<path>.key` (created with mode 0600 if missing); `false` disables checkpoints.
+   */
+  readonly checkpointKey?: string | false;
+  /** clock, for tests; default `() => new Date()`. */
+  readonly clock?: () => Date;
+}
+
+function resolvePolicy(p: OpenMemoryOptions['policy']): Policy {
+  if (p === undefined) return loadPolicy(DEFAULT_POLICY);
+  if (typeof p === 'string') {
+    let text: string;
+    try {
+      text = readFileSync(p, 'utf8');
+    } catch (e) {
+      throw new MemauthError('POLICY_INVALID', `cannot read policy file ${p}: ${(e as Error).message}`, { path: p });
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (e) {
+      throw new MemauthError('POLICY_INVALID', `policy file ${p} is not valid JSON: ${(e as Error).message}`, { path: p });
+    }
+    return loadPolicy(json);
+  }
+  if ('version' in p && 'document' in p && 'text' in p) return loadPolicy((p as Policy).document);
+  return loadPolicy(p);
+}
+
+function readCheckpoints(file: string): Checkpoint[] {
+  if (!existsSync(file)) return [];
+  const out: Checkpoint[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      out.push(JSON.parse(line) as Checkpoint);
+    } catch {
+      // a torn last line (crash while appending) is ignored; earlier ones still count
+    }
+  }
+  return out;
+}
+
+/**
+ * Open a memory store. Embedded SQLite by default (one file, WAL); pass `driver` for another store.
+ *
+ * @example
+ * ```ts
+ * import { openMemory } from 'memauth';
+ * const mem = await openMemory({ path: 'agent.db' });
+ * await mem.registerPrincipal({ tenant: 'acme', id: 'browser', kind: 'tool', domain: 'browser' });
+ * const { record } = await mem.write({ tenant: 'acme', scope: 'vendors', principal: 'browser',
+ *   content: 'Acme now settles through ACCT-X', source: 'https://evil.example/page' });
+ * record.origin.authority; // 'external_untrusted': a trusted channel, an untrusted source
+ * await mem.close();
+ * ```
+ * @throws MemauthError `DATABASE_CORRUPT` (not a memauth database, or corrupted), `DATABASE_LOCKED`,
+ *   `POLICY_INVALID` (naming the bad field).
+ */
+export async function openMemory(opts: OpenMemoryOptions = {}): Promise<Memory> {
+  const policy = resolvePolicy(opts.policy);
+  const path = opts.path ?? 'memauth.db';
+  const driver = opts.driver ?? SqliteDriver.open({ path });
+  const fileBacked = opts.driver === undefined && path !== ':memory:';
+  let key: string | null = null;
+  if (opts.checkpointKey !== false) {
+    if (typeof opts.checkpointKey === 'string') key = opts.checkpointKey;
+    else if (fileBacked) {
+      const keyFile = `${path}.key`;
+      if (existsSync(keyFile)) key = readFileSync(keyFile, 'utf8');
+      else {
+        key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+        writeFileSync(keyFile, key, { mode: 0o600 });
+        chmodSync(keyFile, 0o600);
+      }
+    } else key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  }
+  const cpFile = fileBacked ? `${path}.checkpoints` : null;
+  return new Memory({
+    driver,
+    policy,
+    clock: opts.clock,
+    checkpointKey: key,
+    onCheckpoint: cpFile ? (c) => appendFileSync(cpFile, `${JSON.stringify(c)}\n`) : undefined,
+    externalCheckpoints: cpFile ? () => readCheckpoints(cpFile) : undefined,
+  });
+}

@@ -1,0 +1,172 @@
+import type { AuditEntry } from '../core/audit.js';
+import { TRUSTED_THRESHOLD } from '../core/authority.js';
+import { hashCanonical } from '../core/canonical.js';
+import { MemauthError } from '../core/errors.js';
+import { type FactsBundle, type RecordFacts, dependencyFacts } from '../core/facts.js';
+import { type ConfirmationCandidate, type GateResult, decide } from '../core/gate.js';
+import { type Policy, loadPolicy, modeFor, riskTier } from '../core/policy.js';
+import type { Action, Confirmation, Corroboration, DependencyWhy, Reason, ValueProvenance } from '../core/types.js';
+import type { StorageDriver } from '../store/driver.js';
+
+/** What a replay rebuilt and whether the re-evaluation agrees with the recorded decision. */
+export interface ReplayResult {
+  readonly decisionId: string;
+  readonly auditSeq: number;
+  readonly policyVersion: string;
+  readonly policyText: string;
+  readonly action: Action;
+  readonly recorded: { readonly outcome: string; readonly reasons: readonly Reason[]; readonly confirmationId: string | null };
+  readonly replayed: GateResult;
+  /** true when outcome, reasons and the consumed confirmation are identical. */
+  readonly matches: boolean;
+  /** the dependencies as rebuilt from the log, with their lineage down to the roots. */
+  readonly dependencies: ReadonlyArray<{ memoryId: string; why: readonly DependencyWhy[]; lowestAuthority: string; actionAuthority: string; status: string; known: boolean }>;
+  readonly lineage: ReadonlyArray<{ from: string; to: string; transform: string; kind: string }>;
+  readonly origins: Readonly<Record<string, { principalId: string; authority: string; sourceRef: string }>>;
+  readonly corroborations: readonly Corroboration[];
+  readonly confirmations: readonly Confirmation[];
+}
+
+interface LogState {
+  records: Map<string, RecordFacts>;
+  origins: Map<string, { principalId: string; authority: string; sourceRef: string }>;
+  domains: Map<string, string>;
+  corroborations: Map<string, Corroboration[]>;
+  confirmations: Map<string, Confirmation>;
+  uses: Map<string, number>;
+  policies: Map<string, string>;
+}
+
+function emptyState(): LogState {
+  return { records: new Map(), origins: new Map(), domains: new Map(), corroborations: new Map(), confirmations: new Map(), uses: new Map(), policies: new Map() };
+}
+
+/** Apply one audit entry to the state rebuilt from the log (refused attempts change nothing). */
+function apply(s: LogState, e: AuditEntry): void {
+  const p = e.payload as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- payloads are checked by the chain hash; shape by op
+  if (p.refused !== undefined) return;
+  switch (e.op) {
+    case 'policy':
+      s.policies.set(String(p.policyVersion), String(p.text));
+      break;
+    case 'principal':
+      s.domains.set(String(p.principalId), String(p.domain));
+      break;
+    case 'write':
+    case 'derive':
+      s.records.set(p.recordId, { id: p.recordId, lowestAuthority: p.taint.lowestAuthority, originPrincipal: p.origin.principalId, status: 'active', expiresAt: p.expiresAt ?? null, derivedFrom: p.derivedFrom, verified: true });
+      s.origins.set(p.recordId, { principalId: p.origin.principalId, authority: p.origin.authority, sourceRef: p.origin.sourceRef });
+      break;
+    case 'delete': {
+      const r = s.records.get(p.recordId);
+      if (r) s.records.set(r.id, { ...r, status: 'deleted' });
+      break;
+    }
+    case 'corroborate': {
+      const c: Corroboration = { id: p.corroborationId, tenant: e.tenant, recordId: p.recordId, principalId: p.principalId, authority: p.authority, domain: p.domain, evidenceRef: p.evidenceRef, at: p.at };
+      s.corroborations.set(c.recordId, [...(s.corroborations.get(c.recordId) ?? []), c]);
+      break;
+    }
+    case 'confirm':
+      s.confirmations.set(p.confirmation.id, p.confirmation as Confirmation);
+      break;
+    case 'decide':
+      if (p.confirmationId) s.uses.set(p.confirmationId, (s.uses.get(p.confirmationId) ?? 0) + 1);
+      break;
+    case 'session':
+      break;
+  }
+}
+
+/**
+ * Rebuild a decision from its tenant's audit log alone and re-evaluate it with the pure gate
+ * (DESIGN.md § Audit log: replay). Uses no table but the audit chain.
+ *
+ * @throws MemauthError `DECISION_NOT_FOUND`, `POLICY_NOT_FOUND`.
+ */
+export async function replayDecision(driver: StorageDriver, tenant: string, decisionId: string): Promise<ReplayResult> {
+  const head = await driver.auditHead(tenant);
+  const state = emptyState();
+  let entry: AuditEntry | undefined;
+  const PAGE = 5000;
+  outer: for (let from = 1; head && from <= head.seq; from += PAGE) {
+    for (const e of await driver.auditRange(tenant, from, from + PAGE - 1)) {
+      if (e.op === 'decide' && (e.payload as Record<string, unknown>).decisionId === decisionId) {
+        entry = e;
+        break outer;
+      }
+      apply(state, e);
+    }
+  }
+  if (!entry) throw new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(decisionId)} in the audit log of tenant ${JSON.stringify(tenant)}`, { id: decisionId, tenant });
+  const p = entry.payload as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- decide payload, hashed in the chain
+  const text = state.policies.get(entry.policyVersion) ?? (await driver.getPolicyText(entry.policyVersion));
+  if (text === null || text === undefined) throw new MemauthError('POLICY_NOT_FOUND', `policy ${entry.policyVersion} of decision ${decisionId} is not in the log`, { policyVersion: entry.policyVersion });
+  const policy: Policy = loadPolicy(JSON.parse(text));
+  if (policy.version !== entry.policyVersion) throw new MemauthError('POLICY_NOT_FOUND', `policy text in the log does not hash to ${entry.policyVersion}`, { policyVersion: entry.policyVersion });
+  const action = p.action as Action;
+  const at = String(p.at);
+  const tier = riskTier(policy, action);
+  const mode = modeFor(policy, tier);
+  const bundle: FactsBundle = { records: state.records, domains: state.domains, corroborations: state.corroborations };
+  const { k, minAuthority } = policy.document.corroboration;
+  const deps = (p.dependencies as Array<{ memoryId: string; why: DependencyWhy[] }>).map((d) => dependencyFacts(d.memoryId, d.why, bundle, k, minAuthority, at));
+  const cited: string | null = p.citedConfirmationId ?? null;
+  const confs: Confirmation[] =
+    cited !== null ? [...state.confirmations.values()].filter((c) => c.id === cited) : [...state.confirmations.values()].filter((c) => c.actionType === action.type && c.expiresAt > at);
+  const candidates: ConfirmationCandidate[] = confs.map((confirmation) => ({ confirmation, usesSoFar: state.uses.get(confirmation.id) ?? 0 }));
+  const replayed = decide({
+    action,
+    argsHash: String(p.argsHash),
+    tier,
+    mode,
+    now: at,
+    dependencies: deps,
+    values: p.values as ValueProvenance[],
+    contextMode: p.contextMode,
+    confirmations: candidates,
+    citedConfirmationId: cited,
+    threshold: TRUSTED_THRESHOLD,
+  });
+  const recorded = { outcome: String(p.outcome), reasons: p.reasons as Reason[], confirmationId: (p.confirmationId ?? null) as string | null };
+  const matches =
+    replayed.outcome === recorded.outcome &&
+    hashCanonical(replayed.reasons) === hashCanonical(recorded.reasons) &&
+    replayed.confirmationId === recorded.confirmationId &&
+    tier === p.tier &&
+    mode === p.mode &&
+    hashCanonical(action.args) === p.argsHash;
+
+  const lineage: Array<{ from: string; to: string; transform: string; kind: string }> = [];
+  const seen = new Set<string>();
+  const stack = deps.map((d) => d.memoryId);
+  while (stack.length) {
+    const id = stack.pop() as string;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    for (const e of state.records.get(id)?.derivedFrom ?? []) {
+      lineage.push({ from: e.from, to: id, transform: e.transform, kind: e.kind });
+      stack.push(e.from);
+    }
+  }
+  const origins: Record<string, { principalId: string; authority: string; sourceRef: string }> = {};
+  for (const id of seen) {
+    const o = state.origins.get(id);
+    if (o) origins[id] = o;
+  }
+  return {
+    decisionId,
+    auditSeq: entry.seq,
+    policyVersion: entry.policyVersion,
+    policyText: text,
+    action,
+    recorded,
+    replayed,
+    matches,
+    dependencies: deps.map((d) => ({ memoryId: d.memoryId, why: d.why, lowestAuthority: d.lowestAuthority, actionAuthority: d.actionAuthority, status: d.status, known: state.records.has(d.memoryId) })),
+    lineage,
+    origins,
+    corroborations: deps.flatMap((d) => state.corroborations.get(d.memoryId) ?? []),
+    confirmations: confs,
+  };
+}

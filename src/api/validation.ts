@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { AUTHORITIES } from '../core/authority.js';
+import { MemauthError } from '../core/errors.js';
+import { PRINCIPAL_KINDS, TRANSFORMS } from '../core/types.js';
+
+/** Identifiers: 1–200 printable characters, no control characters. */
+const ident = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+const tenant = ident;
+const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)) && /^\d{4}-\d{2}-\d{2}T/.test(s), 'must be an ISO-8601 date-time');
+const content = z.string().min(1).max(1_000_000);
+const jsonArgs = z.record(z.string(), z.unknown());
+
+export const schemas = {
+  tenant: z.strictObject({ tenant }),
+  registerPrincipal: z.strictObject({ tenant, id: ident, kind: z.enum(PRINCIPAL_KINDS), maxAuthority: z.enum(AUTHORITIES).optional(), domain: ident }),
+  write: z.strictObject({
+    tenant,
+    scope: ident,
+    principal: ident,
+    content,
+    source: z.string().min(1).max(2000).optional(),
+    sourceAt: isoDate.optional(),
+    authority: z.enum(AUTHORITIES).optional(),
+    session: ident.optional(),
+    expiresAt: isoDate.optional(),
+    reason: z.string().max(1000).optional(),
+  }),
+  derive: z.strictObject({
+    tenant,
+    scope: ident.optional(),
+    principal: ident,
+    from: z.array(ident).max(1000),
+    content,
+    transform: z.enum(TRANSFORMS),
+    session: ident.optional(),
+    narrowInputs: z.boolean().optional(),
+    source: z.string().min(1).max(2000).optional(),
+    expiresAt: isoDate.optional(),
+    reason: z.string().max(1000).optional(),
+  }),
+  get: z.strictObject({ tenant, id: ident, session: ident.optional() }),
+  search: z.strictObject({ tenant, scope: ident, query: z.string().max(10_000), limit: z.number().int().min(1).max(1000).optional(), session: ident.optional() }),
+  list: z.strictObject({ tenant, scope: ident.optional(), limit: z.number().int().min(1).max(10_000).optional(), offset: z.number().int().min(0).optional(), includeDeleted: z.boolean().optional() }),
+  corroborate: z.strictObject({ tenant, recordId: ident, principal: ident, evidence: z.string().min(1).max(2000) }),
+  confirm: z.strictObject({
+    tenant,
+    principal: ident,
+    action: z.strictObject({ type: ident, args: jsonArgs.optional(), resource: z.string().min(1).max(2000).optional() }),
+    argsHash: z.string().regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 hex digest').optional(),
+    memoryIds: z.array(ident).max(1000).optional(),
+    expiresInSeconds: z.number().int().min(1).optional(),
+    maxUses: z.number().int().min(1).max(1000).optional(),
+  }),
+  authorize: z.strictObject({
+    tenant,
+    action: z.strictObject({ type: ident, args: jsonArgs.default({}), resource: z.string().min(1).max(2000).optional() }),
+    session: ident.optional(),
+    dependsOn: z.array(ident).max(1000).optional(),
+    userTurn: z.strictObject({ principal: ident, text: z.string().max(100_000) }).optional(),
+    context: z.enum(['session', 'declared']).optional(),
+    confirmationId: ident.optional(),
+  }),
+  delete: z.strictObject({ tenant, id: ident, principal: ident.optional(), reason: z.string().max(1000).optional() }),
+  replay: z.strictObject({ tenant, decisionId: ident }),
+  verify: z.strictObject({ tenant: tenant.optional() }),
+} as const;
+
+/**
+ * Validate a public API input. A missing or empty tenant is `TENANT_REQUIRED`, a missing scope
+ * `SCOPE_REQUIRED`; anything else malformed is `INVALID_ARGUMENT` naming the field.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, op: string): z.output<S> {
+  const r = schema.safeParse(input ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const field = issue ? issue.path.join('.') : '';
+  if (field === 'tenant') throw new MemauthError('TENANT_REQUIRED', `${op}: a tenant is required (every read and write names its tenant; fails closed without one)`, { field });
+  if (field === 'scope') throw new MemauthError('SCOPE_REQUIRED', `${op}: a scope is required`, { field });
+  throw new MemauthError('INVALID_ARGUMENT', `${op}: ${field || '(input)'}: ${issue?.message ?? 'invalid'}`, {
+    field,
+    issues: r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+  });
+}

@@ -1,0 +1,105 @@
+import { type AuditEntry, ChainVerifier, type ChainVerdict, type Checkpoint, checkpointSignatureValid } from '../core/audit.js';
+import type { StorageDriver } from '../store/driver.js';
+import { recordMatchesEntry } from './memory.js';
+
+export type RecordProblem = 'no_audit_entry' | 'row_differs_from_audit' | 'row_missing' | 'erase_missing' | 'erased_without_delete';
+export type CheckpointProblem = 'bad_signature' | 'chain_shorter_than_checkpoint' | 'hash_differs_from_checkpoint';
+
+/** Verification result for one tenant. */
+export interface TenantAuditReport {
+  readonly tenant: string;
+  readonly ok: boolean;
+  readonly chain: ChainVerdict;
+  /** the newest checkpoint compared (from the database or kept outside it), if any. */
+  readonly checkpoint: { readonly seq: number; readonly ok: boolean; readonly problem?: CheckpointProblem } | null;
+  readonly records: { readonly checked: number; readonly bad: ReadonlyArray<{ readonly id: string; readonly problem: RecordProblem }> };
+  /** human-readable summary naming the first problem. */
+  readonly message: string;
+}
+
+export interface AuditReport {
+  readonly ok: boolean;
+  readonly tenants: readonly TenantAuditReport[];
+}
+
+const PAGE = 5000;
+
+/**
+ * Verify each tenant's audit chain (DESIGN.md § Audit log), its newest signed checkpoint, and
+ * the store's rows against the chain: every record row must match the entry that created it,
+ * every created record must still have a row, and erasures must match delete entries.
+ */
+export async function verifyStore(driver: StorageDriver, tenant: string | undefined, external: readonly Checkpoint[]): Promise<AuditReport> {
+  const tenants = tenant !== undefined ? [tenant] : [...new Set([...(await driver.tenants()), ...external.map((c) => c.tenant)])].sort();
+  const reports: TenantAuditReport[] = [];
+  for (const t of tenants) reports.push(await verifyTenant(driver, t, external.filter((c) => c.tenant === t)));
+  return { ok: reports.every((r) => r.ok), tenants: reports };
+}
+
+async function verifyTenant(driver: StorageDriver, tenant: string, external: readonly Checkpoint[]): Promise<TenantAuditReport> {
+  const v = new ChainVerifier(tenant);
+  const head = await driver.auditHead(tenant);
+  const created = new Map<string, number>();
+  const deleted = new Set<string>();
+  const entriesBySeq = new Map<number, AuditEntry>();
+  for (let from = 1; head && from <= head.seq; from += PAGE) {
+    const page = await driver.auditRange(tenant, from, from + PAGE - 1);
+    let stop = false;
+    for (const e of page) {
+      if (!v.push(e)) {
+        stop = true;
+        break;
+      }
+      const p = e.payload as Record<string, unknown>;
+      if ((e.op === 'write' || e.op === 'derive') && p.refused === undefined && typeof p.recordId === 'string') {
+        created.set(p.recordId, e.seq);
+        entriesBySeq.set(e.seq, e);
+      }
+      if (e.op === 'delete' && typeof p.recordId === 'string') deleted.add(p.recordId);
+    }
+    if (stop) break;
+  }
+  const chain = v.verdict();
+
+  const dbCp = await driver.latestCheckpoint(tenant);
+  const cps = [...external, ...(dbCp ? [dbCp] : [])].sort((a, b) => b.seq - a.seq);
+  let checkpoint: TenantAuditReport['checkpoint'] = null;
+  const newest = cps[0];
+  if (newest) {
+    let problem: CheckpointProblem | undefined;
+    if (!checkpointSignatureValid(newest)) problem = 'bad_signature';
+    else if (!chain.ok) problem = undefined;
+    else if ((chain.head?.seq ?? 0) < newest.seq) problem = 'chain_shorter_than_checkpoint';
+    else {
+      const [e] = await driver.auditRange(tenant, newest.seq, newest.seq);
+      if (!e || e.hash !== newest.hash) problem = 'hash_differs_from_checkpoint';
+    }
+    checkpoint = problem ? { seq: newest.seq, ok: false, problem } : { seq: newest.seq, ok: true };
+  }
+
+  const bad: Array<{ id: string; problem: RecordProblem }> = [];
+  let checked = 0;
+  const seen = new Set<string>();
+  for (let offset = 0; ; offset += PAGE) {
+    const page = await driver.listRecords(tenant, { limit: PAGE, offset, includeDeleted: true });
+    for (const r of page) {
+      checked += 1;
+      seen.add(r.id);
+      const seq = created.get(r.id);
+      const entry = seq !== undefined ? entriesBySeq.get(seq) : undefined;
+      if (!entry) bad.push({ id: r.id, problem: 'no_audit_entry' });
+      else if (!recordMatchesEntry(r, entry) || r.audit.seq !== seq) bad.push({ id: r.id, problem: 'row_differs_from_audit' });
+      else if (r.status === 'deleted' && !deleted.has(r.id)) bad.push({ id: r.id, problem: 'erased_without_delete' });
+      else if (r.status !== 'deleted' && deleted.has(r.id)) bad.push({ id: r.id, problem: 'erase_missing' });
+    }
+    if (page.length < PAGE) break;
+  }
+  if (chain.ok) for (const id of created.keys()) if (!seen.has(id)) bad.push({ id, problem: 'row_missing' });
+
+  const ok = chain.ok && (checkpoint?.ok ?? true) && bad.length === 0;
+  let message = `tenant ${tenant}: ${chain.entries} entries verified`;
+  if (!chain.ok) message = `tenant ${tenant}: audit chain broken at entry ${chain.firstBadSeq} (${chain.problem})`;
+  else if (checkpoint && !checkpoint.ok) message = `tenant ${tenant}: checkpoint at entry ${checkpoint.seq} fails (${checkpoint.problem})`;
+  else if (bad[0]) message = `tenant ${tenant}: record ${bad[0].id}: ${bad[0].problem}${bad.length > 1 ? ` (+${bad.length - 1} more)` : ''}`;
+  return { tenant, ok, chain, checkpoint, records: { checked, bad }, message };
+}

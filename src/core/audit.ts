@@ -1,0 +1,148 @@
+import { createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
+import { canonicalJson, hashCanonical, sha256Hex } from './canonical.js';
+
+/** Audit operations (DESIGN.md § Audit log), plus `principal` (registrations) and `session`. */
+export const AUDIT_OPS = ['principal', 'policy', 'session', 'write', 'derive', 'corroborate', 'confirm', 'decide', 'delete'] as const;
+export type AuditOp = (typeof AUDIT_OPS)[number];
+
+/** One link of a tenant's hash chain. `hash = SHA-256(canonical JSON of {seq, prevHash, op, payload, policyVersion})`. */
+export interface AuditEntry {
+  readonly tenant: string;
+  readonly seq: number;
+  readonly prevHash: string;
+  readonly op: AuditOp;
+  readonly payload: Readonly<Record<string, unknown>>;
+  readonly policyVersion: string;
+  readonly hash: string;
+}
+
+/** Format version of the hashed structure; pinned by a golden fixture test. */
+export const AUDIT_FORMAT_VERSION = 1;
+
+/** The chain's first `prevHash`: bound to the tenant so a chain cannot be moved between tenants. */
+export function genesisHash(tenant: string): string {
+  return hashCanonical({ memauth: 'audit-genesis', formatVersion: AUDIT_FORMAT_VERSION, tenant });
+}
+
+/** Hash of an entry's hashed fields (RFC 8785 canonical JSON, SHA-256 hex). */
+export function entryHash(e: Pick<AuditEntry, 'seq' | 'prevHash' | 'op' | 'payload' | 'policyVersion'>): string {
+  return hashCanonical({ seq: e.seq, prevHash: e.prevHash, op: e.op, payload: e.payload, policyVersion: e.policyVersion });
+}
+
+/** Build the next entry after `head` (or the genesis when `head` is null). */
+export function nextEntry(tenant: string, head: { seq: number; hash: string } | null, op: AuditOp, payload: Record<string, unknown>, policyVersion: string): AuditEntry {
+  const seq = head ? head.seq + 1 : 1;
+  const prevHash = head ? head.hash : genesisHash(tenant);
+  const e = { tenant, seq, prevHash, op, payload, policyVersion };
+  return { ...e, hash: entryHash(e) };
+}
+
+export type ChainProblem = 'seq_gap' | 'prev_hash_mismatch' | 'hash_mismatch' | 'unknown_op' | 'tenant_mismatch';
+
+export interface ChainVerdict {
+  readonly ok: boolean;
+  readonly entries: number;
+  readonly head: { readonly seq: number; readonly hash: string } | null;
+  /** seq of the first entry that does not verify (or where one is missing). */
+  readonly firstBadSeq?: number;
+  readonly problem?: ChainProblem;
+}
+
+/**
+ * Verify a tenant's chain, entries in stored order. Names the first broken entry: a changed
+ * field (`hash_mismatch`), a removed or reordered entry (`seq_gap` / `prev_hash_mismatch`).
+ * Truncation of the tail is invisible here by construction: compare with a signed checkpoint.
+ */
+/**
+ * Incremental chain verifier: feed entries in stored order with {@link ChainVerifier.push}.
+ * Names the first broken entry: a changed field (`hash_mismatch`), a removed or reordered
+ * entry (`seq_gap` / `prev_hash_mismatch`). Truncation of the tail is invisible here by
+ * construction: compare the head with a signed {@link Checkpoint}.
+ */
+export class ChainVerifier {
+  private prev: string;
+  private expected = 1;
+  private count = 0;
+  private head: { seq: number; hash: string } | null = null;
+  private failure: { firstBadSeq: number; problem: ChainProblem } | null = null;
+
+  constructor(private readonly tenant: string) {
+    this.prev = genesisHash(tenant);
+  }
+
+  /** @returns false once the chain is broken (further entries are ignored). */
+  push(e: AuditEntry): boolean {
+    if (this.failure) return false;
+    let problem: ChainProblem | null = null;
+    if (e.tenant !== this.tenant) problem = 'tenant_mismatch';
+    else if (e.seq !== this.expected) problem = 'seq_gap';
+    else if (!(AUDIT_OPS as readonly string[]).includes(e.op)) problem = 'unknown_op';
+    else if (e.prevHash !== this.prev) problem = 'prev_hash_mismatch';
+    else if (entryHash(e) !== e.hash) problem = 'hash_mismatch';
+    if (problem) {
+      this.failure = { firstBadSeq: this.expected, problem };
+      return false;
+    }
+    this.prev = e.hash;
+    this.head = { seq: e.seq, hash: e.hash };
+    this.expected += 1;
+    this.count += 1;
+    return true;
+  }
+
+  verdict(): ChainVerdict {
+    return this.failure ? { ok: false, entries: this.count, head: this.head, ...this.failure } : { ok: true, entries: this.count, head: this.head };
+  }
+}
+
+/** Verify a whole chain held in memory (see {@link ChainVerifier}). */
+export function verifyChain(tenant: string, entries: Iterable<AuditEntry>): ChainVerdict {
+  const v = new ChainVerifier(tenant);
+  for (const e of entries) if (!v.push(e)) break;
+  return v.verdict();
+}
+
+/** A signed statement of a chain's head: makes truncation detectable. */
+export interface Checkpoint {
+  readonly formatVersion: 1;
+  readonly tenant: string;
+  readonly seq: number;
+  readonly hash: string;
+  readonly at: string;
+  /** Ed25519 public key, SPKI DER, base64. */
+  readonly publicKey: string;
+  /** Ed25519 signature over the canonical JSON of the other fields except `signature`, base64. */
+  readonly signature: string;
+}
+
+
+function checkpointBody(c: Omit<Checkpoint, 'signature'>): Buffer {
+  return Buffer.from(canonicalJson({ formatVersion: c.formatVersion, tenant: c.tenant, seq: c.seq, hash: c.hash, at: c.at, publicKey: c.publicKey }));
+}
+
+/** Sign a checkpoint of `head` with an Ed25519 private key (PEM). */
+export function signCheckpoint(tenant: string, head: { seq: number; hash: string }, at: string, privateKeyPem: string): Checkpoint {
+  const priv: KeyObject = createPrivateKey(privateKeyPem);
+  const publicKey = createPublicKey(priv).export({ type: 'spki', format: 'der' }).toString('base64');
+  const body = { formatVersion: 1 as const, tenant, seq: head.seq, hash: head.hash, at, publicKey };
+  const signature = edSign(null, checkpointBody(body), priv).toString('base64');
+  return { ...body, signature };
+}
+
+/** Verify a checkpoint's signature, optionally against an expected public key (SPKI DER base64). */
+export function checkpointSignatureValid(c: Checkpoint, expectedPublicKey?: string): boolean {
+  if (expectedPublicKey !== undefined && c.publicKey !== expectedPublicKey) return false;
+  try {
+    const pub = createPublicKey({ key: Buffer.from(c.publicKey, 'base64'), format: 'der', type: 'spki' });
+    return edVerify(null, checkpointBody(c), pub, Buffer.from(c.signature, 'base64'));
+  } catch {
+    return false;
+  }
+}
+
+/** Short display form of a hash. */
+export function shortHash(h: string): string {
+  return h.slice(0, 12);
+}
+
+export { sha256Hex };

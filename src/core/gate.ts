@@ -1,0 +1,161 @@
+import { type Authority, atLeast } from './authority.js';
+import { type ConfirmationMismatch, confirmationMismatch } from './confirmation.js';
+import {
+  REASON_CODES,
+  type Action,
+  type Confirmation,
+  type DependencyWhy,
+  type Mode,
+  type Outcome,
+  type Reason,
+  type ReasonCode,
+  type RecordStatus,
+  type Tier,
+  type ValueProvenance,
+} from './types.js';
+
+/** What the gate knows of one dependency — only what the store recorded. */
+export interface DependencyFacts {
+  readonly memoryId: string;
+  readonly why: readonly DependencyWhy[];
+  readonly lowestAuthority: Authority;
+  /** lowestAuthority, or lifted by k independent corroborations. */
+  readonly actionAuthority: Authority;
+  /** status at decision time (`expired` when `expiresAt <= now`). */
+  readonly status: RecordStatus;
+  /** true when any corroboration was recorded for it (counted or not). */
+  readonly corroborationAttempted: boolean;
+  /** true when the record has a write/derive audit entry that matches it; false for rows inserted outside the API. */
+  readonly verified: boolean;
+}
+
+export interface ConfirmationCandidate {
+  readonly confirmation: Confirmation;
+  readonly usesSoFar: number;
+}
+
+/** Everything the reference monitor decides on. Plain data: the decision is a pure function of it. */
+export interface GateInput {
+  readonly action: Action;
+  readonly argsHash: string;
+  readonly tier: Tier;
+  readonly mode: Mode;
+  readonly now: string;
+  readonly dependencies: readonly DependencyFacts[];
+  readonly values: readonly ValueProvenance[];
+  /** `session`: every record read in the session is a dependency; `declared`: the caller narrowed it. */
+  readonly contextMode: 'session' | 'declared';
+  readonly confirmations: readonly ConfirmationCandidate[];
+  readonly citedConfirmationId: string | null;
+  /** minimum action authority for `high` (trusted_tool_verified). */
+  readonly threshold: Authority;
+}
+
+export interface GateResult {
+  readonly outcome: Outcome;
+  readonly reasons: readonly Reason[];
+  /** the confirmation this decision consumes, if it was allowed by one. */
+  readonly confirmationId: string | null;
+}
+
+class ReasonSet {
+  private readonly map = new Map<string, { code: ReasonCode; ids: Set<string>; argument?: string; detail?: string }>();
+  add(code: ReasonCode, ids: Iterable<string>, extra: { argument?: string; detail?: string } = {}): void {
+    const key = `${code}\u0000${extra.argument ?? ''}\u0000${extra.detail ?? ''}`;
+    let r = this.map.get(key);
+    if (!r) {
+      r = { code, ids: new Set(), ...extra };
+      this.map.set(key, r);
+    }
+    for (const id of ids) r.ids.add(id);
+  }
+  get size(): number {
+    return this.map.size;
+  }
+  ids(): string[] {
+    const s = new Set<string>();
+    for (const r of this.map.values()) for (const id of r.ids) s.add(id);
+    return [...s].sort();
+  }
+  list(): Reason[] {
+    return [...this.map.values()]
+      .map((r): Reason => {
+        const out: { code: ReasonCode; memoryIds: string[]; argument?: string; detail?: string } = { code: r.code, memoryIds: [...r.ids].sort() };
+        if (r.argument !== undefined) out.argument = r.argument;
+        if (r.detail !== undefined) out.detail = r.detail;
+        return out;
+      })
+      .sort(
+        (a, b) =>
+          REASON_CODES.indexOf(a.code) - REASON_CODES.indexOf(b.code) ||
+          (a.argument ?? '').localeCompare(b.argument ?? '') ||
+          (a.detail ?? '').localeCompare(b.detail ?? ''),
+      );
+  }
+}
+
+/**
+ * The action gate — memauth's reference monitor (DESIGN.md § Action gate). Pure and total.
+ *
+ * All tiers: a declared or value dependency that is deleted (`deleted_source`) or expired
+ * (`expired`), or any dependency with no matching audit entry (`metadata_missing`), denies.
+ * `high` additionally: every dependency must have action authority >= `threshold`
+ * (`untrusted_origin`, or `missing_corroboration` when corroboration was tried but too weak),
+ * and every argument value must be supplied by a source of that authority (the user's current
+ * turn counts as `user_confirmed`); a value supplied by nothing is acceptable only while the
+ * whole session context is a dependency, else `metadata_missing`. Authority failures (not hard
+ * ones) are lifted by exactly one matching, unexpired, unused scoped confirmation; otherwise
+ * `needs_confirmation` names what it would have to cover. In `observe` mode a denial is
+ * reported as `would_deny` and the action proceeds.
+ */
+export function decide(input: GateInput): GateResult {
+  const hard = new ReasonSet();
+  const soft = new ReasonSet();
+  const trustedIds = new Set<string>();
+  for (const d of input.dependencies) {
+    const direct = d.why.includes('declared') || d.why.includes('value');
+    if (!d.verified) hard.add('metadata_missing', [d.memoryId]);
+    else if (d.status === 'deleted' && direct) hard.add('deleted_source', [d.memoryId]);
+    else if (d.status === 'expired' && direct) hard.add('expired', [d.memoryId]);
+    else if (atLeast(d.actionAuthority, input.threshold)) trustedIds.add(d.memoryId);
+    else if (input.tier === 'high') soft.add(d.corroborationAttempted ? 'missing_corroboration' : 'untrusted_origin', [d.memoryId]);
+  }
+  if (input.tier === 'high') {
+    for (const v of input.values) {
+      if (v.userTurn || v.recordIds.some((id) => trustedIds.has(id))) continue;
+      if (v.recordIds.length === 0) {
+        if (input.contextMode === 'declared') soft.add('metadata_missing', [], { argument: v.argument });
+        continue;
+      }
+      soft.add('untrusted_origin', v.recordIds, { argument: v.argument });
+    }
+  }
+
+  let confirmationId: string | null = null;
+  if (hard.size === 0 && soft.size > 0) {
+    const untrusted = soft.ids();
+    const check = (c: ConfirmationCandidate): ConfirmationMismatch | null =>
+      confirmationMismatch({ confirmation: c.confirmation, usesSoFar: c.usesSoFar, action: input.action, argsHash: input.argsHash, untrustedMemoryIds: untrusted, now: input.now });
+    let mismatch: ConfirmationMismatch = 'confirmation_not_found';
+    if (input.citedConfirmationId !== null) {
+      const cited = input.confirmations.find((c) => c.confirmation.id === input.citedConfirmationId);
+      const m = cited ? check(cited) : 'confirmation_not_found';
+      if (cited && m === null) confirmationId = cited.confirmation.id;
+      else mismatch = m ?? mismatch;
+    } else {
+      for (const c of [...input.confirmations].sort((a, b) => a.confirmation.createdAt.localeCompare(b.confirmation.createdAt) || a.confirmation.id.localeCompare(b.confirmation.id))) {
+        if (check(c) === null) {
+          confirmationId = c.confirmation.id;
+          break;
+        }
+      }
+    }
+    if (confirmationId === null) soft.add('needs_confirmation', untrusted, { detail: mismatch });
+  }
+
+  const reasons = confirmationId !== null ? hard.list() : [...hard.list(), ...soft.list()];
+  const sorted = reasons.sort((a, b) => REASON_CODES.indexOf(a.code) - REASON_CODES.indexOf(b.code) || (a.argument ?? '').localeCompare(b.argument ?? ''));
+  const denied = sorted.length > 0;
+  const outcome: Outcome = !denied ? 'allow' : input.mode === 'observe' ? 'would_deny' : 'deny';
+  return { outcome, reasons: sorted, confirmationId: denied ? null : confirmationId };
+}

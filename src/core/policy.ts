@@ -1,0 +1,189 @@
+import { z } from 'zod';
+import { AUTHORITIES, type Authority, minAuthority } from './authority.js';
+import { canonicalJson, sha256Hex } from './canonical.js';
+import { MemauthError } from './errors.js';
+import { MODES, TIERS, type Action, type Mode, type Principal, type Tier } from './types.js';
+
+const AuthoritySchema = z.enum(AUTHORITIES);
+const TierSchema = z.enum(TIERS);
+const ModeSchema = z.enum(MODES);
+
+/**
+ * The policy document (JSON). Validated with zod; unknown fields are refused so that a
+ * typo can never silently weaken a rule. Rules from DESIGN.md § Action gate / Corroboration /
+ * Human confirmation; source rules implement "origin = min(principal ceiling, authorityOf(source))".
+ */
+export const PolicySchema = z.strictObject({
+  formatVersion: z.literal(1),
+  name: z.string().min(1).max(200),
+  description: z.string().max(4000).optional(),
+  corroboration: z
+    .strictObject({
+      /** independent trusted corroborations needed to lift a record's action authority. */
+      k: z.number().int().min(1).max(32).default(2),
+      /** minimum authority a corroboration must have to count. Never below trusted_tool_verified. */
+      minAuthority: AuthoritySchema.default('trusted_tool_verified'),
+    })
+    .default({ k: 2, minAuthority: 'trusted_tool_verified' })
+    .refine((c) => AUTHORITIES.indexOf(c.minAuthority) >= AUTHORITIES.indexOf('trusted_tool_verified'), {
+      message: 'corroboration.minAuthority must be trusted_tool_verified or higher',
+    }),
+  /** risk tier per action type. Types not listed are `high` (fail closed). */
+  actions: z.record(
+    z.string().min(1).max(200),
+    z.strictObject({
+      tier: TierSchema,
+      description: z.string().max(1000).optional(),
+      /** raise the tier when any of the named arguments is present (e.g. an answer that recommends a purchase). */
+      escalate: z.array(z.strictObject({ whenArgs: z.array(z.string().min(1)).min(1), tier: TierSchema })).optional(),
+    }),
+  ),
+  modes: z.strictObject({ read_only: ModeSchema, low: ModeSchema, high: ModeSchema }),
+  /** ordered source rules, first match wins; `*` matches any run of characters. */
+  sources: z.array(
+    z.strictObject({
+      match: z.string().min(1).max(1000),
+      authority: AuthoritySchema,
+      description: z.string().max(1000).optional(),
+    }),
+  ),
+  /** authority of a source no rule matches. */
+  defaultSourceAuthority: AuthoritySchema.default('external_untrusted'),
+  confirmation: z
+    .strictObject({
+      defaultTtlSeconds: z.number().int().min(1).max(31 * 24 * 3600).default(900),
+      maxTtlSeconds: z.number().int().min(1).max(366 * 24 * 3600).default(7 * 24 * 3600),
+    })
+    .default({ defaultTtlSeconds: 900, maxTtlSeconds: 7 * 24 * 3600 }),
+});
+
+export type PolicyDocument = z.output<typeof PolicySchema>;
+export type PolicyInput = z.input<typeof PolicySchema>;
+
+/** A validated policy with its content-addressed version. */
+export interface Policy {
+  readonly document: PolicyDocument;
+  /** SHA-256 hex of the RFC 8785 canonical JSON of `document`; recorded by every decision and audit entry. */
+  readonly version: string;
+  /** canonical JSON text of `document` (what is stored in the audit log). */
+  readonly text: string;
+}
+
+/** The default policy: DESIGN.md's tiers, k = 2, observe nothing — enforce every tier. */
+export const DEFAULT_POLICY: PolicyInput = {
+  formatVersion: 1,
+  name: 'memauth-default',
+  description: 'Risk tiers from DESIGN.md; unknown action types are high; open-web and mail sources are untrusted.',
+  corroboration: { k: 2, minAuthority: 'trusted_tool_verified' },
+  actions: {
+    answer: { tier: 'read_only', description: 'explain or answer from memory' },
+    explain: { tier: 'read_only' },
+    draft: { tier: 'read_only' },
+    set_preference: { tier: 'low', description: 'personalization: reversible, user-visible' },
+    personalize: { tier: 'low' },
+    pay: { tier: 'high' },
+    wire_transfer: { tier: 'high' },
+    purchase: { tier: 'high' },
+    refund: { tier: 'high' },
+    send_email: { tier: 'high' },
+    send_data: { tier: 'high' },
+    export_data: { tier: 'high' },
+    update_setting: { tier: 'high' },
+    change_permission: { tier: 'high' },
+    grant_permission: { tier: 'high' },
+    deploy: { tier: 'high' },
+  },
+  modes: { read_only: 'enforce', low: 'enforce', high: 'enforce' },
+  sources: [
+    { match: 'https://*', authority: 'external_untrusted', description: 'the open web' },
+    { match: 'http://*', authority: 'external_untrusted', description: 'the open web' },
+    { match: 'mailto:*', authority: 'external_untrusted', description: 'inbound mail' },
+    { match: 'email:*', authority: 'external_untrusted', description: 'inbound mail' },
+  ],
+  defaultSourceAuthority: 'external_untrusted',
+  confirmation: { defaultTtlSeconds: 900, maxTtlSeconds: 7 * 24 * 3600 },
+};
+
+/**
+ * Validate a policy document and compute its version.
+ *
+ * @param input - a policy object (already parsed JSON).
+ * @returns the frozen {@link Policy}.
+ * @throws MemauthError `POLICY_INVALID` naming the first bad field.
+ */
+export function loadPolicy(input: unknown): Policy {
+  const parsed = PolicySchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue ? issue.path.join('.') || '(root)' : '(root)';
+    throw new MemauthError('POLICY_INVALID', `policy is invalid at ${where}: ${issue?.message ?? 'unknown error'}`, {
+      path: where,
+      issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  const text = canonicalJson(parsed.data);
+  return Object.freeze({ document: parsed.data, version: sha256Hex(text), text });
+}
+
+/**
+ * Risk tier of an action under the policy. Unknown action types are `high` (fail closed).
+ * `escalate` rules can only raise the tier.
+ */
+export function riskTier(policy: Policy, action: Pick<Action, 'type' | 'args'>): Tier {
+  const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, action.type)
+    ? policy.document.actions[action.type]
+    : undefined;
+  if (!rule) return 'high';
+  let tier: Tier = rule.tier;
+  for (const e of rule.escalate ?? []) {
+    if (e.whenArgs.some((a) => Object.prototype.hasOwnProperty.call(action.args, a)) && TIERS.indexOf(e.tier) > TIERS.indexOf(tier)) {
+      tier = e.tier;
+    }
+  }
+  return tier;
+}
+
+/** The mode (`observe` or `enforce`) the policy sets for a tier. */
+export function modeFor(policy: Policy, tier: Tier): Mode {
+  return policy.document.modes[tier];
+}
+
+function globToRegExp(glob: string): RegExp {
+  const body = glob.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  return new RegExp(`^${body}$`, 's');
+}
+
+const globCache = new Map<string, RegExp>();
+function globMatch(glob: string, s: string): boolean {
+  let re = globCache.get(glob);
+  if (!re) {
+    re = globToRegExp(glob);
+    globCache.set(glob, re);
+  }
+  return re.test(s);
+}
+
+/** The self-statement source of a principal: `principal:<id>`. */
+export function selfSource(principalId: string): string {
+  return `principal:${principalId}`;
+}
+
+/**
+ * Authority of a source (DESIGN.md § Principals):
+ * 1. the first policy source rule whose glob matches `sourceRef`;
+ * 2. else `principal:<writer>` (a principal speaking for itself) has the writer's ceiling —
+ *    except for `tool` principals, which are channels: their upstream must be named by a rule;
+ * 3. else the policy's `defaultSourceAuthority`.
+ */
+export function sourceAuthority(policy: Policy, sourceRef: string, writer: Principal): Authority {
+  for (const rule of policy.document.sources) {
+    if (globMatch(rule.match, sourceRef)) return rule.authority;
+  }
+  if (sourceRef === selfSource(writer.id) && writer.kind !== 'tool') return writer.maxAuthority;
+  return policy.document.defaultSourceAuthority;
+}
+
+/** Origin authority of a write: `min(principal.maxAuthority, authorityOf(source))`. */
+export function originAuthority(policy: Policy, sourceRef: string, writer: Principal): Authority {
+  return minAuthority(writer.maxAuthority, sourceAuthority(policy, sourceRef, writer));
+}

@@ -1,0 +1,194 @@
+import type { Authority } from './authority.js';
+
+/** Kinds of principal (DESIGN.md § Principals). */
+export const PRINCIPAL_KINDS = ['system', 'user', 'tool', 'agent', 'external'] as const;
+export type PrincipalKind = (typeof PRINCIPAL_KINDS)[number];
+
+/**
+ * The highest authority a principal of each kind can ever be registered with.
+ * A `tool` is a trusted *channel*: its ceiling is `trusted_tool_verified`, and what it
+ * writes is further capped by the authority of the source it fetched (policy source rules).
+ */
+export const KIND_CEILING: Readonly<Record<PrincipalKind, Authority>> = Object.freeze({
+  system: 'system_policy',
+  user: 'user_confirmed',
+  tool: 'trusted_tool_verified',
+  agent: 'model_inferred',
+  external: 'external_untrusted',
+});
+
+/** An authenticated writer, bound to one tenant. `domain` is its independence domain. */
+export interface Principal {
+  readonly tenant: string;
+  readonly id: string;
+  readonly kind: PrincipalKind;
+  readonly maxAuthority: Authority;
+  readonly domain: string;
+  readonly createdAt: string;
+}
+
+/** Derivation transforms (DESIGN.md § Memory record). */
+export const TRANSFORMS = ['summarize', 'extract', 'merge', 'dedup', 'rewrite', 'import', 'embed'] as const;
+export type Transform = (typeof TRANSFORMS)[number];
+
+/**
+ * How an input joined a derivation:
+ * - `declared`: named by the caller in `from`;
+ * - `session`: read into the same session (context taint) and not excluded by a proven narrower set;
+ * - `echo`: recalled text re-ingested verbatim.
+ */
+export type EdgeKind = 'declared' | 'session' | 'echo';
+
+export interface DerivationEdge {
+  readonly from: string;
+  readonly transform: Transform;
+  readonly kind: EdgeKind;
+}
+
+/** Laundering channels seen on a record's way (DESIGN.md § Derivation and taint). */
+export const CHANNELS = [
+  'self_summarization',
+  'trusted_tool_echo',
+  'recall_echo',
+  'undeclared_input',
+  'merge',
+] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+/** Taint: monotone facts carried through every derivation; never raised, never reset. */
+export interface Taint {
+  /** min over the record's own origin and every input's taint. */
+  readonly lowestAuthority: Authority;
+  /** union of laundering channels seen on the way, sorted. */
+  readonly channels: readonly Channel[];
+  /** union of all source refs down to the roots, sorted. */
+  readonly sources: readonly string[];
+  /** the oldest source date (ISO-8601) of any input; a consolidation never gets "now". */
+  readonly oldestSourceAt: string;
+}
+
+export interface Origin {
+  readonly authority: Authority;
+  readonly principalId: string;
+  readonly sourceRef: string;
+  readonly writtenAt: string;
+}
+
+export type RecordStatus = 'active' | 'deleted' | 'expired';
+
+/** A memory record as the store returns it. Immutable; an update is a new version. */
+export interface MemoryRecord {
+  readonly formatVersion: 1;
+  readonly id: string;
+  readonly tenant: string;
+  readonly scope: string;
+  /** `null` once deleted: the content is erased, the hash kept. */
+  readonly content: string | null;
+  readonly contentHash: string;
+  readonly createdAt: string;
+  readonly expiresAt: string | null;
+  readonly origin: Origin;
+  readonly derivedFrom: readonly DerivationEdge[];
+  readonly taint: Taint;
+  readonly audit: { readonly policyVersion: string; readonly writeReason: string; readonly seq: number };
+  readonly status: RecordStatus;
+}
+
+/** A recorded corroboration of a record by a principal (DESIGN.md § Corroboration). */
+export interface Corroboration {
+  readonly id: string;
+  readonly tenant: string;
+  readonly recordId: string;
+  readonly principalId: string;
+  /** min(principal ceiling, authority of the evidence). */
+  readonly authority: Authority;
+  readonly domain: string;
+  readonly evidenceRef: string;
+  readonly at: string;
+}
+
+/** A scoped human confirmation (DESIGN.md § Human confirmation). */
+export interface Confirmation {
+  readonly id: string;
+  readonly tenant: string;
+  readonly principalId: string;
+  readonly actionType: string;
+  readonly resource: string | null;
+  readonly argsHash: string;
+  readonly args: Readonly<Record<string, unknown>> | null;
+  readonly memoryIds: readonly string[] | null;
+  readonly expiresAt: string;
+  readonly maxUses: number;
+  readonly createdAt: string;
+}
+
+/** A proposed action: `type` names the tool, `args` its arguments, `resource` what it touches. */
+export interface Action {
+  readonly type: string;
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly resource?: string | undefined;
+}
+
+export const TIERS = ['read_only', 'low', 'high'] as const;
+export type Tier = (typeof TIERS)[number];
+export const MODES = ['observe', 'enforce'] as const;
+export type Mode = (typeof MODES)[number];
+export type Outcome = 'allow' | 'deny' | 'would_deny';
+
+export const REASON_CODES = [
+  'untrusted_origin',
+  'missing_corroboration',
+  'needs_confirmation',
+  'metadata_missing',
+  'deleted_source',
+  'expired',
+] as const;
+export type ReasonCode = (typeof REASON_CODES)[number];
+
+/** A structured denial reason: never prose for the model to argue with. */
+export interface Reason {
+  readonly code: ReasonCode;
+  readonly memoryIds: readonly string[];
+  /** argument path the reason is about (value-level provenance), if any. */
+  readonly argument?: string;
+  /** machine-readable detail, e.g. `confirmation_args_mismatch`. */
+  readonly detail?: string;
+}
+
+export type DependencyWhy = 'declared' | 'value' | 'context';
+
+export interface Dependency {
+  readonly memoryId: string;
+  readonly why: readonly DependencyWhy[];
+  readonly lowestAuthority: Authority;
+  readonly actionAuthority: Authority;
+  readonly status: RecordStatus;
+}
+
+/** Who supplied one argument value: memory records and/or the user's current turn. */
+export interface ValueProvenance {
+  readonly argument: string;
+  readonly value: string;
+  readonly recordIds: readonly string[];
+  readonly userTurn: boolean;
+}
+
+/** A gate decision as stored and returned (DESIGN.md § Action gate). */
+export interface Decision {
+  readonly formatVersion: 1;
+  readonly id: string;
+  readonly tenant: string;
+  readonly sessionId: string | null;
+  readonly at: string;
+  readonly action: Action;
+  readonly argsHash: string;
+  readonly tier: Tier;
+  readonly mode: Mode;
+  readonly outcome: Outcome;
+  readonly reasons: readonly Reason[];
+  readonly dependencies: readonly Dependency[];
+  readonly values: readonly ValueProvenance[];
+  readonly confirmationId: string | null;
+  readonly policyVersion: string;
+  readonly auditSeq: number;
+}

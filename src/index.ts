@@ -1,0 +1,17 @@
+/**
+ * memauth — long-term memory for LLM agents with origin-bound, non-malleable action authority.
+ * The public surface is pinned by test/exports.test.ts.
+ */
+export { openMemory, type OpenMemoryOptions } from './api/open.js';
+export { Memory, argsHashOf, type RecordView, type WriteResult, type CorroborateResult, type LineageGraph } from './api/memory.js';
+export type { AuditReport, TenantAuditReport } from './api/verify.js';
+export type { ReplayResult } from './api/replay.js';
+export { MemauthError, ERROR_CODES, isMemauthError, type ErrorCode } from './core/errors.js';
+export { AUTHORITIES, TRUSTED_THRESHOLD, atLeast, minAuthority, maxAuthority, rank, type Authority } from './core/authority.js';
+export { DEFAULT_POLICY, PolicySchema, loadPolicy, riskTier, sourceAuthority, originAuthority, type Policy, type PolicyDocument, type PolicyInput } from './core/policy.js';
+export { decide, type GateInput, type GateResult, type DependencyFacts } from './core/gate.js';
+export { verifyChain, entryHash, genesisHash, checkpointSignatureValid, type AuditEntry, type AuditOp, type Checkpoint } from './core/audit.js';
+export { canonicalJson, hashCanonical } from './core/canonical.js';
+export { SqliteDriver } from './store/sqlite/driver.js';
+export type { StorageDriver, StorageTx, StorageReader, SearchHit } from './store/driver.js';
+export * from './core/types.js';

@@ -1,0 +1,81 @@
+/**
+ * SQLite schema, by migration. The triggers are the last line of defence of DESIGN.md
+ * § Memory record: no code path, migration or script can UPDATE a record's origin,
+ * derivation or taint, or UPDATE/DELETE an audit row. A record's content can only be
+ * erased (set to NULL together with status = 'deleted'), never rewritten.
+ */
+const immutable = (table: string, what: string): string => `
+CREATE TRIGGER ${table}_no_update BEFORE UPDATE ON ${table}
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: ${what} are append-only and cannot be updated'); END;
+CREATE TRIGGER ${table}_no_delete BEFORE DELETE ON ${table}
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: ${what} are append-only and cannot be deleted'); END;`;
+
+export const MIGRATIONS: readonly string[] = [
+  `
+CREATE TABLE policies (version TEXT PRIMARY KEY, text TEXT NOT NULL, created_at TEXT NOT NULL) STRICT;
+CREATE TABLE principals (
+  tenant TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL, max_authority TEXT NOT NULL,
+  domain TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (tenant, id)) STRICT;
+CREATE TABLE records (
+  id TEXT PRIMARY KEY, tenant TEXT NOT NULL, scope TEXT NOT NULL,
+  content TEXT, content_hash TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT,
+  origin_authority TEXT NOT NULL, origin_principal TEXT NOT NULL, origin_source TEXT NOT NULL, origin_written_at TEXT NOT NULL,
+  taint_lowest TEXT NOT NULL, taint_channels TEXT NOT NULL, taint_sources TEXT NOT NULL, taint_oldest_source_at TEXT NOT NULL,
+  policy_version TEXT NOT NULL, write_reason TEXT NOT NULL, audit_seq INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('active', 'deleted')), deleted_at TEXT,
+  CHECK ((status = 'active') = (content IS NOT NULL))) STRICT;
+CREATE INDEX records_tenant_scope ON records (tenant, scope, created_at);
+CREATE TABLE derivations (
+  record_id TEXT NOT NULL, ord INTEGER NOT NULL, from_id TEXT NOT NULL, transform TEXT NOT NULL, kind TEXT NOT NULL,
+  PRIMARY KEY (record_id, ord)) STRICT;
+CREATE INDEX derivations_from ON derivations (from_id);
+CREATE TABLE corroborations (
+  id TEXT PRIMARY KEY, tenant TEXT NOT NULL, record_id TEXT NOT NULL, principal_id TEXT NOT NULL, authority TEXT NOT NULL,
+  domain TEXT NOT NULL, evidence_ref TEXT NOT NULL, at TEXT NOT NULL, audit_seq INTEGER NOT NULL) STRICT;
+CREATE INDEX corroborations_record ON corroborations (tenant, record_id);
+CREATE TABLE confirmations (
+  id TEXT PRIMARY KEY, tenant TEXT NOT NULL, principal_id TEXT NOT NULL, action_type TEXT NOT NULL, resource TEXT,
+  args_hash TEXT NOT NULL, args TEXT, memory_ids TEXT, expires_at TEXT NOT NULL, max_uses INTEGER NOT NULL,
+  created_at TEXT NOT NULL, audit_seq INTEGER NOT NULL) STRICT;
+CREATE INDEX confirmations_action ON confirmations (tenant, action_type, expires_at);
+CREATE TABLE confirmation_uses (
+  tenant TEXT NOT NULL, confirmation_id TEXT NOT NULL, decision_id TEXT NOT NULL PRIMARY KEY, at TEXT NOT NULL) STRICT;
+CREATE INDEX confirmation_uses_conf ON confirmation_uses (tenant, confirmation_id);
+CREATE TABLE sessions (tenant TEXT NOT NULL, id TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (tenant, id)) STRICT;
+CREATE TABLE session_reads (
+  tenant TEXT NOT NULL, session_id TEXT NOT NULL, record_id TEXT NOT NULL, first_read_at TEXT NOT NULL,
+  PRIMARY KEY (tenant, session_id, record_id)) STRICT;
+CREATE TABLE decisions (
+  id TEXT PRIMARY KEY, tenant TEXT NOT NULL, session_id TEXT, at TEXT NOT NULL, outcome TEXT NOT NULL,
+  body TEXT NOT NULL, audit_seq INTEGER NOT NULL) STRICT;
+CREATE INDEX decisions_tenant_at ON decisions (tenant, at);
+CREATE TABLE audit (
+  tenant TEXT NOT NULL, seq INTEGER NOT NULL, prev_hash TEXT NOT NULL, op TEXT NOT NULL, payload TEXT NOT NULL,
+  policy_version TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (tenant, seq)) STRICT;
+CREATE TABLE checkpoints (
+  tenant TEXT NOT NULL, seq INTEGER NOT NULL, hash TEXT NOT NULL, at TEXT NOT NULL, public_key TEXT NOT NULL,
+  signature TEXT NOT NULL, PRIMARY KEY (tenant, seq, at)) STRICT;
+CREATE VIRTUAL TABLE records_fts USING fts5 (content, tokenize = 'unicode61 remove_diacritics 2');
+
+CREATE TRIGGER records_provenance_immutable BEFORE UPDATE OF
+  id, tenant, scope, content_hash, created_at, expires_at, origin_authority, origin_principal, origin_source,
+  origin_written_at, taint_lowest, taint_channels, taint_sources, taint_oldest_source_at, policy_version,
+  write_reason, audit_seq ON records
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s origin, derivation and taint cannot be updated'); END;
+CREATE TRIGGER records_erase_only BEFORE UPDATE OF content, status, deleted_at ON records
+WHEN NOT (OLD.status = 'active' AND NEW.status = 'deleted' AND NEW.content IS NULL AND NEW.deleted_at IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: record content can only be erased by delete, never rewritten'); END;
+CREATE TRIGGER records_no_delete BEFORE DELETE ON records
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: records are erased, never deleted (the hash is kept)'); END;
+${immutable('derivations', 'derivation edges')}
+${immutable('audit', 'audit entries')}
+${immutable('corroborations', 'corroborations')}
+${immutable('confirmations', 'confirmations')}
+${immutable('confirmation_uses', 'confirmation uses')}
+${immutable('decisions', 'decisions')}
+${immutable('policies', 'policies')}
+${immutable('principals', 'principal registrations')}
+${immutable('checkpoints', 'checkpoints')}
+${immutable('session_reads', 'session reads')}
+`,
+];
