@@ -520,7 +520,7 @@ export class Memory {
   private async factsBundle(src: StorageTx | StorageDriver, tenant: string, ids: readonly string[]): Promise<{ bundle: FactsBundle; lineageOf: (id: string) => Set<string> }> {
     const lineage = await src.lineage(tenant, ids);
     const corroborations = new Map<string, Corroboration[]>();
-    for (const c of await src.corroborationsFor(tenant, ids)) {
+    for (const c of await this.verifiedRows(src, tenant, await src.corroborationsFor(tenant, ids), corroborationMatchesEntry)) {
       const list = corroborations.get(c.recordId) ?? [];
       list.push(c);
       corroborations.set(c.recordId, list);
@@ -547,6 +547,17 @@ export class Memory {
       return seen;
     };
     return { bundle: { records, domains, corroborations }, lineageOf };
+  }
+
+  /** Keep only rows that match the audit entry that recorded them (rows forged outside the API never count). */
+  private async verifiedRows<T extends { auditSeq?: number }>(src: StorageTx | StorageDriver, tenant: string, rows: T[], matches: (row: T, e: AuditEntry) => boolean): Promise<T[]> {
+    const out: T[] = [];
+    for (const r of rows) {
+      if (r.auditSeq === undefined) continue;
+      const [e] = await src.auditRange(tenant, r.auditSeq, r.auditSeq);
+      if (e && matches(r, e)) out.push(r);
+    }
+    return out;
   }
 
   /** Ids of records whose row matches their write/derive audit entry (rows forged outside the API do not). */
@@ -664,6 +675,7 @@ export class Memory {
     } else {
       list = await tx.listConfirmations(tenant, actionType, now);
     }
+    list = await this.verifiedRows(tx, tenant, list, confirmationMatchesEntry);
     const uses = await tx.confirmationUses(tenant, list.map((c) => c.id));
     return list.map((confirmation) => ({ confirmation, usesSoFar: uses.get(confirmation.id) ?? 0 }));
   }
@@ -797,6 +809,21 @@ export function recordMatchesEntry(r: MemoryRecord, e: AuditEntry): boolean {
   if (p.refused !== undefined || p.recordId !== r.id || p.contentHash !== r.contentHash || p.scope !== r.scope) return false;
   if ((p.expiresAt ?? null) !== r.expiresAt || p.createdAt !== r.createdAt) return false;
   if (hashCanonical(p.origin) !== hashCanonical(r.origin) || hashCanonical(p.taint) !== hashCanonical(r.taint) || hashCanonical(p.derivedFrom) !== hashCanonical(r.derivedFrom)) return false;
+  if (p.writeReason !== r.audit.writeReason || e.policyVersion !== r.audit.policyVersion) return false;
   if (r.content !== null && sha256Hex(r.content) !== r.contentHash) return false;
   return true;
+}
+
+/** Does a corroboration row match its `corroborate` audit entry? */
+export function corroborationMatchesEntry(c: Corroboration, e: AuditEntry): boolean {
+  const p = e.payload as Record<string, unknown>;
+  return e.op === 'corroborate' && p.refused === undefined && p.corroborationId === c.id && p.recordId === c.recordId && p.principalId === c.principalId && p.authority === c.authority && p.domain === c.domain && p.evidenceRef === c.evidenceRef && p.at === c.at;
+}
+
+/** Does a confirmation row match its `confirm` audit entry? */
+export function confirmationMatchesEntry(c: Confirmation, e: AuditEntry): boolean {
+  const p = e.payload as { refused?: unknown; confirmation?: unknown };
+  if (e.op !== 'confirm' || p.refused !== undefined || typeof p.confirmation !== 'object' || p.confirmation === null) return false;
+  const { auditSeq: _seq, ...row } = c;
+  return hashCanonical(p.confirmation) === hashCanonical(row);
 }

@@ -1,8 +1,15 @@
 import { type AuditEntry, ChainVerifier, type ChainVerdict, type Checkpoint, checkpointSignatureValid } from '../core/audit.js';
 import type { StorageDriver } from '../store/driver.js';
-import { recordMatchesEntry } from './memory.js';
+import { corroborationMatchesEntry, recordMatchesEntry } from './memory.js';
 
-export type RecordProblem = 'no_audit_entry' | 'row_differs_from_audit' | 'row_missing' | 'erase_missing' | 'erased_without_delete';
+export type RecordProblem =
+  | 'no_audit_entry'
+  | 'row_differs_from_audit'
+  | 'row_missing'
+  | 'erase_missing'
+  | 'erased_without_delete'
+  | 'corroboration_not_in_audit'
+  | 'confirmation_uses_differ_from_audit';
 export type CheckpointProblem = 'bad_signature' | 'chain_shorter_than_checkpoint' | 'hash_differs_from_checkpoint';
 
 /** Verification result for one tenant. */
@@ -41,6 +48,8 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
   const head = await driver.auditHead(tenant);
   const created = new Map<string, number>();
   const deleted = new Set<string>();
+  const uses = new Map<string, number>();
+  const corroborateEntries = new Map<number, AuditEntry>();
   const entriesBySeq = new Map<number, AuditEntry>();
   for (let from = 1; head && from <= head.seq; from += PAGE) {
     const page = await driver.auditRange(tenant, from, from + PAGE - 1);
@@ -56,6 +65,12 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
         entriesBySeq.set(e.seq, e);
       }
       if (e.op === 'delete' && typeof p.recordId === 'string') deleted.add(p.recordId);
+      if (e.op === 'corroborate' && p.refused === undefined) corroborateEntries.set(e.seq, e);
+      if (e.op === 'confirm' && p.refused === undefined) {
+        const id = (p.confirmation as { id?: unknown } | undefined)?.id;
+        if (typeof id === 'string' && !uses.has(id)) uses.set(id, 0);
+      }
+      if (e.op === 'decide' && typeof p.confirmationId === 'string') uses.set(p.confirmationId, (uses.get(p.confirmationId) ?? 0) + 1);
     }
     if (stop) break;
   }
@@ -95,6 +110,12 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
     if (page.length < PAGE) break;
   }
   if (chain.ok) for (const id of created.keys()) if (!seen.has(id)) bad.push({ id, problem: 'row_missing' });
+  for (const c of await driver.corroborationsFor(tenant, [...seen])) {
+    const e = c.auditSeq !== undefined ? corroborateEntries.get(c.auditSeq) : undefined;
+    if (!e || !corroborationMatchesEntry(c, e)) bad.push({ id: c.id, problem: 'corroboration_not_in_audit' });
+  }
+  const stored = await driver.confirmationUses(tenant, [...uses.keys()]);
+  for (const [id, n] of uses) if ((stored.get(id) ?? 0) !== n) bad.push({ id, problem: 'confirmation_uses_differ_from_audit' });
 
   const ok = chain.ok && (checkpoint?.ok ?? true) && bad.length === 0;
   let message = `tenant ${tenant}: ${chain.entries} entries verified`;

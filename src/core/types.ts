@@ -105,6 +105,8 @@ export interface Corroboration {
   readonly domain: string;
   readonly evidenceRef: string;
   readonly at: string;
+  /** seq of the audit entry that recorded it (set by the store). */
+  readonly auditSeq?: number;
 }
 
 /** A scoped human confirmation (DESIGN.md § Human confirmation). */
@@ -120,6 +122,8 @@ export interface Confirmation {
   readonly expiresAt: string;
   readonly maxUses: number;
   readonly createdAt: string;
+  /** seq of the audit entry that recorded it (set by the store). */
+  readonly auditSeq?: number;
 }
 
 /** A proposed action: `type` names the tool, `args` its arguments, `resource` what it touches. */

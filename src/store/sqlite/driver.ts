@@ -86,6 +86,7 @@ const toCorroboration = (r: Row): Corroboration => ({
   domain: str(r.domain),
   evidenceRef: str(r.evidence_ref),
   at: str(r.at),
+  auditSeq: Number(r.audit_seq),
 });
 
 const toConfirmation = (r: Row): Confirmation => ({
@@ -100,6 +101,7 @@ const toConfirmation = (r: Row): Confirmation => ({
   expiresAt: str(r.expires_at),
   maxUses: Number(r.max_uses),
   createdAt: str(r.created_at),
+  auditSeq: Number(r.audit_seq),
 });
 
 const toAudit = (r: Row): AuditEntry => ({
