@@ -19,8 +19,9 @@ import {
   type MemoryRecord,
   type Principal,
   type ValueProvenance,
+  type ValueSuppliers,
 } from '../core/types.js';
-import { argumentValues, normalizeText, prepareText, supplies } from '../core/values.js';
+import { type ArgumentValue, type NumberSource, argumentValues, findComputation, normalizeText, prepareText, supplies } from '../core/values.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import { type ReplayResult, replayDecision } from './replay.js';
@@ -610,19 +611,39 @@ export class Memory {
       };
       for (const id of declaredIds) addWhy(id, 'declared');
       if (contextMode === 'session') for (const r of reads) addWhy(r.id, 'context');
+      const { k, minAuthority: floor } = this.policy.document.corroboration;
+      const { bundle } = await this.factsBundle(tx, a.tenant, [...candidates.keys()]);
+      const usable = [...candidates.values()].filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
+      const texts = usable.map((r) => ({ id: r.id, t: prepareText(r.content as string) }));
+      const trusted = new Set(
+        usable.filter((r) => { const f = dependencyFacts(r.id, [], bundle, k, floor, now); return f.verified && atLeast(f.actionAuthority, TRUSTED_THRESHOLD); }).map((r) => r.id),
+      );
       const userText = a.userTurn !== undefined ? prepareText(a.userTurn.text) : null;
-      const texts = [...candidates.values()].filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now)).map((r) => ({ id: r.id, t: prepareText(r.content as string) }));
-      const values: ValueProvenance[] = argumentValues(action.args).map((v) => {
-        const recordIds = texts.filter((x) => supplies(x.t, v)).map((x) => x.id).sort();
+      const numberSources: NumberSource[] = [
+        ...(userText ? [{ id: 'user_turn' as const, numbers: userText.numbers }] : []),
+        ...texts.filter((x) => trusted.has(x.id)).map((x) => ({ id: x.id, numbers: x.t.numbers })),
+      ];
+      const suppliersOf = (v: ArgumentValue, onlyTrusted = false): ValueSuppliers => {
+        const recordIds = texts.filter((x) => (!onlyTrusted || trusted.has(x.id)) && supplies(x.t, v)).map((x) => x.id).sort();
         for (const id of recordIds) addWhy(id, 'value');
-        return { argument: v.argument, value: v.value, recordIds, userTurn: userText !== null && supplies(userText, v) };
+        return { value: v.value, recordIds, userTurn: userText !== null && supplies(userText, v) };
+      };
+      const values: ValueProvenance[] = argumentValues(action.args).map((v) => {
+        const direct = suppliersOf(v);
+        let computed: ValueProvenance['computed'] = null;
+        if (!direct.userTurn && !direct.recordIds.some((id) => trusted.has(id)) && v.numeric !== null) {
+          const c = findComputation(v.numeric, numberSources);
+          if (c) {
+            const operand = (n: number): ValueSuppliers => suppliersOf({ argument: v.argument, value: String(n), numeric: n }, true);
+            computed = { op: c.op, operands: [operand(c.a), operand(c.b)] };
+          }
+        }
+        return { argument: v.argument, ...direct, computed };
       });
       const depIds = [...why.keys()].sort();
-      const { bundle } = await this.factsBundle(tx, a.tenant, depIds);
-      const { k, minAuthority: floor } = this.policy.document.corroboration;
       const depFacts = depIds.map((id) => dependencyFacts(id, [...(why.get(id) as Set<DependencyWhy>)].sort(), bundle, k, floor, now));
       const confirmations = await this.confirmationCandidates(tx, a.tenant, action.type, a.confirmationId ?? null, now);
-      const result = decide({ action, argsHash, tier, mode, now, dependencies: depFacts, values, contextMode, confirmations, citedConfirmationId: a.confirmationId ?? null, threshold: TRUSTED_THRESHOLD });
+      const result = decide({ action, argsHash, tier, mode, now, dependencies: depFacts, values, confirmations, citedConfirmationId: a.confirmationId ?? null, threshold: TRUSTED_THRESHOLD });
       const id = newId('dec');
       const dependencies: Dependency[] = depFacts.map((d) => ({ memoryId: d.memoryId, why: d.why, lowestAuthority: d.lowestAuthority, actionAuthority: d.actionAuthority, status: d.status }));
       const payload = {
