@@ -509,6 +509,11 @@ export class Memory {
       createdAt: now.toISOString(),
     };
     return this.driver.transaction(a.tenant, async (tx) => {
+      if (c.memoryIds !== null) {
+        const found = new Set((await tx.getRecords(a.tenant, c.memoryIds)).map((r) => r.id));
+        const missing = c.memoryIds.filter((m) => !found.has(m));
+        if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `confirm: memoryIds names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
+      }
       const entry = await this.audit(tx, a.tenant, 'confirm', { confirmation: c, at: c.createdAt });
       await tx.insertConfirmation(c, entry.seq);
       return c;
@@ -713,8 +718,8 @@ export class Memory {
   /** Recent decisions of a tenant, newest first. */
   async listDecisions(input: { tenant: string; limit?: number }): Promise<Decision[]> {
     this.assertOpen();
-    const a = parseInput(schemas.tenant, { tenant: input.tenant }, 'listDecisions');
-    return this.driver.listDecisions(a.tenant, input.limit ?? 100);
+    const a = parseInput(schemas.listDecisions, input, 'listDecisions');
+    return this.driver.listDecisions(a.tenant, a.limit ?? 100);
   }
 
   // ------------------------------------------------------------------ deletion
@@ -761,19 +766,22 @@ export class Memory {
 
   /**
    * Sign a checkpoint of each tenant's chain head (or one tenant's) with the Ed25519 key, store
-   * it, and hand it to `onCheckpoint` to be kept outside the database.
+   * it, and hand it to `onCheckpoint` to be kept outside the database. Tenants whose head has
+   * not moved since their last checkpoint are skipped unless `force`.
    * @throws `INVALID_ARGUMENT` when no checkpoint key is configured.
    */
-  async checkpoint(input: { tenant?: string } = {}): Promise<Checkpoint[]> {
+  async checkpoint(input: { tenant?: string; force?: boolean } = {}): Promise<Checkpoint[]> {
     this.assertOpen();
     const { signCheckpoint } = await import('../core/audit.js');
     if (this.checkpointKey === null) throw new MemauthError('INVALID_ARGUMENT', 'checkpoint: no Ed25519 checkpoint key is configured', {});
-    const tenants = input.tenant !== undefined ? [parseInput(schemas.tenant, input, 'checkpoint').tenant] : await this.driver.tenants();
+    const tenants = input.tenant !== undefined ? [parseInput(schemas.tenant, { tenant: input.tenant }, 'checkpoint').tenant] : await this.driver.tenants();
     const out: Checkpoint[] = [];
     for (const t of tenants) {
       const c = await this.driver.transaction(t, async (tx) => {
         const head = await tx.auditHead(t);
         if (!head) return null;
+        const last = await tx.latestCheckpoint(t);
+        if (input.force !== true && last !== null && last.seq === head.seq && last.hash === head.hash) return null;
         const cp = signCheckpoint(t, head, this.now(), this.checkpointKey as string);
         await tx.insertCheckpoint(cp);
         return cp;
