@@ -64,6 +64,23 @@ export interface LineageGraph {
   readonly edges: ReadonlyArray<{ from: string; to: string; transform: string; kind: string }>;
 }
 
+/**
+ * Where the time of one operation went, for the performance suite (`npm run perf`). Nanoseconds
+ * of wall time on this thread; waiting for the write lock and the COMMIT are not included.
+ */
+export interface OpTiming {
+  readonly op: 'write' | 'derive' | 'authorize';
+  /** before the transaction: input validation, principal and policy look-ups, argument hashing. */
+  readonly beforeNs: number;
+  /**
+   * authorize only: inside the transaction, up to the decision and its audit payload being ready
+   * (entry not yet chained, hashed or written). `beforeNs + decisionNs` is the in-process decision latency.
+   */
+  readonly decisionNs?: number;
+  /** the whole transaction body: reads, decision, audit entry (hash), row writes — everything but BEGIN/COMMIT. */
+  readonly bodyNs: number;
+}
+
 export interface MemoryOptions {
   readonly driver: StorageDriver;
   readonly policy: Policy;
@@ -75,8 +92,11 @@ export interface MemoryOptions {
   readonly onCheckpoint?: (c: Checkpoint) => void;
   /** externally kept checkpoints, the newest per tenant is used by `verifyAudit`. */
   readonly externalCheckpoints?: () => Checkpoint[];
+  /** called after each write, derive and authorize with where its time went (benchmarks); off by default. */
+  readonly onTiming?: (t: OpTiming) => void;
 }
 
+const noop = (): void => undefined;
 const newId = (prefix: string): string => `${prefix}_${randomUUID().replace(/-/g, '')}`;
 
 /** SHA-256 of the RFC 8785 canonical JSON of an action's arguments: what a confirmation binds. */
@@ -99,6 +119,7 @@ export class Memory {
   private readonly checkpointKey: string | null;
   private readonly onCheckpoint: ((c: Checkpoint) => void) | undefined;
   private readonly externalCheckpoints: (() => Checkpoint[]) | undefined;
+  private readonly onTiming: ((t: OpTiming) => void) | undefined;
   private readonly policyLogged = new Set<string>();
   private closed = false;
 
@@ -109,6 +130,7 @@ export class Memory {
     this.checkpointKey = opts.checkpointKey ?? null;
     this.onCheckpoint = opts.onCheckpoint;
     this.externalCheckpoints = opts.externalCheckpoints;
+    this.onTiming = opts.onTiming;
   }
 
   private now(): string {
@@ -117,6 +139,36 @@ export class Memory {
 
   private assertOpen(): void {
     if (this.closed) throw new MemauthError('CLOSED', 'this memory is closed; open it again');
+  }
+
+  /** A start time for {@link OpTiming}, or 0n when nobody listens. */
+  private t0(): bigint {
+    return this.onTiming ? process.hrtime.bigint() : 0n;
+  }
+
+  /**
+   * Run `body` in a driver transaction; when timings are requested, report where the time of
+   * operation `op` went (`mark()` notes the decision being ready, for authorize).
+   */
+  private async transact<T>(tenant: string, op: OpTiming['op'], t0: bigint, body: (tx: StorageTx, mark: () => void) => Promise<T>): Promise<T> {
+    const report = this.onTiming;
+    if (!report) return this.driver.transaction(tenant, (tx) => body(tx, noop));
+    const tq = process.hrtime.bigint();
+    let tb0 = 0n;
+    let tb1 = 0n;
+    let td = 0n;
+    const out = await this.driver.transaction(tenant, async (tx) => {
+      tb0 = process.hrtime.bigint();
+      try {
+        return await body(tx, () => {
+          td = process.hrtime.bigint();
+        });
+      } finally {
+        tb1 = process.hrtime.bigint();
+      }
+    });
+    report({ op, beforeNs: Number(tq - t0), bodyNs: Number(tb1 - tb0), ...(td !== 0n ? { decisionNs: Number(td - tb0) } : {}) });
+    return out;
   }
 
   private async audit(tx: StorageTx, tenant: string, op: AuditOp, payload: Record<string, unknown>): Promise<AuditEntry> {
@@ -283,6 +335,7 @@ export class Memory {
    */
   async write(input: In<'write'>): Promise<WriteResult> {
     this.assertOpen();
+    const t0 = this.t0();
     const a = parseInput(schemas.write, input, 'write');
     const now = this.now();
     if (a.sourceAt !== undefined && new Date(a.sourceAt).toISOString() > now) throw new MemauthError('INVALID_ARGUMENT', 'write: sourceAt is in the future', { field: 'sourceAt' });
@@ -294,7 +347,7 @@ export class Memory {
     const sourceRef = a.source ?? selfSource(p.id);
     let origin = originAuthority(this.policy, sourceRef, p);
     if (a.authority !== undefined) origin = minAuthority(origin, a.authority);
-    return this.driver.transaction(a.tenant, async (tx) => {
+    return this.transact(a.tenant, 'write', t0, async (tx) => {
       if (a.session !== undefined) await tx.ensureSession(a.tenant, a.session, now);
       const reads = await this.sessionRecords(tx, a.tenant, a.session);
       const { exact, contained } = Memory.echoes(a.content, reads);
@@ -332,13 +385,14 @@ export class Memory {
    */
   async derive(input: In<'derive'>): Promise<MemoryRecord> {
     this.assertOpen();
+    const t0 = this.t0();
     const a = parseInput(schemas.derive, input, 'derive');
     const now = this.now();
     if (a.expiresAt !== undefined && new Date(a.expiresAt).toISOString() <= now) throw new MemauthError('INVALID_ARGUMENT', 'derive: expiresAt is not in the future', { field: 'expiresAt' });
     const p = await this.principalOrThrow(this.driver, a.tenant, a.principal, 'derive');
     const sourceRef = a.source ?? selfSource(p.id);
     const origin = originAuthority(this.policy, sourceRef, p);
-    return this.driver.transaction(a.tenant, async (tx) => {
+    return this.transact(a.tenant, 'derive', t0, async (tx) => {
       const fromIds = [...new Set(a.from)];
       const declared = await tx.getRecords(a.tenant, fromIds);
       const missing = fromIds.filter((id) => !declared.some((r) => r.id === id));
@@ -590,6 +644,7 @@ export class Memory {
    */
   async authorize(input: In<'authorize'>): Promise<Decision> {
     this.assertOpen();
+    const t0 = this.t0();
     const a = parseInput(schemas.authorize, input, 'authorize');
     const action: Action = a.action.resource !== undefined ? { type: a.action.type, args: a.action.args, resource: a.action.resource } : { type: a.action.type, args: a.action.args };
     if (a.userTurn !== undefined) {
@@ -600,7 +655,7 @@ export class Memory {
     const mode = modeFor(this.policy, tier);
     const contextMode = a.context ?? 'session';
     const argsHash = argsHashOf(action.args);
-    return this.driver.transaction(a.tenant, async (tx) => {
+    return this.transact(a.tenant, 'authorize', t0, async (tx, mark) => {
       const now = this.now();
       const declaredIds = [...new Set(a.dependsOn ?? [])];
       const declared = await tx.getRecords(a.tenant, declaredIds);
@@ -668,6 +723,7 @@ export class Memory {
         reasons: result.reasons,
         at: now,
       };
+      mark();
       const entry = await this.audit(tx, a.tenant, 'decide', payload);
       const decision: Decision = {
         formatVersion: 1,

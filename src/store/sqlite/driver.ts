@@ -124,12 +124,40 @@ export function ftsQuery(text: string): string | null {
   return [...new Set(tokens.slice(0, 64))].map((t) => `"${t}"`).join(' OR ');
 }
 
+/** Group commit settings (see {@link SqliteOptions.groupCommit}). */
+export interface GroupCommitOptions {
+  /** COMMIT after at most this many logical transactions. Default 256. */
+  readonly maxOps?: number;
+  /**
+   * When no transaction is waiting, wait up to this many milliseconds (counted from the batch's
+   * BEGIN) for more before committing. Default 0: commit as soon as nothing is waiting — batches
+   * then form from whatever arrived while the previous COMMIT was syncing.
+   */
+  readonly maxDelayMs?: number;
+}
+
 /** Options for {@link SqliteDriver.open}. */
 export interface SqliteOptions {
   /** file path, or `:memory:` */
   readonly path: string;
   /** open read-only (no migrations). */
   readonly readonly?: boolean;
+  /**
+   * Group commit: run concurrent transactions inside one BEGIN IMMEDIATE … COMMIT, each in its
+   * own SAVEPOINT (a transaction that throws rolls back only itself), committing every
+   * `maxOps` transactions or when the queue is idle (after `maxDelayMs`). Every caller's
+   * promise resolves only after the COMMIT that includes its transaction: an acknowledged
+   * transaction is as durable as without group commit (WAL, synchronous=FULL). If the COMMIT
+   * fails, every transaction of the batch is rejected. Reads made outside a transaction while
+   * a batch is open see that batch's not yet committed writes. Default: off.
+   */
+  readonly groupCommit?: boolean | GroupCommitOptions;
+}
+
+interface GroupJob {
+  readonly fn: (tx: StorageTx) => Promise<unknown>;
+  readonly resolve: (v: unknown) => void;
+  readonly reject: (e: unknown) => void;
 }
 
 /**
@@ -146,10 +174,22 @@ export class SqliteDriver implements StorageDriver, StorageTx {
   private queue: Promise<unknown> = Promise.resolve();
   private inTx = false;
   private readonly stmts = new Map<string, Database.Statement>();
+  private readonly group: { readonly maxOps: number; readonly maxDelayMs: number } | null;
+  private readonly pending: GroupJob[] = [];
+  private batches: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  /** physical ROLLBACKs and ROLLBACK TOs so far (part of {@link changeToken}). */
+  private rollbacks = 0;
 
-  private constructor(path: string, db: Database.Database) {
+  private constructor(path: string, db: Database.Database, group: SqliteOptions['groupCommit']) {
     this.path = path;
     this.db = db;
+    this.group = group === undefined || group === false ? null : { maxOps: Math.max(1, (group === true ? undefined : group.maxOps) ?? 256), maxDelayMs: Math.max(0, (group === true ? undefined : group.maxDelayMs) ?? 0) };
+  }
+
+  /** Whether this driver coalesces transactions into group commits. */
+  get groupCommit(): boolean {
+    return this.group !== null;
   }
 
   static open(opts: SqliteOptions): SqliteDriver {
@@ -159,7 +199,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     } catch (e) {
       throw mapSqliteError(e, opts.path);
     }
-    const d = new SqliteDriver(opts.path, db);
+    const d = new SqliteDriver(opts.path, db, opts.readonly === true ? false : opts.groupCommit);
     try {
       db.pragma('busy_timeout = 5000');
       if (!opts.readonly) {
@@ -218,6 +258,13 @@ export class SqliteDriver implements StorageDriver, StorageTx {
   }
 
   async transaction<T>(_tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    if (this.group !== null) {
+      return new Promise<T>((resolve, reject) => {
+        this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+        if (this.wake) this.wake();
+        else if (this.batches === null) this.batches = this.runBatches();
+      });
+    }
     const run = async (): Promise<T> => {
       try {
         this.db.exec('BEGIN IMMEDIATE');
@@ -230,6 +277,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
         this.db.exec('COMMIT');
         return out;
       } catch (e) {
+        this.rollbacks += 1;
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         throw mapSqliteError(e, this.path);
       } finally {
@@ -241,8 +289,104 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     return p;
   }
 
+  /** Group commit: run batches until no transaction is waiting. */
+  private async runBatches(): Promise<void> {
+    try {
+      while (this.pending.length > 0) await this.runBatch();
+    } finally {
+      this.batches = null;
+    }
+  }
+
+  /** Resolves when a transaction is queued or after `ms`. */
+  private waitForWork(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+    });
+  }
+
+  /**
+   * One group commit: BEGIN IMMEDIATE, then each queued transaction in its own SAVEPOINT
+   * (released on success, rolled back alone on failure), then one COMMIT. Callers are resolved
+   * only after that COMMIT returned; a failed COMMIT rejects every transaction of the batch.
+   */
+  private async runBatch(): Promise<void> {
+    const { maxOps, maxDelayMs } = this.group as { maxOps: number; maxDelayMs: number };
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (e) {
+      const err = mapSqliteError(e, this.path);
+      for (const job of this.pending.splice(0)) job.reject(err);
+      return;
+    }
+    const started = Date.now();
+    const done: Array<{ job: GroupJob; value: unknown }> = [];
+    let ops = 0;
+    let broken: unknown = null;
+    while (ops < maxOps) {
+      let job = this.pending.shift();
+      if (job === undefined) {
+        const left = maxDelayMs - (Date.now() - started);
+        if (left <= 0) break;
+        await this.waitForWork(left);
+        job = this.pending.shift();
+        if (job === undefined) break;
+      }
+      ops += 1;
+      try {
+        this.db.exec('SAVEPOINT memauth_op');
+      } catch (e) {
+        broken = e;
+        job.reject(mapSqliteError(e, this.path));
+        break;
+      }
+      this.inTx = true;
+      try {
+        const value = await job.fn(this);
+        this.inTx = false;
+        this.db.exec('RELEASE memauth_op');
+        done.push({ job, value });
+      } catch (e) {
+        this.inTx = false;
+        this.rollbacks += 1;
+        job.reject(mapSqliteError(e, this.path));
+        if (!this.db.inTransaction) {
+          broken = e;
+          break;
+        }
+        try {
+          this.db.exec('ROLLBACK TO memauth_op');
+          this.db.exec('RELEASE memauth_op');
+        } catch (e2) {
+          broken = e2;
+          break;
+        }
+      }
+    }
+    try {
+      if (broken !== null) throw broken;
+      this.db.exec('COMMIT');
+    } catch (e) {
+      this.rollbacks += 1;
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      const err = mapSqliteError(e, this.path);
+      for (const d of done) d.job.reject(err);
+      return;
+    }
+    for (const d of done) d.job.resolve(d.value);
+  }
+
   async close(): Promise<void> {
     await this.queue;
+    while (this.batches !== null) await this.batches;
     if (this.db.open) this.db.close();
   }
 

@@ -1,0 +1,111 @@
+/**
+ * The ungated baseline of the performance suite: the same SQLite driver, schema, pragmas and
+ * FTS5 index as memauth, driven directly — no principals, no origin or taint computation, no
+ * audit chain, no provenance verification, no decision logic. What an ordinary memory store
+ * does for the same workload: insert the row and its index entry, search with the same SQL,
+ * and for an action read the memories it depends on and log that it happened.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Decision, DerivationEdge, MemoryRecord } from '../src/core/types.js';
+import type { SearchHit } from '../src/store/driver.js';
+import { SqliteDriver, type SqliteOptions } from '../src/store/sqlite/driver.js';
+
+const newId = (prefix: string): string => `${prefix}_${randomUUID().replace(/-/g, '')}`;
+
+/** A record row with placeholder provenance: the columns exist in the schema, nothing is computed for them. */
+function plainRecord(tenant: string, scope: string, content: string, writer: string, edges: DerivationEdge[], at: string): MemoryRecord {
+  return {
+    formatVersion: 1,
+    id: newId('mem'),
+    tenant,
+    scope,
+    content,
+    contentHash: '',
+    createdAt: at,
+    expiresAt: null,
+    origin: { authority: 'external_untrusted', principalId: writer, sourceRef: '', writtenAt: at },
+    derivedFrom: edges,
+    taint: { lowestAuthority: 'external_untrusted', channels: [], sources: [], oldestSourceAt: at },
+    audit: { policyVersion: 'baseline', writeReason: 'write', seq: 0 },
+    status: 'active',
+  };
+}
+
+/** The ungated store. Every method is one transaction on the same driver memauth uses. */
+export class BaselineStore {
+  readonly driver: SqliteDriver;
+
+  private constructor(driver: SqliteDriver) {
+    this.driver = driver;
+  }
+
+  /** Open (or create) a baseline store with the same driver options as memauth. */
+  static open(opts: SqliteOptions): BaselineStore {
+    return new BaselineStore(SqliteDriver.open(opts));
+  }
+
+  /** Insert a record and its FTS entry. */
+  async write(input: { tenant: string; scope: string; principal: string; content: string }): Promise<MemoryRecord> {
+    const r = plainRecord(input.tenant, input.scope, input.content, input.principal, [], new Date().toISOString());
+    await this.driver.transaction(input.tenant, (tx) => tx.insertRecord(r));
+    return r;
+  }
+
+  /** Insert many records in one transaction (bulk loading). */
+  async writeMany(tenant: string, items: ReadonlyArray<{ scope: string; principal: string; content: string }>): Promise<void> {
+    const at = new Date().toISOString();
+    await this.driver.transaction(tenant, async (tx) => {
+      for (const i of items) await tx.insertRecord(plainRecord(tenant, i.scope, i.content, i.principal, [], at));
+    });
+  }
+
+  /** Insert a record with derivation edges to `from` (no read of the inputs, no taint). */
+  async derive(input: { tenant: string; scope: string; principal: string; from: readonly string[]; content: string }): Promise<MemoryRecord> {
+    const edges: DerivationEdge[] = input.from.map((f) => ({ from: f, transform: 'summarize', kind: 'declared' }));
+    const r = plainRecord(input.tenant, input.scope, input.content, input.principal, edges, new Date().toISOString());
+    await this.driver.transaction(input.tenant, (tx) => tx.insertRecord(r));
+    return r;
+  }
+
+  /** Full-text search: the driver's own SQL (BM25 over FTS5). */
+  async search(input: { tenant: string; scope: string; query: string; limit?: number }): Promise<SearchHit[]> {
+    return this.driver.search(input.tenant, input.scope, input.query, input.limit ?? 10, new Date().toISOString());
+  }
+
+  /** The in-process part of an ungated action: read the memories it depends on, build the log row. */
+  async prepareAction(tenant: string, action: { type: string; args: Record<string, unknown> }, dependsOn: readonly string[]): Promise<Decision> {
+    const deps = await this.driver.getRecords(tenant, dependsOn);
+    return {
+      formatVersion: 1,
+      id: newId('dec'),
+      tenant,
+      sessionId: null,
+      at: new Date().toISOString(),
+      action,
+      argsHash: '',
+      tier: 'high',
+      mode: 'enforce',
+      outcome: 'allow',
+      reasons: [],
+      dependencies: deps.map((r) => ({ memoryId: r.id, why: ['declared'], lowestAuthority: r.taint.lowestAuthority, actionAuthority: r.taint.lowestAuthority, status: r.status })),
+      values: [],
+      confirmationId: null,
+      policyVersion: 'baseline',
+      auditSeq: 0,
+    };
+  }
+
+  /** An ungated action, durably logged: read its dependencies and insert the action row, in one transaction. */
+  async act(tenant: string, action: { type: string; args: Record<string, unknown> }, dependsOn: readonly string[]): Promise<Decision> {
+    return this.driver.transaction(tenant, async (tx) => {
+      const d = await this.prepareAction(tenant, action, dependsOn);
+      await tx.insertDecision(d);
+      return d;
+    });
+  }
+
+  /** Close the driver. */
+  async close(): Promise<void> {
+    await this.driver.close();
+  }
+}

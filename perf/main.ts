@@ -1,0 +1,717 @@
+/**
+ * `npm run perf` — memauth against an ungated baseline (the same SQLite driver, schema, pragmas
+ * and FTS5 index with authority, taint and audit switched off; see `baseline.ts`), on the same
+ * workloads, in one process, alternating between the two in rounds after a warm-up.
+ *
+ * Prints a Markdown table (figures and memauth/baseline cost ratios) and the goals met or
+ * missed; `--json` prints the same as JSON. A benchmark, not a test: nothing here asserts a time.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Memory, type OpTiming } from '../src/api/memory.js';
+import { createProgress, type Progress } from '../src/cli/progress.js';
+import { TRUSTED_THRESHOLD } from '../src/core/authority.js';
+import { type DependencyFacts, decide } from '../src/core/gate.js';
+import { DEFAULT_POLICY, type Policy, type PolicyInput, loadPolicy } from '../src/core/policy.js';
+import { SqliteDriver } from '../src/store/sqlite/driver.js';
+import { BaselineStore } from './baseline.js';
+import { Corpus } from './corpus.js';
+import { Profiler, selfTimes } from './profile.js';
+import { type Summary, fmtBytes, fmtNs, fmtRate, fmtRatio, nowNs, summarize } from './stats.js';
+
+const SECTIONS = ['gate', 'write', 'depth', 'search'] as const;
+type Section = (typeof SECTIONS)[number];
+
+interface Options {
+  readonly quick: boolean;
+  readonly full: boolean;
+  readonly json: boolean;
+  readonly out: string | null;
+  readonly sizes: readonly number[];
+  readonly depth: number;
+  readonly concurrency: number;
+  readonly only: ReadonlySet<Section>;
+  readonly dir: string | null;
+  readonly keep: boolean;
+  readonly cpuProf: string | null;
+  readonly scale: number;
+}
+
+/** One figure of the report. `ratio` is a cost ratio: memauth time (or size) / baseline time (or size). */
+interface Row {
+  readonly section: string;
+  readonly metric: string;
+  readonly unit: 'ns' | 'ops/s' | 'bytes' | 'entries/s';
+  readonly memauth: number | null;
+  readonly baseline: number | null;
+  readonly ratio: number | null;
+  readonly note?: string;
+}
+
+interface Goal {
+  readonly goal: string;
+  readonly measured: string;
+  readonly met: boolean | null;
+}
+
+const TENANT = 'perf';
+const rows: Row[] = [];
+const goals: Goal[] = [];
+const extra: Record<string, unknown> = {};
+
+function parseOptions(argv: readonly string[]): Options {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      quick: { type: 'boolean', default: false },
+      full: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      out: { type: 'string' },
+      sizes: { type: 'string' },
+      depth: { type: 'string' },
+      concurrency: { type: 'string' },
+      only: { type: 'string' },
+      dir: { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      'cpu-prof': { type: 'boolean', default: false },
+      'cpu-prof-file': { type: 'string' },
+      scale: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`npm run perf -- [options]
+  --quick              small sizes and few samples (a smoke run, ~1 min)
+  --full               add the 1,000,000-record search case (minutes)
+  --sizes a,b,c        search sizes (default 10000,100000; --quick 10000; --full adds 1000000)
+  --depth N            derivation chain depth (default 10000; --quick 1000)
+  --concurrency N      callers in flight for group commit runs (default 64)
+  --only a,b           sections: ${SECTIONS.join(', ')}
+  --scale X            multiply sample counts by X
+  --json               print JSON instead of the table
+  --out FILE           also write the JSON report to FILE
+  --dir DIR            where the SQLite files go (default: a temp folder, removed unless --keep)
+  --cpu-prof           write a V8 CPU profile (--cpu-prof-file FILE, default memauth-perf.cpuprofile) and print top self time
+`);
+    process.exit(0);
+  }
+  const quick = values.quick === true;
+  const full = values.full === true;
+  const sizes = values.sizes !== undefined ? values.sizes.split(',').map((x) => Number(x.replace(/_/g, ''))) : quick ? [10_000] : full ? [10_000, 100_000, 1_000_000] : [10_000, 100_000];
+  if (sizes.some((n) => !Number.isInteger(n) || n < 100)) throw new Error('--sizes: integers >= 100');
+  const only = new Set<Section>();
+  for (const s of (values.only ?? SECTIONS.join(',')).split(',')) {
+    if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--only: unknown section ${s} (${SECTIONS.join(', ')})`);
+    only.add(s as Section);
+  }
+  return {
+    quick,
+    full,
+    json: values.json === true,
+    out: values.out ?? null,
+    sizes: [...new Set(sizes)].sort((a, b) => a - b),
+    depth: values.depth !== undefined ? Number(values.depth) : quick ? 1_000 : 10_000,
+    concurrency: values.concurrency !== undefined ? Number(values.concurrency) : 64,
+    only,
+    dir: values.dir ?? null,
+    keep: values.keep === true,
+    cpuProf: values['cpu-prof'] === true ? (values['cpu-prof-file'] ?? 'memauth-perf.cpuprofile') : null,
+    scale: values.scale !== undefined ? Number(values.scale) : 1,
+  };
+}
+
+/** memauth's default policy plus one verified upstream (`erp://…`) whose data tools may vouch for. */
+function perfPolicy(): Policy {
+  const base = DEFAULT_POLICY as PolicyInput & { sources: unknown[] };
+  return loadPolicy({ ...base, name: 'memauth-perf', sources: [{ match: 'erp://*', authority: 'trusted_tool_verified' }, ...base.sources] });
+}
+
+const POLICY = perfPolicy();
+
+/** A memauth store on `path` with the timing hook wired to `timings`. */
+function openMemauth(path: string, group: boolean, timings?: OpTiming[]): Memory {
+  const driver = SqliteDriver.open({ path, groupCommit: group ? { maxOps: 512, maxDelayMs: 0 } : false });
+  return new Memory({ driver, policy: POLICY, checkpointKey: null, ...(timings ? { onTiming: (t: OpTiming) => void timings.push(t) } : {}) });
+}
+
+function openBaseline(path: string, group: boolean): BaselineStore {
+  return BaselineStore.open({ path, groupCommit: group ? { maxOps: 512, maxDelayMs: 0 } : false });
+}
+
+async function registerPrincipals(mem: Memory): Promise<void> {
+  await mem.registerPrincipal({ tenant: TENANT, id: 'alice', kind: 'user', domain: 'acme-staff' });
+  await mem.registerPrincipal({ tenant: TENANT, id: 'assistant', kind: 'agent', domain: 'agent-runtime' });
+  await mem.registerPrincipal({ tenant: TENANT, id: 'erp1', kind: 'tool', domain: 'erp-a' });
+  await mem.registerPrincipal({ tenant: TENANT, id: 'erp2', kind: 'tool', domain: 'erp-b' });
+}
+
+function gc(): void {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (g) {
+    g();
+    g();
+  }
+}
+
+function dbBytes(path: string, driver: SqliteDriver): number {
+  driver.unsafeDatabase().pragma('wal_checkpoint(TRUNCATE)');
+  const size = (p: string): number => (existsSync(p) ? statSync(p).size : 0);
+  return size(path) + size(`${path}-wal`);
+}
+
+/** Run `total` operations with `concurrency` callers in flight; per-op latency and wall time. */
+async function concurrently(total: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<{ wallNs: number; lat: number[] }> {
+  let next = 0;
+  const lat: number[] = [];
+  const t0 = nowNs();
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const i = next++;
+      if (i >= total) return;
+      const s = nowNs();
+      await op(i);
+      lat.push(Number(nowNs() - s));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+  return { wallNs: Number(nowNs() - t0), lat };
+}
+
+/** Sequential operations; per-op latency and wall time. */
+async function sequentially(total: number, op: (i: number) => Promise<unknown>): Promise<{ wallNs: number; lat: number[] }> {
+  return concurrently(total, 1, op);
+}
+
+function ratio(m: number | null, b: number | null): number | null {
+  return m === null || b === null || b === 0 ? null : m / b;
+}
+
+function latencyRows(section: string, label: string, m: Summary | null, b: Summary | null, note?: string): void {
+  rows.push({ section, metric: `${label} p50`, unit: 'ns', memauth: m?.p50 ?? null, baseline: b?.p50 ?? null, ratio: ratio(m?.p50 ?? null, b?.p50 ?? null), ...(note ? { note } : {}) });
+  rows.push({ section, metric: `${label} p99`, unit: 'ns', memauth: m?.p99 ?? null, baseline: b?.p99 ?? null, ratio: ratio(m?.p99 ?? null, b?.p99 ?? null) });
+}
+
+function rateRow(section: string, label: string, m: number | null, b: number | null, note?: string): void {
+  // cost ratio: time per op of memauth over time per op of the baseline
+  rows.push({ section, metric: label, unit: 'ops/s', memauth: m, baseline: b, ratio: m !== null && b !== null && m > 0 ? b / m : null, ...(note ? { note } : {}) });
+}
+
+/** Alternate memauth and baseline in `rounds` rounds of `perRound` operations each, after a warm-up. */
+async function alternate(
+  rounds: number,
+  perRound: number,
+  warmup: number,
+  run: (who: 'memauth' | 'baseline', n: number, offset: number) => Promise<{ wallNs: number; lat: number[] }>,
+): Promise<{ memauth: { wallNs: number; lat: number[] }; baseline: { wallNs: number; lat: number[] } }> {
+  await run('memauth', warmup, 0);
+  await run('baseline', warmup, 0);
+  const acc = { memauth: { wallNs: 0, lat: [] as number[] }, baseline: { wallNs: 0, lat: [] as number[] } };
+  for (let r = 0; r < rounds; r++) {
+    const order: Array<'memauth' | 'baseline'> = r % 2 === 0 ? ['memauth', 'baseline'] : ['baseline', 'memauth'];
+    for (const who of order) {
+      const res = await run(who, perRound, warmup + r * perRound);
+      acc[who].wallNs += res.wallNs;
+      for (const x of res.lat) acc[who].lat.push(x);
+    }
+  }
+  return acc;
+}
+
+// ---------------------------------------------------------------------------- gate
+
+interface GateTask {
+  readonly deps: string[];
+  readonly baseDeps: string[];
+  readonly args: { to: string; amount: number };
+}
+
+interface PoolFact {
+  readonly id: string;
+  readonly bid: string;
+  readonly vendor: string;
+  readonly amount: number;
+}
+
+/**
+ * The dependency pool of the gate workload: `n` user facts (trusted by origin) and `n` agent
+ * notes derived from them (model_inferred), each lifted by two independent trusted corroborations.
+ */
+async function buildGatePool(memPath: string, basePath: string, corpus: Corpus, n: number, progress: Progress): Promise<{ facts: PoolFact[]; notes: Array<{ id: string; bid: string }> }> {
+  const mem = openMemauth(memPath, true);
+  const base = openBaseline(basePath, true);
+  await registerPrincipals(mem);
+  const facts: PoolFact[] = [];
+  await concurrently(n, 32, async (i) => {
+    const vendor = `vendor-${1000 + i}`;
+    const amount = 100 + i * 7;
+    const content = `${corpus.record(i)} pay ${vendor} amount ${amount}`;
+    const { record } = await mem.write({ tenant: TENANT, scope: 'vendors', principal: 'alice', content });
+    const b = await base.write({ tenant: TENANT, scope: 'vendors', principal: 'alice', content });
+    facts[i] = { id: record.id, bid: b.id, vendor, amount };
+    progress.update(i + 1, n * 2, 'gate: writing the dependency pool');
+  });
+  const notes: Array<{ id: string; bid: string }> = [];
+  await concurrently(n, 32, async (i) => {
+    const f = facts[i] as PoolFact;
+    const content = `Summary: settle ${f.vendor} amount ${f.amount} per the user's note`;
+    const note = await mem.derive({ tenant: TENANT, principal: 'assistant', from: [f.id], transform: 'summarize', content });
+    await mem.corroborate({ tenant: TENANT, recordId: note.id, principal: 'erp1', evidence: `erp://ledger/${f.vendor}` });
+    await mem.corroborate({ tenant: TENANT, recordId: note.id, principal: 'erp2', evidence: `erp://bank/${f.vendor}` });
+    const b = await base.derive({ tenant: TENANT, scope: 'vendors', principal: 'assistant', from: [f.bid], content });
+    notes[i] = { id: note.id, bid: b.id };
+    progress.update(n + i + 1, n * 2, 'gate: deriving and corroborating notes');
+  });
+  await mem.close();
+  await base.close();
+  extra.gatePool = { facts: n, notes: n, corroborationsPerNote: 2 };
+  return { facts, notes };
+}
+
+async function gateSection(opts: Options, dir: string, progress: Progress): Promise<void> {
+  const corpus = new Corpus({ seed: 7 });
+  const memPath = join(dir, 'gate-memauth.db');
+  const basePath = join(dir, 'gate-baseline.db');
+  const POOL = 200;
+  const { facts, notes } = await buildGatePool(memPath, basePath, corpus, POOL, progress);
+  // a task depends on ceil(n/2) pool entries: fact, note, fact, note, … (n in all); its
+  // arguments (payee, amount) are written in the first fact and its note.
+  const makeTasks = (nDeps: number, count: number): GateTask[] => {
+    const out: GateTask[] = [];
+    for (let t = 0; t < count; t++) {
+      const idx = new Set<number>();
+      while (idx.size < Math.ceil(nDeps / 2)) idx.add(Math.floor(corpus.random() * POOL));
+      const deps: string[] = [];
+      const baseDeps: string[] = [];
+      for (const i of idx) {
+        const f = facts[i] as PoolFact;
+        const n = notes[i] as { id: string; bid: string };
+        deps.push(f.id, n.id);
+        baseDeps.push(f.bid, n.bid);
+      }
+      const f0 = facts[[...idx][0] as number] as PoolFact;
+      out.push({ deps: deps.slice(0, nDeps), baseDeps: baseDeps.slice(0, nDeps), args: { to: f0.vendor, amount: f0.amount } });
+    }
+    return out;
+  };
+
+  const s = opts.scale;
+  const seqN = Math.round((opts.quick ? 300 : 2000) * s);
+  const grpN = Math.round((opts.quick ? 3000 : 20000) * s);
+  for (const nDeps of [1, 5, 20]) {
+    const section = `authorize, ${nDeps} dep${nDeps > 1 ? 's' : ''}`;
+    // --- the pure core decision (no storage): the paper's ~1 µs check
+    {
+      const facts0: DependencyFacts[] = Array.from({ length: nDeps }, (_, i) => ({
+        memoryId: `mem_${i}`,
+        why: ['declared', 'value'],
+        lowestAuthority: i % 2 === 0 ? 'user_confirmed' : 'model_inferred',
+        actionAuthority: i % 2 === 0 ? 'user_confirmed' : 'trusted_tool_verified',
+        status: 'active',
+        corroborationAttempted: i % 2 === 1,
+        verified: true,
+      }));
+      const input = {
+        action: { type: 'pay', args: { to: 'vendor-1', amount: 100 } },
+        argsHash: 'x',
+        tier: 'high' as const,
+        mode: 'enforce' as const,
+        now: new Date().toISOString(),
+        dependencies: facts0,
+        values: [
+          { argument: 'to', value: 'vendor-1', recordIds: ['mem_0'], userTurn: false, computed: null },
+          { argument: 'amount', value: '100', recordIds: ['mem_0'], userTurn: false, computed: null },
+        ],
+        confirmations: [],
+        citedConfirmationId: null,
+        threshold: TRUSTED_THRESHOLD,
+      };
+      const lat: number[] = [];
+      for (let i = 0; i < 2000; i++) decide(input);
+      for (let b = 0; b < 200; b++) {
+        const t0 = nowNs();
+        for (let i = 0; i < 100; i++) decide(input);
+        lat.push(Number(nowNs() - t0) / 100);
+      }
+      const sm = summarize(lat);
+      rows.push({ section, metric: 'core decide() alone, no storage (paper: ~1 µs) p50', unit: 'ns', memauth: sm.p50, baseline: null, ratio: null, note: 'mean of 100 calls per sample' });
+    }
+
+    // --- durable: one WAL commit per decision, sequential caller
+    const tasks = makeTasks(nDeps, seqN + 200);
+    const timings: OpTiming[] = [];
+    const baseIn: number[] = [];
+    {
+      const mem = openMemauth(memPath, false, timings);
+      const base = openBaseline(basePath, false);
+      const res = await alternate(4, Math.ceil(seqN / 4), 100, async (who, n, off) => {
+        if (who === 'memauth') {
+          return sequentially(n, (i) => {
+            const t = tasks[(off + i) % tasks.length] as GateTask;
+            return mem.authorize({ tenant: TENANT, action: { type: 'pay', args: t.args }, dependsOn: t.deps, context: 'declared' });
+          });
+        }
+        return sequentially(n, async (i) => {
+          const t = tasks[(off + i) % tasks.length] as GateTask;
+          const t0 = nowNs();
+          await base.prepareAction(TENANT, { type: 'pay', args: t.args }, t.baseDeps);
+          baseIn.push(Number(nowNs() - t0));
+          return base.act(TENANT, { type: 'pay', args: t.args }, t.baseDeps);
+        });
+      });
+      const measured = timings.slice(100); // after the warm-up
+      const inproc = summarize(measured.map((t) => t.beforeNs + (t.decisionNs ?? t.bodyNs)));
+      const body = summarize(measured.map((t) => t.beforeNs + t.bodyNs));
+      const baseInS = summarize(baseIn.slice(100));
+      latencyRows(section, 'in-process decision, audit entry queued', inproc, baseInS, 'memauth: validate → decision + audit payload ready (excludes chaining/hashing the entry, SQL writes, COMMIT); baseline: read the dependencies, build the log row');
+      latencyRows(section, 'in-process incl. entry hash + row writes (no COMMIT)', body, null);
+      latencyRows(section, 'durable (WAL commit per decision) latency', summarize(res.memauth.lat), summarize(res.baseline.lat));
+      rateRow(section, 'durable (WAL commit per decision) decisions/s', (res.memauth.lat.length / res.memauth.wallNs) * 1e9, (res.baseline.lat.length / res.baseline.wallNs) * 1e9);
+      if (nDeps === 5) {
+        goals.push({ goal: 'authorize, 5 deps: in-process p50 < 5 µs (audit entry queued)', measured: fmtNs(inproc.p50), met: inproc.p50 < 5_000 });
+      }
+      await mem.close();
+      await base.close();
+    }
+    progress.update(1, 1, `${section}: durable done`);
+
+    // --- group commit: many callers in flight, one COMMIT per batch
+    {
+      const mem = openMemauth(memPath, true);
+      const base = openBaseline(basePath, true);
+      const c = opts.concurrency;
+      const res = await alternate(4, Math.ceil(grpN / 4), Math.min(2000, grpN), async (who, n, off) => {
+        if (who === 'memauth') {
+          return concurrently(n, c, (i) => {
+            const t = tasks[(off + i) % tasks.length] as GateTask;
+            return mem.authorize({ tenant: TENANT, action: { type: 'pay', args: t.args }, dependsOn: t.deps, context: 'declared' });
+          });
+        }
+        return concurrently(n, c, (i) => {
+          const t = tasks[(off + i) % tasks.length] as GateTask;
+          return base.act(TENANT, { type: 'pay', args: t.args }, t.baseDeps);
+        });
+      });
+      const mRate = (res.memauth.lat.length / res.memauth.wallNs) * 1e9;
+      rateRow(section, `group commit (${c} in flight) durable decisions/s`, mRate, (res.baseline.lat.length / res.baseline.wallNs) * 1e9);
+      latencyRows(section, `group commit (${c} in flight) latency`, summarize(res.memauth.lat), summarize(res.baseline.lat));
+      if (nDeps === 5) goals.push({ goal: 'authorize, 5 deps: > 20,000 durable decisions/s with group commit', measured: fmtRate(mRate), met: mRate > 20_000 });
+      await mem.close();
+      await base.close();
+    }
+    progress.update(1, 1, `${section}: group commit done`);
+  }
+}
+
+// ---------------------------------------------------------------------------- write / derive
+
+async function writeSection(opts: Options, dir: string, progress: Progress): Promise<void> {
+  const corpus = new Corpus({ seed: 11 });
+  const memPath = join(dir, 'write-memauth.db');
+  const basePath = join(dir, 'write-baseline.db');
+  const s = opts.scale;
+  const seqN = Math.round((opts.quick ? 300 : 2000) * s);
+  const grpN = Math.round((opts.quick ? 3000 : 20000) * s);
+  const memIds: string[] = [];
+  const baseIds: string[] = [];
+  let textNo = 0;
+  const text = (): string => corpus.record(textNo++);
+  for (const mode of ['durable', 'group'] as const) {
+    const mem = openMemauth(memPath, mode === 'group', []);
+    const base = openBaseline(basePath, mode === 'group');
+    if (mode === 'durable') await registerPrincipals(mem);
+    const c = mode === 'group' ? opts.concurrency : 1;
+    const n = mode === 'group' ? grpN : seqN;
+    const label = mode === 'group' ? `group commit (${c} in flight)` : 'durable (WAL commit each)';
+    const w = await alternate(4, Math.ceil(n / 4), Math.min(200, n), async (who, k) => {
+      const texts = Array.from({ length: k }, text);
+      if (who === 'memauth') {
+        return concurrently(k, c, async (i) => {
+          const { record } = await mem.write({ tenant: TENANT, scope: 'notes', principal: 'alice', content: texts[i] as string });
+          memIds.push(record.id);
+        });
+      }
+      return concurrently(k, c, async (i) => {
+        const r = await base.write({ tenant: TENANT, scope: 'notes', principal: 'alice', content: texts[i] as string });
+        baseIds.push(r.id);
+      });
+    });
+    rateRow('write', `write ${label} ops/s`, (w.memauth.lat.length / w.memauth.wallNs) * 1e9, (w.baseline.lat.length / w.baseline.wallNs) * 1e9);
+    latencyRows('write', `write ${label} latency`, summarize(w.memauth.lat), summarize(w.baseline.lat));
+    const wr = rows[rows.length - 3] as Row;
+    goals.push({ goal: `write overhead <= 1.2× baseline (${label})`, measured: fmtRatio(wr.ratio), met: wr.ratio !== null && wr.ratio <= 1.2 });
+    progress.update(1, 1, `write ${mode} done`);
+
+    const d = await alternate(4, Math.ceil(n / 4), Math.min(200, n), async (who, k) => {
+      const texts = Array.from({ length: k }, text);
+      if (who === 'memauth') {
+        return concurrently(k, c, (i) => mem.derive({ tenant: TENANT, principal: 'assistant', from: [memIds[Math.floor(corpus.random() * memIds.length)] as string], transform: 'summarize', content: texts[i] as string }));
+      }
+      return concurrently(k, c, (i) => base.derive({ tenant: TENANT, scope: 'notes', principal: 'assistant', from: [baseIds[Math.floor(corpus.random() * baseIds.length)] as string], content: texts[i] as string }));
+    });
+    rateRow('derive', `derive ${label} ops/s`, (d.memauth.lat.length / d.memauth.wallNs) * 1e9, (d.baseline.lat.length / d.baseline.wallNs) * 1e9);
+    latencyRows('derive', `derive ${label} latency`, summarize(d.memauth.lat), summarize(d.baseline.lat));
+    progress.update(1, 1, `derive ${mode} done`);
+    await mem.close();
+    await base.close();
+  }
+}
+
+// ---------------------------------------------------------------------------- derivation depth
+
+async function depthSection(opts: Options, dir: string, progress: Progress): Promise<void> {
+  const corpus = new Corpus({ seed: 13 });
+  const memPath = join(dir, 'depth-memauth.db');
+  const basePath = join(dir, 'depth-baseline.db');
+  const checkpoints = [1, 10, 100, 1000, 10_000, 100_000].filter((d) => d <= opts.depth);
+  const M = Math.round((opts.quick ? 50 : 200) * opts.scale);
+  const timings: OpTiming[] = [];
+  let mem = openMemauth(memPath, false, timings);
+  const base = openBaseline(basePath, false);
+  await registerPrincipals(mem);
+  const root = (await mem.write({ tenant: TENANT, scope: 'chain', principal: 'alice', content: 'pay vendor-7 amount 700: the root fact' })).record;
+  const broot = await base.write({ tenant: TENANT, scope: 'chain', principal: 'alice', content: 'pay vendor-7 amount 700: the root fact' });
+  let tip = root.id;
+  let btip = broot.id;
+  let depth = 0;
+  const perDepth: Array<Record<string, unknown>> = [];
+  let firstP50: number | null = null;
+  let lastP50: number | null = null;
+  for (const target of checkpoints) {
+    while (depth < target) {
+      tip = (await mem.derive({ tenant: TENANT, principal: 'assistant', from: [tip], transform: 'rewrite', content: `pay vendor-7 amount 700, version ${depth + 1}` })).id;
+      btip = (await base.derive({ tenant: TENANT, scope: 'chain', principal: 'assistant', from: [btip], content: `pay vendor-7 amount 700, version ${depth + 1}` })).id;
+      depth += 1;
+      if (depth % 100 === 0) progress.update(depth, opts.depth, `depth: building the derivation chain`);
+    }
+    // M derives of one step from the tip at this depth (siblings: the chain does not grow)
+    const compute: number[] = [];
+    const res = await alternate(2, Math.ceil(M / 2), 10, async (who, k) => {
+      if (who === 'memauth') {
+        timings.length = 0;
+        const r = await sequentially(k, () => mem.derive({ tenant: TENANT, principal: 'assistant', from: [tip], transform: 'summarize', content: `note on vendor-7 at depth ${depth}` }));
+        for (const t of timings) compute.push(t.beforeNs + t.bodyNs);
+        return r;
+      }
+      return sequentially(k, () => base.derive({ tenant: TENANT, scope: 'chain', principal: 'assistant', from: [btip], content: `note on vendor-7 at depth ${depth}` }));
+    });
+    const c = summarize(compute);
+    const m = summarize(res.memauth.lat);
+    const b = summarize(res.baseline.lat);
+    rows.push({ section: 'derive vs depth', metric: `derive at depth ${depth}: in-process p50 (no COMMIT)`, unit: 'ns', memauth: c.p50, baseline: null, ratio: null });
+    rows.push({ section: 'derive vs depth', metric: `derive at depth ${depth}: durable p50`, unit: 'ns', memauth: m.p50, baseline: b.p50, ratio: ratio(m.p50, b.p50) });
+    firstP50 ??= c.p50;
+    lastP50 = c.p50;
+
+    // authorize on the tip: corroborate it twice, then the first decision on a freshly opened store
+    // (nothing cached: the lineage is read from the database) and warm decisions after it.
+    await mem.corroborate({ tenant: TENANT, recordId: tip, principal: 'erp1', evidence: `erp://ledger/chain-${depth}` });
+    await mem.corroborate({ tenant: TENANT, recordId: tip, principal: 'erp2', evidence: `erp://bank/chain-${depth}` });
+    await mem.close();
+    mem = openMemauth(memPath, false, timings);
+    const auth = (): Promise<unknown> => mem.authorize({ tenant: TENANT, action: { type: 'pay', args: { to: 'vendor-7', amount: 700 } }, dependsOn: [tip], context: 'declared' });
+    timings.length = 0;
+    const t0 = nowNs();
+    await auth();
+    const cold = Number(nowNs() - t0);
+    const coldCompute = (timings[0]?.beforeNs ?? 0) + (timings[0]?.bodyNs ?? 0);
+    timings.length = 0;
+    for (let i = 0; i < 20; i++) await auth();
+    const warm = summarize(timings.map((t) => t.beforeNs + (t.decisionNs ?? t.bodyNs)));
+    rows.push({ section: 'derive vs depth', metric: `authorize on the tip at depth ${depth}: first decision after open, in-process`, unit: 'ns', memauth: coldCompute, baseline: null, ratio: null, note: `end to end incl. COMMIT ${fmtNs(cold)}` });
+    rows.push({ section: 'derive vs depth', metric: `authorize on the tip at depth ${depth}: warm, in-process p50`, unit: 'ns', memauth: warm.p50, baseline: null, ratio: null });
+    perDepth.push({ depth, deriveInProcessP50: c.p50, deriveDurableP50: m.p50, baselineDeriveDurableP50: b.p50, authorizeColdInProcess: coldCompute, authorizeColdEndToEnd: cold, authorizeWarmP50: warm.p50 });
+    progress.update(depth, opts.depth, `depth ${depth} measured`);
+  }
+  extra.depth = perDepth;
+  if (firstP50 !== null && lastP50 !== null) {
+    const g = lastP50 / firstP50;
+    goals.push({ goal: `derive cost flat with depth (in-process p50, depth 1 → ${depth})`, measured: `${fmtNs(firstP50)} → ${fmtNs(lastP50)} (${fmtRatio(g)})`, met: g < 1.5 });
+  }
+  await mem.close();
+  await base.close();
+}
+
+// ---------------------------------------------------------------------------- search, memory, size, audit
+
+async function searchSection(opts: Options, dir: string, progress: Progress): Promise<void> {
+  const corpus = new Corpus({ seed: 17 });
+  const memPath = join(dir, 'search-memauth.db');
+  const basePath = join(dir, 'search-baseline.db');
+  const SCOPES = 10;
+  const mem = openMemauth(memPath, true);
+  const base = openBaseline(basePath, true);
+  await registerPrincipals(mem);
+  const queryTexts: string[] = [];
+  let loaded = 0;
+  const Q = Math.round((opts.quick ? 100 : 500) * opts.scale);
+  const QS = Math.round((opts.quick ? 50 : 200) * opts.scale);
+  const rss = { memauth: 0, baseline: 0 };
+  for (const size of opts.sizes) {
+    const add = size - loaded;
+    const texts: string[] = [];
+    for (let i = 0; i < add; i++) {
+      const t = corpus.record(loaded + i);
+      texts.push(t);
+      if ((loaded + i) % SCOPES === 0 && (loaded + i) % 7 === 0) queryTexts.push(t);
+    }
+    // memauth: through the API (write), group commit, many writers in flight
+    gc();
+    let r0 = process.memoryUsage().rss;
+    await concurrently(add, 256, async (i) => {
+      await mem.write({ tenant: TENANT, scope: `s${(loaded + i) % SCOPES}`, principal: 'alice', content: texts[i] as string });
+      if (i % 1000 === 0) progress.update(loaded + i, size, `search: loading memauth to ${size.toLocaleString('en')} records`);
+    });
+    gc();
+    rss.memauth += process.memoryUsage().rss - r0;
+    // baseline: the same rows, 1,000 per transaction
+    r0 = process.memoryUsage().rss;
+    for (let i = 0; i < add; i += 1000) {
+      await base.writeMany(
+        TENANT,
+        texts.slice(i, i + 1000).map((content, k) => ({ scope: `s${(loaded + i + k) % SCOPES}`, principal: 'alice', content })),
+      );
+      if (i % 10_000 === 0) progress.update(loaded + i, size, `search: loading baseline to ${size.toLocaleString('en')} records`);
+    }
+    gc();
+    rss.baseline += process.memoryUsage().rss - r0;
+    loaded = size;
+    const label = `${size.toLocaleString('en')} records`;
+    const queries = Array.from({ length: Q + 50 }, (_, i) => corpus.query(queryTexts[(i * 7919) % queryTexts.length] as string));
+    const res = await alternate(4, Math.ceil(Q / 4), 50, async (who, k, off) => {
+      const q = (i: number): string => queries[(off + i) % queries.length] as string;
+      if (who === 'memauth') return sequentially(k, (i) => mem.search({ tenant: TENANT, scope: 's0', query: q(i) }));
+      return sequentially(k, (i) => base.search({ tenant: TENANT, scope: 's0', query: q(i) }));
+    });
+    const m = summarize(res.memauth.lat);
+    const b = summarize(res.baseline.lat);
+    latencyRows(`search, ${label}`, 'search (no session)', m, b);
+    if (size === opts.sizes[opts.sizes.length - 1]) {
+      const r = m.p50 / b.p50;
+      goals.push({ goal: `search overhead <= 1.2× baseline (p50, ${label})`, measured: fmtRatio(r), met: r <= 1.2 });
+    }
+    if (size >= 1_000_000) goals.push({ goal: 'search p50 < 10 ms at 1M records', measured: fmtNs(m.p50), met: m.p50 < 10_000_000 });
+    // search in a session: hits are recorded as read (context taint), durably, in the group commit
+    const ses = await sequentially(QS, (i) => mem.search({ tenant: TENANT, scope: 's0', query: queries[i % queries.length] as string, session: `ses-${size}-${i % 10}` }));
+    latencyRows(`search, ${label}`, 'search in a session (reads recorded, durable)', summarize(ses.lat), b, 'ratio against the baseline search, which records nothing');
+    const hits = (await base.search({ tenant: TENANT, scope: 's0', query: queries[0] as string })).length;
+    extra[`searchHitsSample_${size}`] = hits;
+
+    // memory and size
+    const mb = dbBytes(memPath, mem.driver as SqliteDriver);
+    const bb = dbBytes(basePath, base.driver);
+    rows.push({ section: `size, ${label}`, metric: 'database size (db + wal after checkpoint) per 100k records', unit: 'bytes', memauth: (mb / size) * 100_000, baseline: (bb / size) * 100_000, ratio: mb / bb });
+    rows.push({ section: `size, ${label}`, metric: 'RSS growth while loading, per 100k records', unit: 'bytes', memauth: (rss.memauth / size) * 100_000, baseline: (rss.baseline / size) * 100_000, ratio: rss.baseline > 0 ? rss.memauth / rss.baseline : null, note: 'same process; includes SQLite page cache and JS heap growth' });
+
+    // audit: verify the whole chain, then replay a decision at the end of the log
+    const tv = nowNs();
+    const rep = await mem.verifyAudit({ tenant: TENANT });
+    const vNs = Number(nowNs() - tv);
+    const entries = rep.tenants[0]?.chain.entries ?? 0;
+    rows.push({ section: `audit, ${label}`, metric: `verify: entries/s (${entries.toLocaleString('en')} entries${rep.ok ? '' : ', NOT OK'})`, unit: 'entries/s', memauth: (entries / vNs) * 1e9, baseline: null, ratio: null, note: `whole verify ${fmtNs(vNs)}` });
+    const some = (await mem.search({ tenant: TENANT, scope: 's0', query: queries[1] as string }))[0];
+    const dec = await mem.authorize({ tenant: TENANT, action: { type: 'draft', args: { text: 'x' } }, ...(some ? { dependsOn: [some.record.id] } : {}), context: 'declared' });
+    const replayLat: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = nowNs();
+      const rr = await mem.replay({ tenant: TENANT, decisionId: dec.id });
+      replayLat.push(Number(nowNs() - t0));
+      if (!rr.matches) throw new Error('replay did not match');
+    }
+    rows.push({ section: `audit, ${label}`, metric: `replay of the newest decision (log of ${entries.toLocaleString('en')} entries) p50`, unit: 'ns', memauth: summarize(replayLat).p50, baseline: null, ratio: null });
+    gc();
+    extra[`rssAfter_${size}`] = process.memoryUsage().rss;
+  }
+  await mem.close();
+  await base.close();
+}
+
+// ---------------------------------------------------------------------------- report
+
+function cpuModel(): string {
+  try {
+    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
+    if (m?.[1]) return m[1].trim();
+  } catch {
+    // not Linux
+  }
+  return cpus()[0]?.model ?? 'unknown';
+}
+
+function machine(): Record<string, unknown> {
+  const db = SqliteDriver.open({ path: ':memory:' });
+  const sqlite = String((db.unsafeDatabase().prepare('SELECT sqlite_version() AS v').get() as { v: unknown }).v);
+  void db.close();
+  return { cpu: cpuModel(), nproc: availableParallelism(), ramGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10, node: process.version, sqlite, os: `${process.platform} ${release()}`, loadavgAtStart: loadavg().map((x) => Math.round(x * 100) / 100) };
+}
+
+function fmtValue(r: Row, v: number | null): string {
+  if (v === null) return '—';
+  if (r.unit === 'ns') return fmtNs(v);
+  if (r.unit === 'bytes') return fmtBytes(v);
+  return fmtRate(v);
+}
+
+function markdown(m: Record<string, unknown>, opts: Options, wallS: number): string {
+  const out: string[] = [];
+  out.push(`machine: ${String(m.cpu)}, ${String(m.nproc)} cores, ${String(m.ramGiB)} GiB RAM, Node ${String(m.node)}, SQLite ${String(m.sqlite)}, ${String(m.os)}; load average at start ${(m.loadavgAtStart as number[]).join(' ')}, at end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  out.push(`run: ${opts.quick ? '--quick' : opts.full ? '--full' : 'default'}; search sizes ${opts.sizes.join(', ')}; chain depth ${opts.depth}; ${opts.concurrency} callers in flight for group commit; ${wallS.toFixed(0)} s`);
+  out.push('');
+  out.push('| section | metric | memauth | baseline | memauth/baseline |');
+  out.push('| --- | --- | ---: | ---: | ---: |');
+  let last = '';
+  for (const r of rows) {
+    out.push(`| ${r.section === last ? '' : r.section} | ${r.metric}${r.note ? ` ¹` : ''} | ${fmtValue(r, r.memauth)} | ${fmtValue(r, r.baseline)} | ${fmtRatio(r.ratio)} |`);
+    last = r.section;
+  }
+  out.push('');
+  out.push('memauth/baseline is a cost ratio (time per operation, or bytes): above 1× memauth is slower or bigger.');
+  const notes = [...new Set(rows.filter((r) => r.note).map((r) => `${r.metric}: ${r.note}`))];
+  if (notes.length > 0) out.push(`¹ ${notes.join('; ')}`);
+  out.push('');
+  out.push('| goal | measured | met |');
+  out.push('| --- | --- | --- |');
+  for (const g of goals) out.push(`| ${g.goal} | ${g.measured} | ${g.met === null ? 'n/a' : g.met ? 'yes' : '**no**'} |`);
+  if (!opts.sizes.includes(1_000_000)) out.push('| search p50 < 10 ms at 1M records | not run (add --full) | n/a |');
+  return out.join('\n');
+}
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv.slice(2));
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'memauth-perf-'));
+  const progress = createProgress(process.stderr, 'perf');
+  const m = machine();
+  const profiler = opts.cpuProf !== null ? new Profiler() : null;
+  await profiler?.start();
+  const t0 = nowNs();
+  try {
+    if (opts.only.has('gate')) await gateSection(opts, dir, progress);
+    if (opts.only.has('write')) await writeSection(opts, dir, progress);
+    if (opts.only.has('depth')) await depthSection(opts, dir, progress);
+    if (opts.only.has('search')) await searchSection(opts, dir, progress);
+  } finally {
+    progress.finish();
+    if (!opts.keep && opts.dir === null) rmSync(dir, { recursive: true, force: true });
+  }
+  const wallS = Number(nowNs() - t0) / 1e9;
+  let hot: ReturnType<typeof selfTimes> | null = null;
+  if (profiler && opts.cpuProf !== null) hot = selfTimes(await profiler.stop(opts.cpuProf), 30);
+  const report = { machine: { ...m, loadavgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) }, options: { ...opts, only: [...opts.only] }, wallSeconds: wallS, rows, goals, extra, ...(hot ? { cpuProfile: { file: opts.cpuProf, selfTime: hot } } : {}) };
+  if (opts.out !== null) writeFileSync(opts.out, `${JSON.stringify(report, null, 2)}\n`);
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(`${markdown(m, opts, wallS)}\n`);
+  if (hot) {
+    process.stdout.write(`\nCPU profile written to ${opts.cpuProf}; top self time:\n`);
+    for (const h of hot) process.stdout.write(`${(h.share * 100).toFixed(1).padStart(5)}%  ${h.selfMs.toFixed(0).padStart(7)} ms  ${h.fn}  ${h.where}\n`);
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`perf: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});
