@@ -22,6 +22,7 @@ export interface StorageReader {
   getPolicyText(version: string): Promise<string | null>;
   getPrincipal(tenant: string, id: string): Promise<Principal | null>;
   listPrincipals(tenant: string): Promise<Principal[]>;
+  /** The records of `ids` that exist in the tenant, once each, in write order (audit seq), then id. */
   getRecords(tenant: string, ids: readonly string[]): Promise<MemoryRecord[]>;
   listRecords(tenant: string, opts: ListRecordsOptions): Promise<MemoryRecord[]>;
   /** Full-text search over active, unexpired records of one tenant and scope. */
@@ -71,4 +72,10 @@ export interface StorageDriver extends StorageReader {
   /** Run `fn` atomically while holding the tenant's audit-chain lock. Rolls back on throw. */
   transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * Optional, for read caches (`src/store/cache.ts`): called inside a transaction; equal values
+   * at two points mean nothing changed in between but this connection's own writes, none of them
+   * rolled back. A driver without it gets no caching.
+   */
+  changeToken?(): string;
 }

@@ -117,6 +117,20 @@ const toAudit = (r: Row): AuditEntry => ({
   hash: str(r.hash),
 });
 
+/**
+ * An IN list for `values` (non-empty): placeholders for the next power of two, padded by
+ * repeating the last value (a duplicate in an IN list changes nothing), so that only a handful
+ * of statements per query are ever prepared and cached.
+ */
+function inList(values: readonly string[]): { sql: string; params: string[] } {
+  let n = 1;
+  while (n < values.length) n *= 2;
+  const params = [...values];
+  const last = values[values.length - 1] as string;
+  while (params.length < n) params.push(last);
+  return { sql: n === 1 ? '?' : `?${',?'.repeat(n - 1)}`, params };
+}
+
 /** FTS5 query from free text: each token quoted (no operator injection), OR-ed, ranked by BM25. */
 export function ftsQuery(text: string): string | null {
   const tokens = [...text.normalize('NFKC').matchAll(/[\p{L}\p{N}]+/gu)].map((m) => m[0]).filter((t) => t.length > 0);
@@ -178,13 +192,36 @@ export class SqliteDriver implements StorageDriver, StorageTx {
   private readonly pending: GroupJob[] = [];
   private batches: Promise<void> | null = null;
   private wake: (() => void) | null = null;
-  /** physical ROLLBACKs and ROLLBACK TOs so far (part of {@link changeToken}). */
+  /** ROLLBACKs and ROLLBACK TOs so far that discarded changes (part of {@link changeToken}). */
   private rollbacks = 0;
+  /** PRAGMA data_version read right after the current BEGIN IMMEDIATE. */
+  private txDataVersion = 0;
 
   private constructor(path: string, db: Database.Database, group: SqliteOptions['groupCommit']) {
     this.path = path;
     this.db = db;
     this.group = group === undefined || group === false ? null : { maxOps: Math.max(1, (group === true ? undefined : group.maxOps) ?? 256), maxDelayMs: Math.max(0, (group === true ? undefined : group.maxDelayMs) ?? 0) };
+  }
+
+  /** BEGIN IMMEDIATE, then note the data version (another connection's commits change it). */
+  private begin(): void {
+    this.db.exec('BEGIN IMMEDIATE');
+    this.txDataVersion = Number(this.stmt('PRAGMA data_version').pluck().get());
+  }
+
+  private totalChanges(): number {
+    return Number(this.stmt('SELECT total_changes()').pluck().get());
+  }
+
+  /**
+   * For read caches (see `src/store/cache.ts`): changes whenever another connection has
+   * committed (data_version, read at BEGIN — the write lock is held for the whole transaction,
+   * so nobody else can commit while it is open), whenever this connection has written by any path,
+   * including the raw handle (total_changes), and whenever a write was rolled back. Call it inside
+   * a transaction.
+   */
+  changeToken(): string {
+    return `${this.txDataVersion}:${this.totalChanges()}:${this.rollbacks}`;
   }
 
   /** Whether this driver coalesces transactions into group commits. */
@@ -267,17 +304,21 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     }
     const run = async (): Promise<T> => {
       try {
-        this.db.exec('BEGIN IMMEDIATE');
+        this.begin();
       } catch (e) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
         throw mapSqliteError(e, this.path);
       }
       this.inTx = true;
+      const changes = this.totalChanges();
+      let bodyDone = false;
       try {
         const out = await fn(this);
+        bodyDone = true;
         this.db.exec('COMMIT');
         return out;
       } catch (e) {
-        this.rollbacks += 1;
+        if (bodyDone || this.totalChanges() !== changes) this.rollbacks += 1;
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         throw mapSqliteError(e, this.path);
       } finally {
@@ -321,8 +362,9 @@ export class SqliteDriver implements StorageDriver, StorageTx {
   private async runBatch(): Promise<void> {
     const { maxOps, maxDelayMs } = this.group as { maxOps: number; maxDelayMs: number };
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      this.begin();
     } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
       const err = mapSqliteError(e, this.path);
       for (const job of this.pending.splice(0)) job.reject(err);
       return;
@@ -349,6 +391,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
         break;
       }
       this.inTx = true;
+      const changes = this.totalChanges();
       try {
         const value = await job.fn(this);
         this.inTx = false;
@@ -356,7 +399,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
         done.push({ job, value });
       } catch (e) {
         this.inTx = false;
-        this.rollbacks += 1;
+        if (this.totalChanges() !== changes) this.rollbacks += 1;
         job.reject(mapSqliteError(e, this.path));
         if (!this.db.inTransaction) {
           broken = e;
@@ -411,9 +454,8 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     if (ids.length === 0) return out;
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      const rows = this.db
-        .prepare(`SELECT record_id, from_id, transform, kind FROM derivations WHERE record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY record_id, ord`)
-        .all(...chunk) as Row[];
+      const q = inList(chunk);
+      const rows = this.all(`SELECT record_id, from_id, transform, kind FROM derivations WHERE record_id IN (${q.sql}) ORDER BY record_id, ord`, ...q.params);
       for (const r of rows) out.get(str(r.record_id))?.push({ from: str(r.from_id), transform: str(r.transform) as Transform, kind: str(r.kind) as EdgeKind });
     }
     return out;
@@ -429,8 +471,11 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     const out: Row[] = [];
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      out.push(...(this.db.prepare(`SELECT * FROM records WHERE tenant = ? AND id IN (${chunk.map(() => '?').join(',')})`).all(tenant, ...chunk) as Row[]));
+      const q = inList(chunk);
+      out.push(...this.all(`SELECT * FROM records WHERE tenant = ? AND id IN (${q.sql})`, tenant, ...q.params));
     }
+    // write order within the tenant (its audit seq), then id: a defined order, the same a cache returns
+    out.sort((a, b) => Number(a.audit_seq) - Number(b.audit_seq) || (str(a.id) < str(b.id) ? -1 : str(a.id) > str(b.id) ? 1 : 0));
     return this.recordsFromRows(out);
   }
 
@@ -483,7 +528,8 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     const out: Corroboration[] = [];
     for (let i = 0; i < recordIds.length; i += 500) {
       const chunk = recordIds.slice(i, i + 500);
-      const rows = this.db.prepare(`SELECT * FROM corroborations WHERE tenant = ? AND record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY at, id`).all(tenant, ...chunk) as Row[];
+      const q = inList(chunk);
+      const rows = this.all(`SELECT * FROM corroborations WHERE tenant = ? AND record_id IN (${q.sql}) ORDER BY at, id`, tenant, ...q.params);
       out.push(...rows.map(toCorroboration));
     }
     return out;
@@ -500,7 +546,14 @@ export class SqliteDriver implements StorageDriver, StorageTx {
 
   async confirmationUses(tenant: string, ids: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    for (const id of ids) out.set(id, Number(this.get('SELECT count(*) AS n FROM confirmation_uses WHERE tenant = ? AND confirmation_id = ?', tenant, id)?.n ?? 0));
+    for (const id of ids) out.set(id, 0);
+    const unique = [...out.keys()];
+    for (let i = 0; i < unique.length; i += 500) {
+      const q = inList(unique.slice(i, i + 500));
+      for (const r of this.all(`SELECT confirmation_id, count(*) AS n FROM confirmation_uses WHERE tenant = ? AND confirmation_id IN (${q.sql}) GROUP BY confirmation_id`, tenant, ...q.params)) {
+        out.set(str(r.confirmation_id), Number(r.n));
+      }
+    }
     return out;
   }
 
@@ -562,17 +615,17 @@ export class SqliteDriver implements StorageDriver, StorageTx {
 
   async insertRecord(r: MemoryRecord): Promise<void> {
     this.assertTx();
-    this.run(
+    const { lastInsertRowid } = this.stmt(
       `INSERT INTO records (id, tenant, scope, content, content_hash, created_at, expires_at, origin_authority, origin_principal,
         origin_source, origin_written_at, taint_lowest, taint_channels, taint_sources, taint_oldest_source_at, policy_version,
         write_reason, audit_seq, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active')`,
+    ).run(
       r.id, r.tenant, r.scope, r.content, r.contentHash, r.createdAt, r.expiresAt, r.origin.authority, r.origin.principalId,
       r.origin.sourceRef, r.origin.writtenAt, r.taint.lowestAuthority, JSON.stringify(r.taint.channels), JSON.stringify(r.taint.sources),
       r.taint.oldestSourceAt, r.audit.policyVersion, r.audit.writeReason, r.audit.seq,
     );
     r.derivedFrom.forEach((e, i) => this.run('INSERT INTO derivations (record_id, ord, from_id, transform, kind) VALUES (?, ?, ?, ?, ?)', r.id, i, e.from, e.transform, e.kind));
-    const rowid = this.get('SELECT rowid FROM records WHERE id = ?', r.id)?.rowid;
-    this.run('INSERT INTO records_fts (rowid, content) VALUES (?, ?)', rowid, r.content);
+    this.run('INSERT INTO records_fts (rowid, content) VALUES (?, ?)', lastInsertRowid, r.content);
   }
 
   async eraseRecord(tenant: string, id: string, at: string): Promise<void> {
