@@ -4,8 +4,8 @@ import { type Authority, TRUSTED_THRESHOLD, atLeast, minAuthority } from '../cor
 import { hashCanonical, sha256Hex } from '../core/canonical.js';
 import { derivedTaint, provesNarrowInputs, writeTaint } from '../core/derivation.js';
 import { MemauthError } from '../core/errors.js';
-import { type FactsBundle, type RecordFacts, corroborationOf, dependencyFacts, memoryRefId } from '../core/facts.js';
-import { type ConfirmationCandidate, decide } from '../core/gate.js';
+import { type FactsBundle, type LineageSets, type RecordFacts, corroborationOf, dependencyFacts, memoryRefId } from '../core/facts.js';
+import { type ConfirmationCandidate, type DependencyFacts, decide } from '../core/gate.js';
 import { type Policy, modeFor, originAuthority, riskTier, selfSource, sourceAuthority } from '../core/policy.js';
 import {
   KIND_CEILING,
@@ -21,7 +21,8 @@ import {
   type ValueProvenance,
   type ValueSuppliers,
 } from '../core/types.js';
-import { type ArgumentValue, type NumberSource, argumentValues, findComputation, normalizeText, prepareText, supplies } from '../core/values.js';
+import { type ArgumentValue, type MatchText, type NumberSource, argumentValues, findComputation, normalizeText, prepareText, supplies } from '../core/values.js';
+import { type CacheOptions, CachingDriver } from '../store/cache.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import { type ReplayResult, replayDecision } from './replay.js';
@@ -94,9 +95,32 @@ export interface MemoryOptions {
   readonly externalCheckpoints?: () => Checkpoint[];
   /** called after each write, derive and authorize with where its time went (benchmarks); off by default. */
   readonly onTiming?: (t: OpTiming) => void;
+  /**
+   * Read cache for transactions (`src/store/cache.ts`): on by default when the driver can report
+   * changes (SQLite can); `false` turns it off. It is emptied whenever anything but this facade
+   * changed the store, so it never serves what the store no longer holds.
+   */
+  readonly cache?: boolean | CacheOptions;
+}
+
+/** A refusal found inside a transaction: logged in the chain (by {@link Memory.refuse}) after it rolled back. */
+class Refusal {
+  constructor(
+    readonly payload: Record<string, unknown>,
+    readonly error: MemauthError,
+  ) {}
+}
+
+/** Lineage summary memoised per record object: writers of the record and its ancestors; their domains once all are known. */
+interface LineageMemo {
+  readonly principals: ReadonlySet<string>;
+  domains?: ReadonlySet<string>;
 }
 
 const noop = (): void => undefined;
+
+const unknownPrincipal = (tenant: string, id: string): MemauthError =>
+  new MemauthError('UNKNOWN_PRINCIPAL', `principal ${JSON.stringify(id)} is not registered in tenant ${JSON.stringify(tenant)}; register it first (memauth principal add)`, { tenant, principal: id });
 const newId = (prefix: string): string => `${prefix}_${randomUUID().replace(/-/g, '')}`;
 
 /** SHA-256 of the RFC 8785 canonical JSON of an action's arguments: what a confirmation binds. */
@@ -120,7 +144,23 @@ export class Memory {
   private readonly onCheckpoint: ((c: Checkpoint) => void) | undefined;
   private readonly externalCheckpoints: (() => Checkpoint[]) | undefined;
   private readonly onTiming: ((t: OpTiming) => void) | undefined;
-  private readonly policyLogged = new Set<string>();
+  /** the driver behind its read cache: every transaction goes through it. */
+  private readonly store: StorageDriver;
+  /**
+   * Memos keyed by the record (or corroboration, confirmation) object the store returned. The
+   * cache hands out the same frozen object for as long as the row is known unchanged, and a new
+   * one after anything changed behind its back; a driver without a cache returns new objects
+   * every time. So a memo never outlives the row it describes:
+   * - `verified`: the row matches the audit entry that recorded it (checked once per object);
+   * - `texts`: the record's content prepared for value matching;
+   * - `lineages`: writers of the record and of all its ancestors (immutable: derivation edges and
+   *   origins never change), so a decision does not walk a deep chain;
+   * - `facts`: the record's gate facts (needs `verified`).
+   */
+  private readonly verified = new WeakMap<object, boolean>();
+  private readonly texts = new WeakMap<MemoryRecord, MatchText>();
+  private readonly lineages = new WeakMap<MemoryRecord, LineageMemo>();
+  private readonly facts = new WeakMap<MemoryRecord, RecordFacts>();
   private closed = false;
 
   constructor(opts: MemoryOptions) {
@@ -131,6 +171,7 @@ export class Memory {
     this.onCheckpoint = opts.onCheckpoint;
     this.externalCheckpoints = opts.externalCheckpoints;
     this.onTiming = opts.onTiming;
+    this.store = opts.cache === false ? opts.driver : CachingDriver.wrap(opts.driver, typeof opts.cache === 'object' ? opts.cache : {});
   }
 
   private now(): string {
@@ -152,12 +193,12 @@ export class Memory {
    */
   private async transact<T>(tenant: string, op: OpTiming['op'], t0: bigint, body: (tx: StorageTx, mark: () => void) => Promise<T>): Promise<T> {
     const report = this.onTiming;
-    if (!report) return this.driver.transaction(tenant, (tx) => body(tx, noop));
+    if (!report) return this.store.transaction(tenant, (tx) => body(tx, noop));
     const tq = process.hrtime.bigint();
     let tb0 = 0n;
     let tb1 = 0n;
     let td = 0n;
-    const out = await this.driver.transaction(tenant, async (tx) => {
+    const out = await this.store.transaction(tenant, async (tx) => {
       tb0 = process.hrtime.bigint();
       try {
         return await body(tx, () => {
@@ -172,14 +213,11 @@ export class Memory {
   }
 
   private async audit(tx: StorageTx, tenant: string, op: AuditOp, payload: Record<string, unknown>): Promise<AuditEntry> {
-    const key = `${tenant}\u0000${this.policy.version}`;
-    if (!this.policyLogged.has(key)) {
-      if (!(await tx.auditHasPolicy(tenant, this.policy.version))) {
-        await tx.putPolicyText(this.policy.version, this.policy.text, this.now());
-        const head = await tx.auditHead(tenant);
-        await tx.appendAudit(nextEntry(tenant, head, 'policy', { policyVersion: this.policy.version, text: this.policy.text, at: this.now() }, this.policy.version));
-      }
-      this.policyLogged.add(key);
+    // asked in every transaction (the cache answers): a flag kept here could outlive a rolled back entry
+    if (!(await tx.auditHasPolicy(tenant, this.policy.version))) {
+      await tx.putPolicyText(this.policy.version, this.policy.text, this.now());
+      const head = await tx.auditHead(tenant);
+      await tx.appendAudit(nextEntry(tenant, head, 'policy', { policyVersion: this.policy.version, text: this.policy.text, at: this.now() }, this.policy.version));
     }
     const head = await tx.auditHead(tenant);
     const e = nextEntry(tenant, head, op, payload, this.policy.version);
@@ -190,17 +228,34 @@ export class Memory {
   /** Log a refused attempt in the tenant's chain, then throw the error. */
   private async refuse(tenant: string, op: AuditOp, payload: Record<string, unknown>, err: MemauthError): Promise<never> {
     try {
-      await this.driver.transaction(tenant, (tx) => this.audit(tx, tenant, op, { refused: err.code, message: err.message, ...payload, at: this.now() }));
+      await this.store.transaction(tenant, (tx) => this.audit(tx, tenant, op, { refused: err.code, message: err.message, ...payload, at: this.now() }));
     } catch {
       // the refusal stands even if it could not be logged
     }
     throw err;
   }
 
+  /** Inside a transaction: the principal, or a {@link Refusal} to log once the transaction is over. */
+  private async principalIn(tx: StorageTx, tenant: string, id: string): Promise<Principal> {
+    const p = await tx.getPrincipal(tenant, id);
+    if (!p) throw new Refusal({ principalId: id }, unknownPrincipal(tenant, id));
+    return p;
+  }
+
+  /** Run `run`; a {@link Refusal} it throws is logged in the tenant's chain and its error thrown. */
+  private async refusing<T>(tenant: string, op: AuditOp, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (e) {
+      if (e instanceof Refusal) return this.refuse(tenant, op, e.payload, e.error);
+      throw e;
+    }
+  }
+
   private async principalOrThrow(tx: StorageTx | StorageDriver, tenant: string, id: string, op: AuditOp): Promise<Principal> {
     const p = await tx.getPrincipal(tenant, id);
     if (!p) {
-      return this.refuse(tenant, op, { principalId: id }, new MemauthError('UNKNOWN_PRINCIPAL', `principal ${JSON.stringify(id)} is not registered in tenant ${JSON.stringify(tenant)}; register it first (memauth principal add)`, { tenant, principal: id }));
+      return this.refuse(tenant, op, { principalId: id }, unknownPrincipal(tenant, id));
     }
     return p;
   }
@@ -224,7 +279,7 @@ export class Memory {
     if (!atLeast(ceiling, maxAuthority)) {
       return this.refuse(a.tenant, 'principal', { principalId: a.id, kind: a.kind, claimedAuthority: maxAuthority }, new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `a ${a.kind} principal can hold at most ${ceiling}, not ${maxAuthority}`, { kind: a.kind, ceiling, requested: maxAuthority }));
     }
-    return this.driver.transaction(a.tenant, async (tx) => {
+    return this.store.transaction(a.tenant, async (tx) => {
       if (await tx.getPrincipal(a.tenant, a.id)) throw new MemauthError('PRINCIPAL_EXISTS', `principal ${JSON.stringify(a.id)} already exists in tenant ${JSON.stringify(a.tenant)}`, { tenant: a.tenant, principal: a.id });
       const p: Principal = { tenant: a.tenant, id: a.id, kind: a.kind, maxAuthority, domain: a.domain, createdAt: this.now() };
       await tx.insertPrincipal(p);
@@ -302,17 +357,19 @@ export class Memory {
       status: 'active',
     };
     await tx.insertRecord(record);
+    // built from the very values its audit entry was just built from: it matches the entry
+    this.verified.set(record, true);
     return record;
   }
 
   /** Records read in the session whose text this content repeats (recalled memory echoed back). */
-  private static echoes(content: string, reads: readonly MemoryRecord[]): { exact: MemoryRecord | null; contained: MemoryRecord[] } {
+  private echoes(content: string, reads: readonly MemoryRecord[]): { exact: MemoryRecord | null; contained: MemoryRecord[] } {
     const norm = normalizeText(content);
     let exact: MemoryRecord | null = null;
     const contained: MemoryRecord[] = [];
     for (const r of reads) {
       if (r.content === null) continue;
-      const rn = normalizeText(r.content);
+      const rn = this.matchText(r).normalized;
       if (rn === norm) exact ??= r;
       else if (rn.length >= 16 && norm.includes(rn)) contained.push(r);
     }
@@ -340,17 +397,17 @@ export class Memory {
     const now = this.now();
     if (a.sourceAt !== undefined && new Date(a.sourceAt).toISOString() > now) throw new MemauthError('INVALID_ARGUMENT', 'write: sourceAt is in the future', { field: 'sourceAt' });
     if (a.expiresAt !== undefined && new Date(a.expiresAt).toISOString() <= now) throw new MemauthError('INVALID_ARGUMENT', 'write: expiresAt is not in the future', { field: 'expiresAt' });
-    const p = await this.principalOrThrow(this.driver, a.tenant, a.principal, 'write');
-    if (a.authority !== undefined && !atLeast(p.maxAuthority, a.authority)) {
-      return this.refuse(a.tenant, 'write', { principalId: p.id, claimedAuthority: a.authority }, new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `principal ${p.id} (${p.kind}) can write at most ${p.maxAuthority}; it claimed ${a.authority}`, { principal: p.id, ceiling: p.maxAuthority, claimed: a.authority }));
-    }
-    const sourceRef = a.source ?? selfSource(p.id);
-    let origin = originAuthority(this.policy, sourceRef, p);
-    if (a.authority !== undefined) origin = minAuthority(origin, a.authority);
-    return this.transact(a.tenant, 'write', t0, async (tx) => {
+    return this.refusing(a.tenant, 'write', () => this.transact(a.tenant, 'write', t0, async (tx) => {
+      const p = await this.principalIn(tx, a.tenant, a.principal);
+      if (a.authority !== undefined && !atLeast(p.maxAuthority, a.authority)) {
+        throw new Refusal({ principalId: p.id, claimedAuthority: a.authority }, new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `principal ${p.id} (${p.kind}) can write at most ${p.maxAuthority}; it claimed ${a.authority}`, { principal: p.id, ceiling: p.maxAuthority, claimed: a.authority }));
+      }
+      const sourceRef = a.source ?? selfSource(p.id);
+      let origin = originAuthority(this.policy, sourceRef, p);
+      if (a.authority !== undefined) origin = minAuthority(origin, a.authority);
       if (a.session !== undefined) await tx.ensureSession(a.tenant, a.session, now);
       const reads = await this.sessionRecords(tx, a.tenant, a.session);
-      const { exact, contained } = Memory.echoes(a.content, reads);
+      const { exact, contained } = this.echoes(a.content, reads);
       if (exact) {
         await this.audit(tx, a.tenant, 'write', { refused: 'RECALL_ECHO', echoOf: exact.id, principalId: p.id, sourceRef, contentHash: sha256Hex(a.content), sessionId: a.session ?? null, at: now });
         return { record: exact, created: false, echoOf: exact.id };
@@ -370,7 +427,7 @@ export class Memory {
         'rewrite',
       );
       return { record, created: true, echoOf: null };
-    });
+    }));
   }
 
   /**
@@ -389,13 +446,14 @@ export class Memory {
     const a = parseInput(schemas.derive, input, 'derive');
     const now = this.now();
     if (a.expiresAt !== undefined && new Date(a.expiresAt).toISOString() <= now) throw new MemauthError('INVALID_ARGUMENT', 'derive: expiresAt is not in the future', { field: 'expiresAt' });
-    const p = await this.principalOrThrow(this.driver, a.tenant, a.principal, 'derive');
-    const sourceRef = a.source ?? selfSource(p.id);
-    const origin = originAuthority(this.policy, sourceRef, p);
-    return this.transact(a.tenant, 'derive', t0, async (tx) => {
+    return this.refusing(a.tenant, 'derive', () => this.transact(a.tenant, 'derive', t0, async (tx) => {
+      const p = await this.principalIn(tx, a.tenant, a.principal);
+      const sourceRef = a.source ?? selfSource(p.id);
+      const origin = originAuthority(this.policy, sourceRef, p);
       const fromIds = [...new Set(a.from)];
       const declared = await tx.getRecords(a.tenant, fromIds);
-      const missing = fromIds.filter((id) => !declared.some((r) => r.id === id));
+      const found = new Set(declared.map((r) => r.id));
+      const missing = fromIds.filter((id) => !found.has(id));
       if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `derive: no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
       if (a.session !== undefined) await tx.ensureSession(a.tenant, a.session, now);
       const reads = (await this.sessionRecords(tx, a.tenant, a.session)).filter((r) => !fromIds.includes(r.id));
@@ -414,13 +472,13 @@ export class Memory {
         now,
         a.transform,
       );
-    });
+    }));
   }
 
   private async markRead(tenant: string, session: string | undefined, ids: string[]): Promise<void> {
     if (session === undefined || ids.length === 0) return;
     const now = this.now();
-    await this.driver.transaction(tenant, async (tx) => {
+    await this.store.transaction(tenant, async (tx) => {
       await tx.ensureSession(tenant, session, now);
       await tx.addSessionReads(tenant, session, ids, now);
     });
@@ -500,7 +558,7 @@ export class Memory {
     const a = parseInput(schemas.corroborate, input, 'corroborate');
     const now = this.now();
     const p = await this.principalOrThrow(this.driver, a.tenant, a.principal, 'corroborate');
-    return this.driver.transaction(a.tenant, async (tx) => {
+    return this.store.transaction(a.tenant, async (tx) => {
       const [rec] = await tx.getRecords(a.tenant, [a.recordId]);
       if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(a.recordId)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.recordId });
       if (rec.status === 'deleted') throw new MemauthError('RECORD_DELETED', `record ${a.recordId} is deleted and cannot be corroborated`, { id: a.recordId });
@@ -516,7 +574,7 @@ export class Memory {
       const c: Corroboration = { id: newId('cor'), tenant: a.tenant, recordId: rec.id, principalId: p.id, authority: minAuthority(p.maxAuthority, evidenceAuthority), domain: p.domain, evidenceRef: a.evidence, at: now };
       const entry = await this.audit(tx, a.tenant, 'corroborate', { corroborationId: c.id, recordId: c.recordId, principalId: c.principalId, authority: c.authority, domain: c.domain, evidenceRef: c.evidenceRef, at: c.at });
       await tx.insertCorroboration(c, entry.seq);
-      const { bundle } = await this.factsBundle(tx, a.tenant, [rec.id]);
+      const bundle = await this.gateFacts(tx, a.tenant, [rec]);
       const { k, minAuthority: floor } = this.policy.document.corroboration;
       const r = corroborationOf(rec.id, bundle, k, floor, now);
       const rejection = r.rejected.find((x) => x.id === c.id)?.reason ?? null;
@@ -562,7 +620,7 @@ export class Memory {
       maxUses: a.maxUses ?? 1,
       createdAt: now.toISOString(),
     };
-    return this.driver.transaction(a.tenant, async (tx) => {
+    return this.store.transaction(a.tenant, async (tx) => {
       if (c.memoryIds !== null) {
         const found = new Set((await tx.getRecords(a.tenant, c.memoryIds)).map((r) => r.id));
         const missing = c.memoryIds.filter((m) => !found.has(m));
@@ -589,10 +647,7 @@ export class Memory {
     if (evidenceIds.length > 0) for (const [k, v] of await src.lineage(tenant, evidenceIds)) lineage.set(k, v);
     const recs = await src.getRecords(tenant, [...lineage.keys()]);
     const records = new Map<string, RecordFacts>();
-    const verified = await this.verifiedRecords(src, tenant, recs);
-    for (const r of recs) {
-      records.set(r.id, { id: r.id, lowestAuthority: r.taint.lowestAuthority, originPrincipal: r.origin.principalId, status: r.status === 'deleted' ? 'deleted' : 'active', expiresAt: r.expiresAt, derivedFrom: r.derivedFrom, verified: verified.has(r.id) });
-    }
+    for (const f of await this.recordFacts(src, tenant, recs)) records.set(f.id, f);
     const domains = new Map((await src.listPrincipals(tenant)).map((p) => [p.id, p.domain]));
     const lineageOf = (id: string): Set<string> => {
       const seen = new Set<string>();
@@ -614,8 +669,13 @@ export class Memory {
     const out: T[] = [];
     for (const r of rows) {
       if (r.auditSeq === undefined) continue;
-      const [e] = await src.auditRange(tenant, r.auditSeq, r.auditSeq);
-      if (e && matches(r, e)) out.push(r);
+      let ok = this.verified.get(r);
+      if (ok === undefined) {
+        const [e] = await src.auditRange(tenant, r.auditSeq, r.auditSeq);
+        ok = e !== undefined && matches(r, e);
+        this.verified.set(r, ok);
+      }
+      if (ok) out.push(r);
     }
     return out;
   }
@@ -624,10 +684,189 @@ export class Memory {
   private async verifiedRecords(src: StorageTx | StorageDriver, tenant: string, recs: readonly MemoryRecord[]): Promise<Set<string>> {
     const out = new Set<string>();
     for (const r of recs) {
-      const [e] = await src.auditRange(tenant, r.audit.seq, r.audit.seq);
-      if (e && recordMatchesEntry(r, e)) out.add(r.id);
+      let ok = this.verified.get(r);
+      if (ok === undefined) {
+        const [e] = await src.auditRange(tenant, r.audit.seq, r.audit.seq);
+        ok = e !== undefined && recordMatchesEntry(r, e);
+        this.verified.set(r, ok);
+      }
+      if (ok) out.add(r.id);
     }
     return out;
+  }
+
+  /** Gate facts of records: provenance only, `verified` against their audit entries (memoised per object). */
+  private async recordFacts(src: StorageTx | StorageDriver, tenant: string, recs: readonly MemoryRecord[]): Promise<RecordFacts[]> {
+    const verified = await this.verifiedRecords(src, tenant, recs.filter((r) => !this.facts.has(r)));
+    return recs.map((r) => {
+      let f = this.facts.get(r);
+      if (!f) {
+        f = { id: r.id, lowestAuthority: r.taint.lowestAuthority, originPrincipal: r.origin.principalId, status: r.status === 'deleted' ? 'deleted' : 'active', expiresAt: r.expiresAt, derivedFrom: r.derivedFrom, verified: verified.has(r.id) };
+        this.facts.set(r, f);
+      }
+      return f;
+    });
+  }
+
+  /** A record's content prepared for value matching (memoised per object). */
+  private matchText(r: MemoryRecord): MatchText {
+    let t = this.texts.get(r);
+    if (!t) {
+      t = prepareText(r.content ?? '');
+      this.texts.set(r, t);
+    }
+    return t;
+  }
+
+  /**
+   * What the gate needs to decide on `recs` (a closed {@link FactsBundle}, see core/facts.ts):
+   * their facts, their corroborations that match audit entries, the evidence records those cite
+   * with their lineage, and — instead of every ancestor — each record's lineage summary
+   * (writers and their domains, see {@link lineageSets}).
+   */
+  private async gateFacts(tx: StorageTx, tenant: string, recs: readonly MemoryRecord[]): Promise<FactsBundle> {
+    const corroborations = new Map<string, Corroboration[]>();
+    for (const c of await this.verifiedRows(tx, tenant, await tx.corroborationsFor(tenant, recs.map((r) => r.id)), corroborationMatchesEntry)) {
+      const list = corroborations.get(c.recordId) ?? [];
+      list.push(c);
+      corroborations.set(c.recordId, list);
+    }
+    const all = new Map<string, MemoryRecord>(recs.map((r) => [r.id, r]));
+    const evidenceIds = [...new Set([...corroborations.values()].flat().map((c) => memoryRefId(c.evidenceRef)).filter((x): x is string => x !== null))];
+    if (evidenceIds.length > 0) {
+      const lineage = await tx.lineage(tenant, evidenceIds);
+      for (const r of await tx.getRecords(tenant, [...lineage.keys()].filter((id) => !all.has(id)))) all.set(r.id, r);
+    }
+    const records = new Map<string, RecordFacts>();
+    for (const f of await this.recordFacts(tx, tenant, [...all.values()])) records.set(f.id, f);
+    const lineage = await this.lineageSets(tx, tenant, recs);
+    const domains = new Map<string, string>();
+    for (const r of all.values()) {
+      if (lineage.has(r.id)) continue;
+      const p = await tx.getPrincipal(tenant, r.origin.principalId);
+      if (p) domains.set(p.id, p.domain);
+    }
+    return { records, domains, corroborations, lineage };
+  }
+
+  /**
+   * Lineage summaries of `recs`: the writers of each record and of all its ancestors, with their
+   * domains — what corroboration independence is judged against. Derivation edges and origins
+   * never change, so a summary is memoised per record object and built from the parents'
+   * summaries: a record at the end of a long chain costs one walk of the chain, once (ancestors
+   * read in batches, one query per generation), then nothing.
+   */
+  private async lineageSets(tx: StorageTx, tenant: string, recs: readonly MemoryRecord[]): Promise<Map<string, LineageSets>> {
+    const pending = recs.filter((r) => !this.lineages.has(r));
+    const oneOff = new Map<MemoryRecord, LineageMemo>();
+    if (pending.length > 0) {
+      const byId = new Map<string, MemoryRecord>();
+      const tried = new Set<string>();
+      let frontier: string[] = [];
+      const expand = (r: MemoryRecord): void => {
+        byId.set(r.id, r);
+        tried.add(r.id);
+        if (this.lineages.has(r)) return;
+        for (const e of r.derivedFrom) {
+          if (!tried.has(e.from)) {
+            tried.add(e.from);
+            frontier.push(e.from);
+          }
+        }
+      };
+      pending.forEach(expand);
+      while (frontier.length > 0) {
+        const next = frontier;
+        frontier = [];
+        for (const r of await tx.getRecords(tenant, next)) expand(r);
+      }
+      for (const r of pending) {
+        const m = this.summarize(r, byId);
+        if (m !== null) oneOff.set(r, m);
+      }
+    }
+    const out = new Map<string, LineageSets>();
+    for (const r of recs) {
+      const m = (this.lineages.get(r) ?? oneOff.get(r)) as LineageMemo;
+      if (m.domains === undefined) {
+        const domains = new Set<string>();
+        let complete = true;
+        for (const pid of m.principals) {
+          const p = await tx.getPrincipal(tenant, pid);
+          if (p) domains.add(p.domain);
+          else complete = false;
+        }
+        if (!complete) {
+          // a writer not (yet) registered: do not memoise what a registration could change
+          out.set(r.id, { principals: m.principals, domains });
+          continue;
+        }
+        m.domains = domains;
+      }
+      out.set(r.id, { principals: m.principals, domains: m.domains });
+    }
+    return out;
+  }
+
+  /**
+   * Memoise the lineage summary of `root` and of its not yet summarised ancestors in `byId`
+   * (post-order, no recursion: chains can be deep). A cycle — possible only among rows forged
+   * outside the API — is not memoised: its summary is returned for this decision only.
+   */
+  private summarize(root: MemoryRecord, byId: ReadonlyMap<string, MemoryRecord>): LineageMemo | null {
+    if (this.lineages.has(root)) return null;
+    const stack: Array<{ r: MemoryRecord; next: number }> = [{ r: root, next: 0 }];
+    const onPath = new Set<string>([root.id]);
+    const made: MemoryRecord[] = [];
+    let cyclic = false;
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1] as { r: MemoryRecord; next: number };
+      const edge = top.r.derivedFrom[top.next];
+      if (edge !== undefined) {
+        top.next += 1;
+        const parent = byId.get(edge.from);
+        if (parent === undefined || this.lineages.has(parent)) continue;
+        if (onPath.has(parent.id)) {
+          cyclic = true;
+          continue;
+        }
+        onPath.add(parent.id);
+        stack.push({ r: parent, next: 0 });
+        continue;
+      }
+      stack.pop();
+      onPath.delete(top.r.id);
+      if (this.lineages.has(top.r)) continue;
+      const principals = new Set<string>([top.r.origin.principalId]);
+      for (const e of top.r.derivedFrom) {
+        const parent = byId.get(e.from);
+        const pm = parent !== undefined ? this.lineages.get(parent) : undefined;
+        if (pm) for (const x of pm.principals) principals.add(x);
+      }
+      this.lineages.set(top.r, { principals });
+      made.push(top.r);
+    }
+    if (!cyclic) return null;
+    for (const r of made) this.lineages.delete(r);
+    const principals = new Set<string>();
+    const seen = new Set<string>();
+    const todo = [root];
+    while (todo.length > 0) {
+      const r = todo.pop() as MemoryRecord;
+      if (seen.has(r.id)) continue;
+      seen.add(r.id);
+      const memo = this.lineages.get(r);
+      if (memo) {
+        for (const x of memo.principals) principals.add(x);
+        continue;
+      }
+      principals.add(r.origin.principalId);
+      for (const e of r.derivedFrom) {
+        const parent = byId.get(e.from);
+        if (parent) todo.push(parent);
+      }
+    }
+    return { principals };
   }
 
   /**
@@ -647,19 +886,20 @@ export class Memory {
     const t0 = this.t0();
     const a = parseInput(schemas.authorize, input, 'authorize');
     const action: Action = a.action.resource !== undefined ? { type: a.action.type, args: a.action.args, resource: a.action.resource } : { type: a.action.type, args: a.action.args };
-    if (a.userTurn !== undefined) {
-      const u = await this.principalOrThrow(this.driver, a.tenant, a.userTurn.principal, 'decide');
-      if (u.kind !== 'user') throw new MemauthError('INVALID_ARGUMENT', `authorize: userTurn.principal ${u.id} is a ${u.kind}, not a user`, { field: 'userTurn.principal' });
-    }
     const tier = riskTier(this.policy, action);
     const mode = modeFor(this.policy, tier);
     const contextMode = a.context ?? 'session';
     const argsHash = argsHashOf(action.args);
-    return this.transact(a.tenant, 'authorize', t0, async (tx, mark) => {
+    return this.refusing(a.tenant, 'decide', () => this.transact(a.tenant, 'authorize', t0, async (tx, mark) => {
+      if (a.userTurn !== undefined) {
+        const u = await this.principalIn(tx, a.tenant, a.userTurn.principal);
+        if (u.kind !== 'user') throw new MemauthError('INVALID_ARGUMENT', `authorize: userTurn.principal ${u.id} is a ${u.kind}, not a user`, { field: 'userTurn.principal' });
+      }
       const now = this.now();
       const declaredIds = [...new Set(a.dependsOn ?? [])];
       const declared = await tx.getRecords(a.tenant, declaredIds);
-      const missing = declaredIds.filter((id) => !declared.some((r) => r.id === id));
+      const found = new Set(declared.map((r) => r.id));
+      const missing = declaredIds.filter((id) => !found.has(id));
       if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `authorize: dependsOn names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
       const reads = await this.sessionRecords(tx, a.tenant, a.session);
       const candidates = new Map<string, MemoryRecord>([...reads, ...declared].map((r) => [r.id, r]));
@@ -672,11 +912,20 @@ export class Memory {
       for (const id of declaredIds) addWhy(id, 'declared');
       if (contextMode === 'session') for (const r of reads) addWhy(r.id, 'context');
       const { k, minAuthority: floor } = this.policy.document.corroboration;
-      const { bundle } = await this.factsBundle(tx, a.tenant, [...candidates.keys()]);
+      const bundle = await this.gateFacts(tx, a.tenant, [...candidates.values()]);
+      const factsOf = new Map<string, DependencyFacts>();
+      const depFactsOf = (id: string): DependencyFacts => {
+        let f = factsOf.get(id);
+        if (!f) {
+          f = dependencyFacts(id, [], bundle, k, floor, now);
+          factsOf.set(id, f);
+        }
+        return f;
+      };
       const usable = [...candidates.values()].filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
-      const texts = usable.map((r) => ({ id: r.id, t: prepareText(r.content as string) }));
+      const texts = usable.map((r) => ({ id: r.id, t: this.matchText(r) }));
       const trusted = new Set(
-        usable.filter((r) => { const f = dependencyFacts(r.id, [], bundle, k, floor, now); return f.verified && atLeast(f.actionAuthority, TRUSTED_THRESHOLD); }).map((r) => r.id),
+        usable.filter((r) => { const f = depFactsOf(r.id); return f.verified && atLeast(f.actionAuthority, TRUSTED_THRESHOLD); }).map((r) => r.id),
       );
       const userText = a.userTurn !== undefined ? prepareText(a.userTurn.text) : null;
       const numberSources: NumberSource[] = [
@@ -684,9 +933,10 @@ export class Memory {
         ...texts.filter((x) => trusted.has(x.id)).map((x) => ({ id: x.id, numbers: x.t.numbers })),
       ];
       const suppliersOf = (v: ArgumentValue, onlyTrusted = false): ValueSuppliers => {
-        const recordIds = texts.filter((x) => (!onlyTrusted || trusted.has(x.id)) && supplies(x.t, v)).map((x) => x.id).sort();
+        const nv = normalizeText(v.value);
+        const recordIds = texts.filter((x) => (!onlyTrusted || trusted.has(x.id)) && supplies(x.t, v, nv)).map((x) => x.id).sort();
         for (const id of recordIds) addWhy(id, 'value');
-        return { value: v.value, recordIds, userTurn: userText !== null && supplies(userText, v) };
+        return { value: v.value, recordIds, userTurn: userText !== null && supplies(userText, v, nv) };
       };
       const values: ValueProvenance[] = argumentValues(action.args).map((v) => {
         const direct = suppliersOf(v);
@@ -701,7 +951,7 @@ export class Memory {
         return { argument: v.argument, ...direct, computed };
       });
       const depIds = [...why.keys()].sort();
-      const depFacts = depIds.map((id) => dependencyFacts(id, [...(why.get(id) as Set<DependencyWhy>)].sort(), bundle, k, floor, now));
+      const depFacts = depIds.map((id): DependencyFacts => ({ ...depFactsOf(id), why: [...(why.get(id) as Set<DependencyWhy>)].sort() }));
       const confirmations = await this.confirmationCandidates(tx, a.tenant, action.type, a.confirmationId ?? null, now);
       const result = decide({ action, argsHash, tier, mode, now, dependencies: depFacts, values, confirmations, citedConfirmationId: a.confirmationId ?? null, threshold: TRUSTED_THRESHOLD });
       const id = newId('dec');
@@ -746,7 +996,7 @@ export class Memory {
       await tx.insertDecision(decision);
       if (result.confirmationId !== null) await tx.insertConfirmationUse(a.tenant, result.confirmationId, id, now);
       return decision;
-    });
+    }));
   }
 
   private async confirmationCandidates(tx: StorageTx, tenant: string, actionType: string, cited: string | null, now: string): Promise<ConfirmationCandidate[]> {
@@ -791,7 +1041,7 @@ export class Memory {
     this.assertOpen();
     const a = parseInput(schemas.delete, input, 'delete');
     if (a.principal !== undefined) await this.principalOrThrow(this.driver, a.tenant, a.principal, 'delete');
-    return this.driver.transaction(a.tenant, async (tx) => {
+    return this.store.transaction(a.tenant, async (tx) => {
       const [rec] = await tx.getRecords(a.tenant, [a.id]);
       if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(a.id)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.id });
       if (rec.status === 'deleted') return rec;
@@ -833,7 +1083,7 @@ export class Memory {
     const tenants = input.tenant !== undefined ? [parseInput(schemas.tenant, { tenant: input.tenant }, 'checkpoint').tenant] : await this.driver.tenants();
     const out: Checkpoint[] = [];
     for (const t of tenants) {
-      const c = await this.driver.transaction(t, async (tx) => {
+      const c = await this.store.transaction(t, async (tx) => {
         const head = await tx.auditHead(t);
         if (!head) return null;
         const last = await tx.latestCheckpoint(t);
@@ -883,7 +1133,7 @@ export class Memory {
       }
     }
     this.closed = true;
-    await this.driver.close();
+    await this.store.close();
   }
 }
 

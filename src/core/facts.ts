@@ -25,6 +25,19 @@ export interface FactsBundle {
   readonly records: ReadonlyMap<string, RecordFacts>;
   readonly domains: ReadonlyMap<string, string>;
   readonly corroborations: ReadonlyMap<string, readonly Corroboration[]>;
+  /**
+   * Optional: for some records, the principals (and their domains) of the record's writer and
+   * of every ancestor's writer, precomputed — exactly what {@link lineageOf} derives from a
+   * bundle holding the whole lineage. The live gate passes it so that a decision does not walk
+   * a deep derivation chain; a record given here needs only itself in `records`.
+   */
+  readonly lineage?: ReadonlyMap<string, LineageSets>;
+}
+
+/** Principals that wrote a record or any of its ancestors, and their independence domains. */
+export interface LineageSets {
+  readonly principals: ReadonlySet<string>;
+  readonly domains: ReadonlySet<string>;
 }
 
 export const MEMORY_REF_PREFIX = 'memory:';
@@ -53,19 +66,24 @@ export function effectiveStatus(r: Pick<RecordFacts, 'status' | 'expiresAt'>, no
 }
 
 /** Action authority of one record: its taint, or lifted by independent corroboration. */
-export function corroborationOf(id: string, bundle: FactsBundle, k: number, minAuthority: Authority, now: string): CorroborationResult {
-  const rec = bundle.records.get(id);
-  if (!rec) throw new Error(`facts bundle is missing record ${id}`);
-  const lineageIds = [id, ...ancestorsOf(id, bundle.records)];
+/** Writers of `id` and of its ancestors within the bundle (those it holds), and their domains. */
+export function lineageOf(id: string, bundle: Pick<FactsBundle, 'records' | 'domains'>): LineageSets {
   const principals = new Set<string>();
   const domains = new Set<string>();
-  for (const rid of lineageIds) {
+  for (const rid of [id, ...ancestorsOf(id, bundle.records)]) {
     const r = bundle.records.get(rid);
     if (!r) continue;
     principals.add(r.originPrincipal);
     const d = bundle.domains.get(r.originPrincipal);
     if (d !== undefined) domains.add(d);
   }
+  return { principals, domains };
+}
+
+export function corroborationOf(id: string, bundle: FactsBundle, k: number, minAuthority: Authority, now: string): CorroborationResult {
+  const rec = bundle.records.get(id);
+  if (!rec) throw new Error(`facts bundle is missing record ${id}`);
+  const { principals, domains } = bundle.lineage?.get(id) ?? lineageOf(id, bundle);
   const corroborations: CorroborationFacts[] = (bundle.corroborations.get(id) ?? []).map((c) => {
     const evId = memoryRefId(c.evidenceRef);
     if (evId === null) return { ...c, evidenceUsable: true, evidenceDerivedFromRecord: false };

@@ -76,10 +76,13 @@ export function prepareText(text: string): MatchText {
   return { normalized: normalizeText(text), numbers: numbersIn(text) };
 }
 
-/** Does `text` supply `value`? */
-export function supplies(text: MatchText, value: ArgumentValue): boolean {
+/**
+ * Does `text` supply `value`?
+ * @param normalizedValue - `normalizeText(value.value)`, when the caller matches one value against many texts.
+ */
+export function supplies(text: MatchText, value: ArgumentValue, normalizedValue: string = normalizeText(value.value)): boolean {
   if (value.numeric !== null && text.numbers.includes(value.numeric)) return true;
-  return containsOnBoundary(text.normalized, normalizeText(value.value));
+  return containsOnBoundary(text.normalized, normalizedValue);
 }
 
 /** Significant tokens of a text: words of 3+ characters or containing a digit. */

@@ -1,0 +1,671 @@
+/**
+ * A read cache over a {@link StorageDriver}, used by the library facade for its transactions.
+ *
+ * What is cached: the reads the gate and the write path make over and over — records (their
+ * rows, which are immutable but for erasure), principals, corroborations, unexpired
+ * confirmations per action type, confirmation use counts, session reads, the audit chain head.
+ * Only reads made inside a transaction use it, and only while the driver's
+ * {@link ChangeTracking.changeToken} is what it was at the end of this cache's own last
+ * transaction: any write by another connection, by this connection outside this cache (the raw
+ * handle, another facade), or any rolled back write empties it. Writes made through it update it
+ * when their transaction's body has completed; reads see their own transaction's writes. It never
+ * decides anything: what the gate trusts is still verified against the audit log by the facade.
+ *
+ * Cached objects are deep-frozen (they are shared between calls).
+ */
+import type { AuditEntry, Checkpoint } from '../core/audit.js';
+import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../core/types.js';
+import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx } from './driver.js';
+
+/** A driver that can tell whether anything changed behind a cache's back (see {@link CachingDriver}). */
+export interface ChangeTracking {
+  /**
+   * Called inside a transaction. Equal tokens at two points mean the data this connection sees
+   * has not changed in between except through this connection's writes, and that none of those
+   * writes was rolled back. It must change when another connection commits, when this
+   * connection writes (by any path), and when a write is rolled back.
+   */
+  changeToken(): string;
+}
+
+/** Options for {@link CachingDriver}. */
+export interface CacheOptions {
+  /** most records kept (least recently used are dropped). Default 50,000. */
+  readonly maxRecords?: number;
+}
+
+const INVALID: unique symbol = Symbol('invalid');
+type Slot<T> = T | typeof INVALID;
+
+const key = (tenant: string, id: string): string => `${tenant}\u0000${id}`;
+
+/** Freeze `v` and everything reachable from it; returns `v`. */
+export function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v as object)) deepFreeze(x);
+  }
+  return v;
+}
+
+/** The order every driver read of records returns: by audit seq (write order within a tenant), then id. */
+export function byWriteOrder(a: MemoryRecord, b: MemoryRecord): number {
+  return a.audit.seq - b.audit.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+const byAtThenId = (a: Corroboration, b: Corroboration): number => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byCreatedThenId = (a: Confirmation, b: Confirmation): number =>
+  a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+/** A Map bounded to `max` entries, dropping the least recently used. */
+class Lru<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(k: string): V | undefined {
+    const v = this.map.get(k);
+    if (v !== undefined) {
+      this.map.delete(k);
+      this.map.set(k, v);
+    }
+    return v;
+  }
+  set(k: string, v: V): void {
+    this.map.delete(k);
+    this.map.set(k, v);
+    if (this.map.size > this.max) {
+      const first = this.map.keys().next();
+      if (!first.done) this.map.delete(first.value);
+    }
+  }
+  delete(k: string): void {
+    this.map.delete(k);
+  }
+  clear(): void {
+    this.map.clear();
+  }
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+type Head = { seq: number; hash: string } | null;
+
+/** What is known to be in the store as of the cache's token. */
+class CacheState {
+  readonly principals = new Map<string, ReadonlyMap<string, Principal>>();
+  readonly records: Lru<MemoryRecord>;
+  readonly corroborations: Lru<readonly Corroboration[]>;
+  /** per tenant and action type: every confirmation unexpired at `since`, when fewer than the driver's limit. */
+  readonly confirmations = new Map<string, { readonly since: string; readonly list: readonly Confirmation[] }>();
+  readonly uses: Lru<number>;
+  readonly sessions: Lru<ReadonlySet<string>>;
+  readonly heads = new Map<string, Head>();
+  /** (tenant, policy version) pairs whose policy entry is in the chain. */
+  readonly policies = new Set<string>();
+
+  constructor(maxRecords: number) {
+    this.records = new Lru(maxRecords);
+    this.corroborations = new Lru(maxRecords);
+    this.uses = new Lru(10_000);
+    this.sessions = new Lru(10_000);
+  }
+
+  clear(): void {
+    this.principals.clear();
+    this.records.clear();
+    this.corroborations.clear();
+    this.confirmations.clear();
+    this.uses.clear();
+    this.sessions.clear();
+    this.heads.clear();
+    this.policies.clear();
+  }
+}
+
+/** One transaction's own writes, applied to the state when its body completes. */
+class Overlay {
+  /** a write happened: reads that miss the cache no longer populate it. */
+  dirty = false;
+  /** a method this cache does not know was called: empty the cache afterwards. */
+  unknown = false;
+  readonly principals = new Map<string, Principal[]>();
+  readonly records = new Map<string, Slot<MemoryRecord>>();
+  readonly corroborations = new Map<string, Slot<readonly Corroboration[]>>();
+  readonly confirmations = new Map<string, Confirmation[]>();
+  readonly uses = new Map<string, Slot<number>>();
+  readonly sessions = new Map<string, Slot<ReadonlySet<string>>>();
+  readonly heads = new Map<string, Head>();
+  readonly policies = new Set<string>();
+
+  apply(s: CacheState): void {
+    for (const [t, adds] of this.principals) {
+      const base = s.principals.get(t);
+      if (base) {
+        const m = new Map(base);
+        for (const p of adds) m.set(p.id, p);
+        s.principals.set(t, m);
+      }
+    }
+    const put = <V>(lru: Lru<V>, m: Map<string, Slot<V>>): void => {
+      for (const [k, v] of m) {
+        if (v === INVALID) lru.delete(k);
+        else lru.set(k, v);
+      }
+    };
+    put(s.records, this.records);
+    put(s.corroborations, this.corroborations);
+    put(s.uses, this.uses);
+    put(s.sessions, this.sessions);
+    for (const [k, adds] of this.confirmations) {
+      const base = s.confirmations.get(k);
+      if (base) s.confirmations.set(k, { since: base.since, list: [...base.list, ...adds] });
+    }
+    for (const [t, h] of this.heads) s.heads.set(t, h);
+    for (const p of this.policies) s.policies.add(p);
+  }
+}
+
+/**
+ * The transaction view handed to the facade: cached reads, write-through writes. Port methods
+ * it does not define are forwarded (see {@link viewClassFor}); the interface merge below lets
+ * TypeScript see it as a full {@link StorageTx}.
+ */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- methods it lacks are forwarded at runtime
+interface CachedTx extends StorageTx {}
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+class CachedTx {
+  constructor(
+    readonly tx: StorageTx,
+    private readonly st: CacheState,
+    readonly ov: Overlay,
+  ) {}
+
+  private wrote(): void {
+    this.ov.dirty = true;
+  }
+
+  // ---- cached reads
+
+  private async principalMap(tenant: string): Promise<ReadonlyMap<string, Principal>> {
+    const base = this.st.principals.get(tenant);
+    if (base) {
+      const adds = this.ov.principals.get(tenant);
+      if (!adds || adds.length === 0) return base;
+      const m = new Map(base);
+      for (const p of adds) m.set(p.id, p);
+      return m;
+    }
+    const m = new Map((await this.tx.listPrincipals(tenant)).map((p) => [p.id, deepFreeze(p)] as const));
+    if (!this.ov.dirty) this.st.principals.set(tenant, m);
+    return m;
+  }
+
+  async getPrincipal(tenant: string, id: string): Promise<Principal | null> {
+    return (await this.principalMap(tenant)).get(id) ?? null;
+  }
+
+  async listPrincipals(tenant: string): Promise<Principal[]> {
+    return [...(await this.principalMap(tenant)).values()].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  async getRecords(tenant: string, ids: readonly string[]): Promise<MemoryRecord[]> {
+    const out = new Map<string, MemoryRecord>();
+    const miss = new Set<string>();
+    for (const id of ids) {
+      if (out.has(id) || miss.has(id)) continue;
+      const k = key(tenant, id);
+      const o = this.ov.records.get(k);
+      if (o !== undefined) {
+        if (o === INVALID) miss.add(id);
+        else out.set(id, o);
+        continue;
+      }
+      const b = this.st.records.get(k);
+      if (b !== undefined) out.set(id, b);
+      else miss.add(id);
+    }
+    if (miss.size > 0) {
+      for (const r of await this.tx.getRecords(tenant, [...miss])) {
+        deepFreeze(r);
+        out.set(r.id, r);
+        const k = key(tenant, r.id);
+        if (!this.ov.dirty && !this.ov.records.has(k)) this.st.records.set(k, r);
+      }
+    }
+    return [...out.values()].sort(byWriteOrder);
+  }
+
+  async lineage(tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
+    const out = new Map<string, DerivationEdge[]>();
+    let frontier = [...new Set(ids)];
+    while (frontier.length > 0) {
+      const known = await this.getRecords(tenant, frontier.filter((id) => !out.has(id)));
+      const next: string[] = [];
+      for (const r of known) {
+        out.set(r.id, [...r.derivedFrom]);
+        for (const e of r.derivedFrom) if (!out.has(e.from)) next.push(e.from);
+      }
+      frontier = [...new Set(next)];
+    }
+    return out;
+  }
+
+  async corroborationsFor(tenant: string, recordIds: readonly string[]): Promise<Corroboration[]> {
+    const lists: Array<readonly Corroboration[]> = [];
+    const miss = new Set<string>();
+    const seen = new Set<string>();
+    for (const id of recordIds) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const k = key(tenant, id);
+      const o = this.ov.corroborations.get(k);
+      if (o !== undefined) {
+        if (o === INVALID) miss.add(id);
+        else lists.push(o);
+        continue;
+      }
+      const b = this.st.corroborations.get(k);
+      if (b !== undefined) lists.push(b);
+      else miss.add(id);
+    }
+    if (miss.size > 0) {
+      const groups = new Map<string, Corroboration[]>();
+      for (const id of miss) groups.set(id, []);
+      for (const c of await this.tx.corroborationsFor(tenant, [...miss])) groups.get(c.recordId)?.push(deepFreeze(c));
+      for (const [id, list] of groups) {
+        list.sort(byAtThenId);
+        deepFreeze(list);
+        lists.push(list);
+        const k = key(tenant, id);
+        if (!this.ov.dirty && !this.ov.corroborations.has(k)) this.st.corroborations.set(k, list);
+      }
+    }
+    return lists.flat().sort(byAtThenId);
+  }
+
+  async listConfirmations(tenant: string, actionType: string, now: string): Promise<Confirmation[]> {
+    const k = key(tenant, actionType);
+    const base = this.st.confirmations.get(k);
+    if (base && now >= base.since) {
+      const adds = this.ov.confirmations.get(k) ?? [];
+      return [...base.list, ...adds].filter((c) => c.expiresAt > now).sort(byCreatedThenId).slice(0, 1000);
+    }
+    const rows = (await this.tx.listConfirmations(tenant, actionType, now)).map((c) => deepFreeze(c));
+    // the driver returns at most 1,000: a full page may be incomplete, so it is not kept
+    if (!this.ov.dirty && rows.length < 1000) this.st.confirmations.set(k, { since: now, list: rows });
+    return rows;
+  }
+
+  async confirmationUses(tenant: string, ids: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const miss: string[] = [];
+    for (const id of ids) {
+      if (out.has(id)) continue;
+      const k = key(tenant, id);
+      const o = this.ov.uses.get(k);
+      const v = o !== undefined ? o : this.st.uses.get(k);
+      if (v === undefined || v === INVALID) miss.push(id);
+      else out.set(id, v);
+    }
+    if (miss.length > 0) {
+      const got = await this.tx.confirmationUses(tenant, miss);
+      for (const id of miss) {
+        const n = got.get(id) ?? 0;
+        out.set(id, n);
+        const k = key(tenant, id);
+        if (!this.ov.dirty && !this.ov.uses.has(k)) this.st.uses.set(k, n);
+      }
+    }
+    return out;
+  }
+
+  /** Session reads; their order carries no meaning (records are always returned in write order). */
+  async sessionReads(tenant: string, sessionId: string): Promise<string[]> {
+    const k = key(tenant, sessionId);
+    const o = this.ov.sessions.get(k);
+    const v = o !== undefined ? o : this.st.sessions.get(k);
+    if (v !== undefined && v !== INVALID) return [...v];
+    const ids = await this.tx.sessionReads(tenant, sessionId);
+    if (!this.ov.dirty && o === undefined) this.st.sessions.set(k, deepFreeze(new Set(ids)));
+    return ids;
+  }
+
+  async auditHead(tenant: string): Promise<Head> {
+    const o = this.ov.heads.get(tenant);
+    if (o !== undefined) return o;
+    if (this.st.heads.has(tenant)) return this.st.heads.get(tenant) ?? null;
+    const h = await this.tx.auditHead(tenant);
+    if (!this.ov.dirty) this.st.heads.set(tenant, h);
+    return h;
+  }
+
+  // ---- uncached reads
+
+  getPolicyText(version: string): Promise<string | null> {
+    return this.tx.getPolicyText(version);
+  }
+  listRecords(tenant: string, opts: ListRecordsOptions): Promise<MemoryRecord[]> {
+    return this.tx.listRecords(tenant, opts);
+  }
+  search(tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
+    return this.tx.search(tenant, scope, query, limit, now);
+  }
+  getConfirmation(tenant: string, id: string): Promise<Confirmation | null> {
+    return this.tx.getConfirmation(tenant, id);
+  }
+  sessionExists(tenant: string, sessionId: string): Promise<boolean> {
+    return this.tx.sessionExists(tenant, sessionId);
+  }
+  getDecision(tenant: string, id: string): Promise<Decision | null> {
+    return this.tx.getDecision(tenant, id);
+  }
+  listDecisions(tenant: string, limit: number): Promise<Decision[]> {
+    return this.tx.listDecisions(tenant, limit);
+  }
+  auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]> {
+    return this.tx.auditRange(tenant, fromSeq, toSeq);
+  }
+  async auditHasPolicy(tenant: string, policyVersion: string): Promise<boolean> {
+    const k = key(tenant, policyVersion);
+    if (this.ov.policies.has(k) || this.st.policies.has(k)) return true;
+    const has = await this.tx.auditHasPolicy(tenant, policyVersion);
+    if (has && !this.ov.dirty) this.st.policies.add(k);
+    return has;
+  }
+  latestCheckpoint(tenant: string): Promise<Checkpoint | null> {
+    return this.tx.latestCheckpoint(tenant);
+  }
+  tenants(): Promise<string[]> {
+    return this.tx.tenants();
+  }
+
+  // ---- writes: through to the driver, then into this transaction's overlay
+
+  async putPolicyText(version: string, text: string, at: string): Promise<void> {
+    this.wrote();
+    await this.tx.putPolicyText(version, text, at);
+  }
+
+  async insertPrincipal(p: Principal): Promise<void> {
+    this.wrote();
+    await this.tx.insertPrincipal(p);
+    const list = this.ov.principals.get(p.tenant) ?? [];
+    list.push(deepFreeze({ tenant: p.tenant, id: p.id, kind: p.kind, maxAuthority: p.maxAuthority, domain: p.domain, createdAt: p.createdAt }));
+    this.ov.principals.set(p.tenant, list);
+  }
+
+  async insertRecord(r: MemoryRecord): Promise<void> {
+    this.wrote();
+    await this.tx.insertRecord(r);
+    // the row just written is exactly `r`; it is shared from now on, so it must not change
+    this.ov.records.set(key(r.tenant, r.id), deepFreeze(r));
+  }
+
+  async eraseRecord(tenant: string, id: string, at: string): Promise<void> {
+    this.wrote();
+    await this.tx.eraseRecord(tenant, id, at);
+    const k = key(tenant, id);
+    const o = this.ov.records.get(k);
+    const cur = o !== undefined ? o : this.st.records.get(k);
+    this.ov.records.set(k, cur === undefined || cur === INVALID ? INVALID : deepFreeze({ ...cur, content: null, status: 'deleted' }));
+  }
+
+  async insertCorroboration(c: Corroboration, auditSeq: number): Promise<void> {
+    this.wrote();
+    await this.tx.insertCorroboration(c, auditSeq);
+    const k = key(c.tenant, c.recordId);
+    const o = this.ov.corroborations.get(k);
+    const cur = o !== undefined ? o : this.st.corroborations.get(k);
+    if (cur === undefined || cur === INVALID) {
+      this.ov.corroborations.set(k, INVALID);
+      return;
+    }
+    const row: Corroboration = { id: c.id, tenant: c.tenant, recordId: c.recordId, principalId: c.principalId, authority: c.authority, domain: c.domain, evidenceRef: c.evidenceRef, at: c.at, auditSeq };
+    this.ov.corroborations.set(k, deepFreeze([...cur, row].sort(byAtThenId)));
+  }
+
+  async insertConfirmation(c: Confirmation, auditSeq: number): Promise<void> {
+    this.wrote();
+    await this.tx.insertConfirmation(c, auditSeq);
+    const k = key(c.tenant, c.actionType);
+    const list = this.ov.confirmations.get(k) ?? [];
+    // what the driver reads back: args and memory ids go through JSON
+    list.push(
+      deepFreeze({
+        id: c.id,
+        tenant: c.tenant,
+        principalId: c.principalId,
+        actionType: c.actionType,
+        resource: c.resource,
+        argsHash: c.argsHash,
+        args: c.args === null ? null : (JSON.parse(JSON.stringify(c.args)) as Record<string, unknown>),
+        memoryIds: c.memoryIds === null ? null : (JSON.parse(JSON.stringify(c.memoryIds)) as string[]),
+        expiresAt: c.expiresAt,
+        maxUses: c.maxUses,
+        createdAt: c.createdAt,
+        auditSeq,
+      }),
+    );
+    this.ov.confirmations.set(k, list);
+  }
+
+  async insertConfirmationUse(tenant: string, confirmationId: string, decisionId: string, at: string): Promise<void> {
+    this.wrote();
+    await this.tx.insertConfirmationUse(tenant, confirmationId, decisionId, at);
+    const k = key(tenant, confirmationId);
+    const o = this.ov.uses.get(k);
+    const cur = o !== undefined ? o : this.st.uses.get(k);
+    this.ov.uses.set(k, cur === undefined || cur === INVALID ? INVALID : cur + 1);
+  }
+
+  async ensureSession(tenant: string, sessionId: string, at: string): Promise<void> {
+    this.wrote();
+    await this.tx.ensureSession(tenant, sessionId, at);
+  }
+
+  async addSessionReads(tenant: string, sessionId: string, recordIds: readonly string[], at: string): Promise<void> {
+    this.wrote();
+    await this.tx.addSessionReads(tenant, sessionId, recordIds, at);
+    const k = key(tenant, sessionId);
+    const o = this.ov.sessions.get(k);
+    const cur = o !== undefined ? o : this.st.sessions.get(k);
+    this.ov.sessions.set(k, cur === undefined || cur === INVALID ? INVALID : deepFreeze(new Set([...cur, ...recordIds])));
+  }
+
+  async insertDecision(d: Decision): Promise<void> {
+    this.wrote();
+    await this.tx.insertDecision(d);
+  }
+
+  async appendAudit(e: AuditEntry): Promise<void> {
+    this.wrote();
+    await this.tx.appendAudit(e);
+    this.ov.heads.set(e.tenant, { seq: e.seq, hash: e.hash });
+    if (e.op === 'policy') this.ov.policies.add(key(e.tenant, e.policyVersion));
+  }
+
+  async insertCheckpoint(c: Checkpoint): Promise<void> {
+    this.wrote();
+    await this.tx.insertCheckpoint(c);
+  }
+}
+
+/** Names of the functions an object has along its prototype chain (not Object's). */
+function methodNames(o: object): string[] {
+  const out = new Set<string>();
+  for (let proto = Object.getPrototypeOf(o) as object | null; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const d = Object.getOwnPropertyDescriptor(proto, name);
+      if (name !== 'constructor' && d !== undefined && typeof d.value === 'function') out.add(name);
+    }
+  }
+  return [...out];
+}
+
+const viewClasses = new WeakMap<object, typeof CachedTx>();
+
+/**
+ * The view class for transactions of drivers like `tx`: {@link CachedTx} plus a forwarder for
+ * every method of the driver it does not define (methods the port may gain later). Such a
+ * method might write anything, so calling one empties the cache after the transaction.
+ * Built once per driver class.
+ */
+function viewClassFor(tx: StorageTx): typeof CachedTx {
+  const proto = Object.getPrototypeOf(tx) as object;
+  let cls = viewClasses.get(proto);
+  if (!cls) {
+    const View = class extends CachedTx {};
+    for (const name of methodNames(tx)) {
+      if (name in CachedTx.prototype) continue;
+      Object.defineProperty(View.prototype, name, {
+        configurable: true,
+        writable: true,
+        value: function forwarded(this: CachedTx, ...args: unknown[]): unknown {
+          this.ov.unknown = true;
+          this.ov.dirty = true;
+          return ((this.tx as unknown as Record<string, (...a: unknown[]) => unknown>)[name] as (...a: unknown[]) => unknown).apply(this.tx, args);
+        },
+      });
+    }
+    cls = View;
+    viewClasses.set(proto, cls);
+  }
+  return cls;
+}
+
+/**
+ * A {@link StorageDriver} whose transactions read through a cache (see the module comment).
+ * Reads outside transactions go straight to the wrapped driver, uncached; so do port methods
+ * this class does not define (forwarded at construction; the interface merge below lets
+ * TypeScript see it as a full {@link StorageDriver}).
+ */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- methods it lacks are forwarded at runtime
+export interface CachingDriver extends StorageDriver {}
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export class CachingDriver {
+  readonly kind: string;
+  private readonly state: CacheState;
+  /** the wrapped driver's token when the state was last known to match the store. */
+  private token: string | null = null;
+
+  private constructor(
+    private readonly inner: StorageDriver & ChangeTracking,
+    opts: CacheOptions,
+  ) {
+    this.kind = inner.kind;
+    this.state = new CacheState(Math.max(1, opts.maxRecords ?? 50_000));
+    const self = this as unknown as Record<string, unknown>;
+    for (const name of methodNames(inner)) {
+      if (name in CachingDriver.prototype) continue;
+      self[name] = (...args: unknown[]): unknown => (inner as unknown as Record<string, (...a: unknown[]) => unknown>)[name]?.apply(inner, args);
+    }
+  }
+
+  /** Wrap `driver` when it can report changes (see {@link ChangeTracking}); otherwise return it as is. */
+  static wrap(driver: StorageDriver, opts: CacheOptions = {}): StorageDriver {
+    const tracking = driver as StorageDriver & Partial<ChangeTracking>;
+    return typeof tracking.changeToken === 'function' ? new CachingDriver(tracking as StorageDriver & ChangeTracking, opts) : driver;
+  }
+
+  /** Number of records currently cached (for tests and benchmarks). */
+  get cachedRecords(): number {
+    return this.state.records.size;
+  }
+
+  async transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    return this.inner.transaction(tenant, async (tx) => {
+      const before = this.inner.changeToken();
+      if (before !== this.token) {
+        this.state.clear();
+        this.token = before;
+      }
+      const ov = new Overlay();
+      const View = viewClassFor(tx);
+      const view: StorageTx = new View(tx, this.state, ov);
+      let out: T;
+      try {
+        out = await fn(view);
+      } catch (e) {
+        // a body that wrote and failed is rolled back by the driver, which changes the token;
+        // one that only read left the state valid
+        if (ov.unknown) this.token = null;
+        throw e;
+      }
+      if (ov.unknown) {
+        this.state.clear();
+        this.token = null;
+      } else {
+        ov.apply(this.state);
+        this.token = this.inner.changeToken();
+      }
+      return out;
+    });
+  }
+
+  async close(): Promise<void> {
+    this.state.clear();
+    await this.inner.close();
+  }
+
+  // ---- reads outside transactions: uncached
+  getPolicyText(version: string): Promise<string | null> {
+    return this.inner.getPolicyText(version);
+  }
+  getPrincipal(tenant: string, id: string): Promise<Principal | null> {
+    return this.inner.getPrincipal(tenant, id);
+  }
+  listPrincipals(tenant: string): Promise<Principal[]> {
+    return this.inner.listPrincipals(tenant);
+  }
+  getRecords(tenant: string, ids: readonly string[]): Promise<MemoryRecord[]> {
+    return this.inner.getRecords(tenant, ids);
+  }
+  listRecords(tenant: string, opts: ListRecordsOptions): Promise<MemoryRecord[]> {
+    return this.inner.listRecords(tenant, opts);
+  }
+  search(tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
+    return this.inner.search(tenant, scope, query, limit, now);
+  }
+  lineage(tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
+    return this.inner.lineage(tenant, ids);
+  }
+  corroborationsFor(tenant: string, recordIds: readonly string[]): Promise<Corroboration[]> {
+    return this.inner.corroborationsFor(tenant, recordIds);
+  }
+  getConfirmation(tenant: string, id: string): Promise<Confirmation | null> {
+    return this.inner.getConfirmation(tenant, id);
+  }
+  listConfirmations(tenant: string, actionType: string, now: string): Promise<Confirmation[]> {
+    return this.inner.listConfirmations(tenant, actionType, now);
+  }
+  confirmationUses(tenant: string, ids: readonly string[]): Promise<Map<string, number>> {
+    return this.inner.confirmationUses(tenant, ids);
+  }
+  sessionExists(tenant: string, sessionId: string): Promise<boolean> {
+    return this.inner.sessionExists(tenant, sessionId);
+  }
+  sessionReads(tenant: string, sessionId: string): Promise<string[]> {
+    return this.inner.sessionReads(tenant, sessionId);
+  }
+  getDecision(tenant: string, id: string): Promise<Decision | null> {
+    return this.inner.getDecision(tenant, id);
+  }
+  listDecisions(tenant: string, limit: number): Promise<Decision[]> {
+    return this.inner.listDecisions(tenant, limit);
+  }
+  auditHead(tenant: string): Promise<{ seq: number; hash: string } | null> {
+    return this.inner.auditHead(tenant);
+  }
+  auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]> {
+    return this.inner.auditRange(tenant, fromSeq, toSeq);
+  }
+  auditHasPolicy(tenant: string, policyVersion: string): Promise<boolean> {
+    return this.inner.auditHasPolicy(tenant, policyVersion);
+  }
+  latestCheckpoint(tenant: string): Promise<Checkpoint | null> {
+    return this.inner.latestCheckpoint(tenant);
+  }
+  tenants(): Promise<string[]> {
+    return this.inner.tenants();
+  }
+}

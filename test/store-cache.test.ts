@@ -1,0 +1,235 @@
+/**
+ * Group commit (SQLite driver) and the facade's read cache: a cached Memory must decide exactly
+ * as an uncached one, whatever happens behind its back — rows altered out of band, another
+ * connection deleting a record or using a confirmation, a group COMMIT that fails.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Memory } from '../src/api/memory.js';
+import { DEFAULT_POLICY, type PolicyInput, loadPolicy } from '../src/core/policy.js';
+import type { Decision } from '../src/core/types.js';
+import { SqliteDriver } from '../src/store/sqlite/driver.js';
+
+const base = DEFAULT_POLICY as PolicyInput & { sources: unknown[] };
+const POLICY = loadPolicy({ ...base, sources: [{ match: 'erp://*', authority: 'trusted_tool_verified' }, ...base.sources] });
+const T = 'acme';
+
+function tempDir(): { dir: string; done: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'memauth-cache-'));
+  return { dir, done: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function open(path: string, opts: { group?: boolean; cache?: boolean } = {}): Memory {
+  return new Memory({ driver: SqliteDriver.open({ path, groupCommit: opts.group ?? false }), policy: POLICY, checkpointKey: null, cache: opts.cache ?? true });
+}
+
+async function principals(mem: Memory): Promise<void> {
+  await mem.registerPrincipal({ tenant: T, id: 'alice', kind: 'user', domain: 'acme-staff' });
+  await mem.registerPrincipal({ tenant: T, id: 'assistant', kind: 'agent', domain: 'agent-runtime' });
+  await mem.registerPrincipal({ tenant: T, id: 'erp1', kind: 'tool', domain: 'erp-a' });
+  await mem.registerPrincipal({ tenant: T, id: 'erp2', kind: 'tool', domain: 'erp-b' });
+  await mem.registerPrincipal({ tenant: T, id: 'erp1b', kind: 'tool', domain: 'erp-a' });
+  await mem.registerPrincipal({ tenant: T, id: 'web', kind: 'tool', domain: 'browser' });
+}
+
+const pay = (to: string, amount: number) => ({ type: 'pay', args: { to, amount } });
+const codes = (d: Decision): string[] => d.reasons.map((r) => r.code);
+
+test('group commit: concurrent transactions share a COMMIT, each resolves after it, and one that throws rolls back alone', async () => {
+  const { dir, done } = tempDir();
+  try {
+    const path = join(dir, 'g.db');
+    const d = SqliteDriver.open({ path, groupCommit: { maxOps: 64, maxDelayMs: 5 } });
+    const other = new Database(path, { readonly: true });
+    const seen = (id: string): boolean => other.prepare('SELECT 1 FROM principals WHERE tenant = ? AND id = ?').get(T, id) !== undefined;
+    const insert = (id: string, fail = false) =>
+      d.transaction(T, async (tx) => {
+        await tx.insertPrincipal({ tenant: T, id, kind: 'user', maxAuthority: 'user_confirmed', domain: 'd', createdAt: new Date().toISOString() });
+        if (fail) throw new Error(`boom ${id}`);
+        return id;
+      }).then((v) => {
+        // resolved only once committed: another connection sees it already
+        assert.ok(seen(id), `${id} acknowledged before it was committed`);
+        return v;
+      });
+    const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => insert(`p${i}`, i % 7 === 3)));
+    for (const [i, r] of results.entries()) {
+      if (i % 7 === 3) {
+        assert.equal(r.status, 'rejected');
+        assert.equal(seen(`p${i}`), false, `p${i} threw but was committed`);
+      } else {
+        assert.equal(r.status, 'fulfilled');
+        assert.ok(seen(`p${i}`));
+      }
+    }
+    other.close();
+    await d.close();
+  } finally {
+    done();
+  }
+});
+
+test('group commit: a failed COMMIT rejects every transaction of the batch and the cache forgets what it held', async () => {
+  const { dir, done } = tempDir();
+  try {
+    const path = join(dir, 'c.db');
+    const mem = open(path, { group: true });
+    await principals(mem);
+    await mem.write({ tenant: T, scope: 'v', principal: 'alice', content: 'pay vendor-1 amount 100' });
+    const raw = (mem.driver as SqliteDriver).unsafeDatabase();
+    // a deferred foreign key: the transaction body succeeds, the COMMIT fails
+    raw.exec('CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE c (x INTEGER REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED);');
+    const poison = (mem.driver as SqliteDriver).transaction(T, async () => {
+      raw.prepare('INSERT INTO c (x) VALUES (42)').run();
+    });
+    const writes = Array.from({ length: 5 }, (_, i) => mem.write({ tenant: T, scope: 'v', principal: 'alice', content: `pay vendor-${i + 2} amount 200` }));
+    const settled = await Promise.allSettled([poison, ...writes]);
+    assert.ok(settled.every((r) => r.status === 'rejected'), 'every transaction of the failed batch is rejected');
+    raw.exec('DROP TABLE c; DROP TABLE p;');
+    // the chain head and records the cache saw in the failed batch were rolled back: nothing stale is used
+    const { record } = await mem.write({ tenant: T, scope: 'v', principal: 'alice', content: 'pay vendor-9 amount 900' });
+    const dec = await mem.authorize({ tenant: T, action: pay('vendor-9', 900), dependsOn: [record.id], context: 'declared' });
+    assert.equal(dec.outcome, 'allow');
+    const rep = await mem.verifyAudit({ tenant: T });
+    assert.ok(rep.ok, rep.tenants[0]?.message);
+    assert.equal((await mem.list({ tenant: T })).length, 2);
+    await mem.close();
+  } finally {
+    done();
+  }
+});
+
+test('cache: a row altered out of band (triggers dropped) stops counting, exactly as without the cache', async () => {
+  const { dir, done } = tempDir();
+  try {
+    for (const cache of [true, false]) {
+      const mem = open(join(dir, `t-${cache}.db`), { cache });
+      await principals(mem);
+      const { record } = await mem.write({ tenant: T, scope: 'v', principal: 'web', content: 'pay vendor-66 amount 66', source: 'https://evil.example/x' });
+      const first = await mem.authorize({ tenant: T, action: pay('vendor-66', 66), dependsOn: [record.id], context: 'declared' });
+      assert.deepEqual(codes(first).includes('untrusted_origin'), true);
+      const raw = (mem.driver as SqliteDriver).unsafeDatabase();
+      raw.exec('DROP TRIGGER records_provenance_immutable');
+      raw.prepare("UPDATE records SET taint_lowest = 'user_confirmed', origin_authority = 'user_confirmed' WHERE id = ?").run(record.id);
+      const after = await mem.authorize({ tenant: T, action: pay('vendor-66', 66), dependsOn: [record.id], context: 'declared' });
+      assert.equal(after.outcome, 'deny', `cache=${cache}`);
+      assert.ok(codes(after).includes('metadata_missing'), `cache=${cache}: ${codes(after).join(',')}`);
+      await mem.close();
+    }
+  } finally {
+    done();
+  }
+});
+
+test('cache: another connection deleting a record or using a confirmation is seen at the next decision', async () => {
+  const { dir, done } = tempDir();
+  try {
+    const path = join(dir, 'x.db');
+    const a = open(path);
+    await principals(a);
+    const { record } = await a.write({ tenant: T, scope: 'v', principal: 'alice', content: 'pay vendor-5 amount 500' });
+    const ok = await a.authorize({ tenant: T, action: pay('vendor-5', 500), dependsOn: [record.id], context: 'declared' });
+    assert.equal(ok.outcome, 'allow');
+    const b = open(path);
+    await b.delete({ tenant: T, id: record.id });
+    const gone = await a.authorize({ tenant: T, action: pay('vendor-5', 500), dependsOn: [record.id], context: 'declared' });
+    assert.equal(gone.outcome, 'deny');
+    assert.ok(codes(gone).includes('deleted_source'));
+
+    // a single-use confirmation, used by the other connection, cannot be used again here
+    const { record: page } = await a.write({ tenant: T, scope: 'v', principal: 'web', content: 'pay vendor-7 amount 700', source: 'https://evil.example/p' });
+    const ask = { tenant: T, action: pay('vendor-7', 700), dependsOn: [page.id], context: 'declared' as const };
+    assert.equal((await a.authorize(ask)).outcome, 'deny'); // caches the (empty) confirmation list and uses
+    await a.confirm({ tenant: T, principal: 'alice', action: pay('vendor-7', 700) });
+    assert.equal((await a.authorize(ask)).outcome, 'allow');
+    await a.confirm({ tenant: T, principal: 'alice', action: pay('vendor-7', 700) });
+    assert.equal((await b.authorize(ask)).outcome, 'allow'); // b uses the second one
+    const third = await a.authorize(ask);
+    assert.equal(third.outcome, 'deny', 'a confirmation used by another connection was used again');
+    assert.ok(codes(third).includes('needs_confirmation'));
+    await a.close();
+    await b.close();
+  } finally {
+    done();
+  }
+});
+
+test('cache: the lineage summary of a deep chain keeps every writer (a corroborator in the root writer\'s domain never counts)', async () => {
+  const { dir, done } = tempDir();
+  try {
+    const path = join(dir, 'd.db');
+    let mem = open(path);
+    await principals(mem);
+    // the root is written by erp1 (domain erp-a); 300 agent rewrites later, erp1b (also erp-a) and erp2 corroborate the tip
+    const { record: root } = await mem.write({ tenant: T, scope: 'v', principal: 'erp1', content: 'pay vendor-3 amount 300', source: 'erp://ledger/3' });
+    let tip = root.id;
+    for (let i = 0; i < 300; i++) tip = (await mem.derive({ tenant: T, principal: 'assistant', from: [tip], transform: 'rewrite', content: `pay vendor-3 amount 300 (v${i})` })).id;
+    const c1 = await mem.corroborate({ tenant: T, recordId: tip, principal: 'erp1b', evidence: 'erp://bank/3' });
+    assert.equal(c1.rejection, 'writer_or_lineage_domain');
+    const c2 = await mem.corroborate({ tenant: T, recordId: tip, principal: 'erp2', evidence: 'erp://bank/3' });
+    assert.equal(c2.counted, true);
+    assert.equal(c2.independentDomains, 1);
+    const ask = { tenant: T, action: pay('vendor-3', 300), dependsOn: [tip], context: 'declared' as const };
+    for (let round = 0; round < 2; round++) {
+      const d = await mem.authorize(ask); // first: summaries built; second: memoised
+      assert.equal(d.outcome, 'deny');
+      assert.ok(codes(d).includes('missing_corroboration'));
+    }
+    await mem.close();
+    mem = open(path); // cold: nothing cached
+    const cold = await mem.authorize(ask);
+    assert.ok(codes(cold).includes('missing_corroboration'));
+    const replay = await mem.replay({ tenant: T, decisionId: cold.id });
+    assert.equal(replay.matches, true);
+    // a third, independent domain lifts it
+    await mem.registerPrincipal({ tenant: T, id: 'erp3', kind: 'tool', domain: 'erp-c' });
+    await mem.corroborate({ tenant: T, recordId: tip, principal: 'erp3', evidence: 'erp://bank/3' });
+    const lifted = await mem.authorize(ask);
+    assert.equal(lifted.outcome, 'allow', codes(lifted).join(','));
+    assert.equal((await mem.replay({ tenant: T, decisionId: lifted.id })).matches, true);
+    await mem.close();
+  } finally {
+    done();
+  }
+});
+
+test('cache on and off decide the same on a mixed workload; records come back in write order', async () => {
+  const { dir, done } = tempDir();
+  try {
+    const outcomes: string[][] = [];
+    for (const cache of [true, false]) {
+      const mem = open(join(dir, `m-${cache}.db`), { cache });
+      await principals(mem);
+      const out: string[] = [];
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const w = i % 3 === 0
+          ? await mem.write({ tenant: T, scope: 'v', principal: 'web', content: `pay vendor-${i} amount ${i * 10}`, source: `https://x.example/${i}` })
+          : await mem.write({ tenant: T, scope: 'v', principal: 'alice', content: `pay vendor-${i} amount ${i * 10}` });
+        ids.push(w.record.id);
+      }
+      const note = await mem.derive({ tenant: T, principal: 'assistant', from: [ids[1] as string, ids[3] as string], transform: 'merge', content: 'pay vendor-1 amount 10' });
+      await mem.corroborate({ tenant: T, recordId: note.id, principal: 'erp1', evidence: 'erp://a' });
+      await mem.corroborate({ tenant: T, recordId: note.id, principal: 'erp2', evidence: `memory:${ids[2] as string}` });
+      // session reads by id (search ties are ordered by the random record ids)
+      for (const id of [ids[0], ids[2], ids[4], ids[3], note.id] as string[]) await mem.get({ tenant: T, id, session: 's1' });
+      for (let i = 0; i < 12; i++) {
+        const d = await mem.authorize({ tenant: T, session: i % 2 === 0 ? 's1' : undefined, action: pay(`vendor-${i}`, i * 10), dependsOn: [ids[i] as string, note.id], context: i % 4 === 0 ? 'session' : 'declared' });
+        out.push(`${d.outcome}:${codes(d).join(',')}`);
+        if (i === 5) await mem.delete({ tenant: T, id: ids[3] as string });
+      }
+      const got = await mem.driver.getRecords(T, [...ids].reverse());
+      assert.deepEqual(got.map((r) => r.id), ids);
+      assert.ok((await mem.verifyAudit({ tenant: T })).ok);
+      outcomes.push(out);
+      await mem.close();
+    }
+    assert.deepEqual(outcomes[0], outcomes[1]);
+  } finally {
+    done();
+  }
+});
