@@ -115,6 +115,7 @@ describe('memauth/ai-sdk: gateTools with generateText', () => {
     assert.ok(isToolDenial(denial));
     assert.equal(denial.outcome, 'deny');
     assert.equal(denial.tier, 'high');
+    assert.deepEqual(denial.action, { type: 'pay', args: { to: EVIL_ACCOUNT, amount: 1200, invoice: 'INV-7' } });
     assert.equal(denial.confirmable, true);
     assert.equal(denial.howToProceed, 'needs user confirmation of this exact action');
     const toReason = denial.reasons.find((r) => r.code === 'untrusted_origin' && r.argument === 'to');

@@ -78,7 +78,9 @@ async function finalValue(v: unknown): Promise<unknown> {
  *   the result is written to memory under that principal with `source(args, result)` as the
  *   source, in the session, and marked read; the model gets `{result, memory: {id, origin, source}}`.
  *
- * A tool's own `toModelOutput` still shapes what the model sees of its result; denials are sent as JSON.
+ * A tool's own `toModelOutput` still shapes what the model sees of its result; denials are sent as
+ * JSON. A streaming tool (an `execute` that yields) is run to its end and its last value is the
+ * result: preliminary results are not passed on, since nothing may reach the model before it is stored.
  *
  * @param tools - the agent's tool set, unchanged otherwise.
  * @param options - see {@link GateToolsOptions} and {@link ToolGateOptions}.

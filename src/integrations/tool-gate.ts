@@ -40,7 +40,11 @@ export interface DataSourceTool<Args = unknown, Result = unknown> {
 export interface ToolGateOptions {
   readonly memory: Memory;
   readonly tenant: string;
-  /** the session the agent runs in: reads, tool results and decisions are bound to it. */
+  /**
+   * the session the agent runs in: reads, tool results and decisions are bound to it. Keep one
+   * session for as long as the model's context carries earlier tool results (a conversation):
+   * a new session per turn would forget what the transcript still shows the model.
+   */
   readonly session: string;
   /** the agent's principal (kind `agent` or `external`): what `remember` writes as. */
   readonly principal: string;
@@ -67,6 +71,8 @@ export interface ToolDenial {
   readonly decisionId: string;
   readonly outcome: 'deny';
   readonly tier: Tier;
+  /** the exact action that was denied: what a user confirmation would have to name. */
+  readonly action: { readonly type: string; readonly args: Readonly<Record<string, unknown>> };
   readonly reasons: ReadonlyArray<{ readonly code: ReasonCode; readonly memoryIds: readonly string[]; readonly argument?: string; readonly detail?: string }>;
   /** whether a user confirmation of this exact action (type and arguments) would let it through. */
   readonly confirmable: boolean;
@@ -193,6 +199,7 @@ export class ToolGate {
       decisionId: decision.id,
       outcome: 'deny',
       tier: decision.tier,
+      action: { type: toolName, args },
       reasons: decision.reasons.map((r) => ({ code: r.code, memoryIds: [...r.memoryIds], ...(r.argument !== undefined ? { argument: r.argument } : {}), ...(r.detail !== undefined ? { detail: r.detail } : {}) })),
       confirmable,
       howToProceed: confirmable ? HOW_TO_PROCEED_CONFIRM : HOW_TO_PROCEED_NEVER,
