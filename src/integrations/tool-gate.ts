@@ -137,6 +137,13 @@ const AGENT_KINDS: readonly PrincipalKind[] = ['agent', 'external'];
  * {@link ToolDenial} and the tool does not run. After a data tool runs, its result is written
  * under the tool's principal with the data's source, in the session, and marked read there — it
  * is in the model's context now, so it taints what the session decides next.
+ *
+ * The principals are checked on first use: the agent must be an `agent` (or `external`)
+ * principal and every data tool's a `tool`, `external` or `agent` one — a model's or a tool's
+ * output is never a user's or the system's statement.
+ *
+ * @throws MemauthError from the constructor: `TENANT_REQUIRED`, `SCOPE_REQUIRED`, or
+ *   `INVALID_ARGUMENT` when `session` or `principal` is missing.
  */
 export class ToolGate {
   readonly options: ToolGateOptions;
