@@ -21,7 +21,7 @@ import {
   type ValueProvenance,
   type ValueSuppliers,
 } from '../core/types.js';
-import { type ArgumentValue, type MatchText, type NumberSource, argumentValues, findComputation, normalizeText, prepareText, supplies } from '../core/values.js';
+import { type ArgumentValue, type MatchText, type NumberSource, argumentValues, findComputation, normalizeText, prepareText, significantTokens, supplies } from '../core/values.js';
 import { type CacheOptions, CachingDriver } from '../store/cache.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type AuditReport, verifyStore } from './verify.js';
@@ -359,19 +359,32 @@ export class Memory {
     await tx.insertRecord(record);
     // built from the very values its audit entry was just built from: it matches the entry
     this.verified.set(record, true);
+    // what is written in a session is in that session's context from now on
+    if (base.session !== undefined) await tx.addSessionReads(base.tenant, base.session, [record.id], base.writtenAt);
     return record;
   }
 
-  /** Records read in the session whose text this content repeats (recalled memory echoed back). */
-  private echoes(content: string, reads: readonly MemoryRecord[]): { exact: MemoryRecord | null; contained: MemoryRecord[] } {
-    const norm = normalizeText(content);
+  /**
+   * Records of the session whose text this content repeats (recalled memory echoed back,
+   * DESIGN.md § Derivation and taint). Punctuation- and case-insensitive: `exact` when the
+   * texts are the same words; `contained` when the content includes a record's text (16+
+   * characters) or uses only the significant words of one record (4+ of them).
+   */
+  private static echoes(content: string, reads: readonly MemoryRecord[]): { exact: MemoryRecord | null; contained: MemoryRecord[] } {
+    const key = (t: string): string => normalizeText(t).replace(/[^\p{L}\p{N}@]+/gu, ' ').trim();
+    const norm = key(content);
+    const tokens = significantTokens(content);
     let exact: MemoryRecord | null = null;
     const contained: MemoryRecord[] = [];
     for (const r of reads) {
       if (r.content === null) continue;
-      const rn = this.matchText(r).normalized;
-      if (rn === norm) exact ??= r;
-      else if (rn.length >= 16 && norm.includes(rn)) contained.push(r);
+      const rn = key(r.content);
+      if (rn === norm) {
+        exact ??= r;
+        continue;
+      }
+      const rt = significantTokens(r.content);
+      if ((rn.length >= 16 && norm.includes(rn)) || (tokens.size >= 4 && [...tokens].every((t) => rt.has(t)))) contained.push(r);
     }
     return { exact, contained };
   }
@@ -407,7 +420,7 @@ export class Memory {
       if (a.authority !== undefined) origin = minAuthority(origin, a.authority);
       if (a.session !== undefined) await tx.ensureSession(a.tenant, a.session, now);
       const reads = await this.sessionRecords(tx, a.tenant, a.session);
-      const { exact, contained } = this.echoes(a.content, reads);
+      const { exact, contained } = Memory.echoes(a.content, reads);
       if (exact) {
         await this.audit(tx, a.tenant, 'write', { refused: 'RECALL_ECHO', echoOf: exact.id, principalId: p.id, sourceRef, contentHash: sha256Hex(a.content), sessionId: a.session ?? null, at: now });
         return { record: exact, created: false, echoOf: exact.id };
