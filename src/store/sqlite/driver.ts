@@ -196,6 +196,8 @@ export class SqliteDriver implements StorageDriver, StorageTx {
   private rollbacks = 0;
   /** PRAGMA data_version read right after the current BEGIN IMMEDIATE. */
   private txDataVersion = 0;
+  /** rows changed by COMMIT and RELEASE themselves (FTS5 writes its buffered index data then). */
+  private flushChanges = 0;
 
   private constructor(path: string, db: Database.Database, group: SqliteOptions['groupCommit']) {
     this.path = path;
@@ -214,6 +216,18 @@ export class SqliteDriver implements StorageDriver, StorageTx {
   }
 
   /**
+   * COMMIT, SAVEPOINT or RELEASE: rows they change (FTS5 flushing its buffered index data for
+   * what this connection's transactions inserted) are those transactions' own consequence, not a
+   * change behind a cache's back: they are set aside.
+   */
+  private finish(sql: 'COMMIT' | 'SAVEPOINT memauth_op' | 'RELEASE memauth_op'): void {
+    const before = this.totalChanges();
+    if (sql === 'COMMIT') this.db.exec('COMMIT');
+    else this.stmt(sql).run();
+    this.flushChanges += this.totalChanges() - before;
+  }
+
+  /**
    * For read caches (see `src/store/cache.ts`): changes whenever another connection has
    * committed (data_version, read at BEGIN — the write lock is held for the whole transaction,
    * so nobody else can commit while it is open), whenever this connection has written by any path,
@@ -221,7 +235,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
    * a transaction.
    */
   changeToken(): string {
-    return `${this.txDataVersion}:${this.totalChanges()}:${this.rollbacks}`;
+    return `${this.txDataVersion}:${this.totalChanges() - this.flushChanges}:${this.rollbacks}`;
   }
 
   /** Whether this driver coalesces transactions into group commits. */
@@ -322,7 +336,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
       try {
         const out = await fn(this);
         bodyDone = true;
-        this.db.exec('COMMIT');
+        this.finish('COMMIT');
         return out;
       } catch (e) {
         if (bodyDone || this.totalChanges() !== changes) this.rollbacks += 1;
@@ -391,7 +405,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
       }
       ops += 1;
       try {
-        this.db.exec('SAVEPOINT memauth_op');
+        this.finish('SAVEPOINT memauth_op');
       } catch (e) {
         broken = e;
         job.reject(mapSqliteError(e, this.path));
@@ -402,7 +416,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
       try {
         const value = await job.fn(this);
         this.inTx = false;
-        this.db.exec('RELEASE memauth_op');
+        this.finish('RELEASE memauth_op');
         done.push({ job, value });
       } catch (e) {
         this.inTx = false;
@@ -413,8 +427,8 @@ export class SqliteDriver implements StorageDriver, StorageTx {
           break;
         }
         try {
-          this.db.exec('ROLLBACK TO memauth_op');
-          this.db.exec('RELEASE memauth_op');
+          this.stmt('ROLLBACK TO memauth_op').run();
+          this.stmt('RELEASE memauth_op').run();
         } catch (e2) {
           broken = e2;
           break;
@@ -423,7 +437,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     }
     try {
       if (broken !== null) throw broken;
-      this.db.exec('COMMIT');
+      this.finish('COMMIT');
     } catch (e) {
       this.rollbacks += 1;
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
