@@ -66,19 +66,21 @@ export interface LineageGraph {
 }
 
 /**
- * Where the time of one operation went, for the performance suite (`npm run perf`). Nanoseconds
- * of wall time on this thread; waiting for the write lock and the COMMIT are not included.
+ * Where the time of one operation went, for the performance suite (`npm run perf`): nanoseconds
+ * of wall time on this thread. Waiting for the write lock and for the COMMIT is not included.
  */
 export interface OpTiming {
   readonly op: 'write' | 'derive' | 'authorize';
-  /** before the transaction: input validation, principal and policy look-ups, argument hashing. */
-  readonly beforeNs: number;
   /**
-   * authorize only: inside the transaction, up to the decision and its audit payload being ready
-   * (entry not yet chained, hashed or written). `beforeNs + decisionNs` is the in-process decision latency.
+   * Reported synchronously inside the transaction: `decided` (authorize) the moment the decision
+   * and its audit payload are ready — the entry not yet chained, hashed, written or committed;
+   * `written` once the record or decision and its audit entry are written, not yet committed.
+   * `done` once the transaction has committed.
    */
-  readonly decisionNs?: number;
-  /** the whole transaction body: reads, decision, audit entry (hash), row writes — everything but BEGIN/COMMIT. */
+  readonly phase: 'decided' | 'written' | 'done';
+  /** before the transaction: input validation, policy look-ups, argument hashing. */
+  readonly beforeNs: number;
+  /** inside the transaction body, from its start to this phase (`done`: the whole body). */
   readonly bodyNs: number;
 }
 
@@ -191,24 +193,21 @@ export class Memory {
    * Run `body` in a driver transaction; when timings are requested, report where the time of
    * operation `op` went (`mark()` notes the decision being ready, for authorize).
    */
-  private async transact<T>(tenant: string, op: OpTiming['op'], t0: bigint, body: (tx: StorageTx, mark: () => void) => Promise<T>): Promise<T> {
+  private async transact<T>(tenant: string, op: OpTiming['op'], t0: bigint, body: (tx: StorageTx, mark: (phase: 'decided' | 'written') => void) => Promise<T>): Promise<T> {
     const report = this.onTiming;
     if (!report) return this.store.transaction(tenant, (tx) => body(tx, noop));
-    const tq = process.hrtime.bigint();
+    const beforeNs = Number(process.hrtime.bigint() - t0);
     let tb0 = 0n;
     let tb1 = 0n;
-    let td = 0n;
     const out = await this.store.transaction(tenant, async (tx) => {
       tb0 = process.hrtime.bigint();
       try {
-        return await body(tx, () => {
-          td = process.hrtime.bigint();
-        });
+        return await body(tx, (phase) => report({ op, phase, beforeNs, bodyNs: Number(process.hrtime.bigint() - tb0) }));
       } finally {
         tb1 = process.hrtime.bigint();
       }
     });
-    report({ op, beforeNs: Number(tq - t0), bodyNs: Number(tb1 - tb0), ...(td !== 0n ? { decisionNs: Number(td - tb0) } : {}) });
+    report({ op, phase: 'done', beforeNs, bodyNs: Number(tb1 - tb0) });
     return out;
   }
 
@@ -371,6 +370,7 @@ export class Memory {
    * characters) or uses only the significant words of one record (4+ of them).
    */
   private static echoes(content: string, reads: readonly MemoryRecord[]): { exact: MemoryRecord | null; contained: MemoryRecord[] } {
+    if (!reads.some((r) => r.content !== null)) return { exact: null, contained: [] };
     const key = (t: string): string => normalizeText(t).replace(/[^\p{L}\p{N}@]+/gu, ' ').trim();
     const norm = key(content);
     const tokens = significantTokens(content);
@@ -410,7 +410,7 @@ export class Memory {
     const now = this.now();
     if (a.sourceAt !== undefined && new Date(a.sourceAt).toISOString() > now) throw new MemauthError('INVALID_ARGUMENT', 'write: sourceAt is in the future', { field: 'sourceAt' });
     if (a.expiresAt !== undefined && new Date(a.expiresAt).toISOString() <= now) throw new MemauthError('INVALID_ARGUMENT', 'write: expiresAt is not in the future', { field: 'expiresAt' });
-    return this.refusing(a.tenant, 'write', () => this.transact(a.tenant, 'write', t0, async (tx) => {
+    return this.refusing(a.tenant, 'write', () => this.transact(a.tenant, 'write', t0, async (tx, mark) => {
       const p = await this.principalIn(tx, a.tenant, a.principal);
       if (a.authority !== undefined && !atLeast(p.maxAuthority, a.authority)) {
         throw new Refusal({ principalId: p.id, claimedAuthority: a.authority }, new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `principal ${p.id} (${p.kind}) can write at most ${p.maxAuthority}; it claimed ${a.authority}`, { principal: p.id, ceiling: p.maxAuthority, claimed: a.authority }));
@@ -439,6 +439,7 @@ export class Memory {
         sourceAt,
         'rewrite',
       );
+      mark('written');
       return { record, created: true, echoOf: null };
     }));
   }
@@ -459,7 +460,7 @@ export class Memory {
     const a = parseInput(schemas.derive, input, 'derive');
     const now = this.now();
     if (a.expiresAt !== undefined && new Date(a.expiresAt).toISOString() <= now) throw new MemauthError('INVALID_ARGUMENT', 'derive: expiresAt is not in the future', { field: 'expiresAt' });
-    return this.refusing(a.tenant, 'derive', () => this.transact(a.tenant, 'derive', t0, async (tx) => {
+    return this.refusing(a.tenant, 'derive', () => this.transact(a.tenant, 'derive', t0, async (tx, mark) => {
       const p = await this.principalIn(tx, a.tenant, a.principal);
       const sourceRef = a.source ?? selfSource(p.id);
       const origin = originAuthority(this.policy, sourceRef, p);
@@ -476,7 +477,7 @@ export class Memory {
       const inputs = new Map([...declared, ...reads].map((r) => [r.id, r]));
       const scope = a.scope ?? declared[0]?.scope;
       if (scope === undefined) throw new MemauthError('SCOPE_REQUIRED', 'derive: a scope is required when there are no declared inputs', { field: 'scope' });
-      return this.insertNew(
+      const record = await this.insertNew(
         tx,
         'derive',
         { tenant: a.tenant, scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt: a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null, reason: a.reason ?? a.transform, session: a.session },
@@ -485,6 +486,8 @@ export class Memory {
         now,
         a.transform,
       );
+      mark('written');
+      return record;
     }));
   }
 
@@ -986,7 +989,7 @@ export class Memory {
         reasons: result.reasons,
         at: now,
       };
-      mark();
+      mark('decided');
       const entry = await this.audit(tx, a.tenant, 'decide', payload);
       const decision: Decision = {
         formatVersion: 1,
@@ -1008,6 +1011,7 @@ export class Memory {
       };
       await tx.insertDecision(decision);
       if (result.confirmationId !== null) await tx.insertConfirmationUse(a.tenant, result.confirmationId, id, now);
+      mark('written');
       return decision;
     }));
   }

@@ -57,57 +57,87 @@ const byAtThenId = (a: Corroboration, b: Corroboration): number => (a.at < b.at 
 const byCreatedThenId = (a: Confirmation, b: Confirmation): number =>
   a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
-/** A Map bounded to `max` entries, dropping the least recently used. */
-class Lru<V> {
-  private readonly map = new Map<string, V>();
+/**
+ * A map from (tenant, id) bounded to `max` entries in all, dropping the oldest inserted (no
+ * reordering on reads: a hit costs two Map look-ups).
+ */
+class Bounded<V> {
+  private readonly tenants = new Map<string, Map<string, V>>();
+  private readonly order: Array<[string, string]> = [];
+  private head = 0;
+  private count = 0;
   constructor(private readonly max: number) {}
-  get(k: string): V | undefined {
-    const v = this.map.get(k);
-    if (v !== undefined) {
-      this.map.delete(k);
-      this.map.set(k, v);
-    }
-    return v;
+  /** The tenant's map, to look up many ids at once (read only). */
+  of(tenant: string): ReadonlyMap<string, V> | undefined {
+    return this.tenants.get(tenant);
   }
-  set(k: string, v: V): void {
-    this.map.delete(k);
-    this.map.set(k, v);
-    if (this.map.size > this.max) {
-      const first = this.map.keys().next();
-      if (!first.done) this.map.delete(first.value);
-    }
+  get(tenant: string, id: string): V | undefined {
+    return this.tenants.get(tenant)?.get(id);
   }
-  delete(k: string): void {
-    this.map.delete(k);
+  set(tenant: string, id: string, v: V): void {
+    let m = this.tenants.get(tenant);
+    if (!m) {
+      m = new Map();
+      this.tenants.set(tenant, m);
+    }
+    if (!m.has(id)) {
+      this.order.push([tenant, id]);
+      this.count += 1;
+    }
+    m.set(id, v);
+    while (this.count > this.max) this.evictOldest();
+  }
+  private evictOldest(): void {
+    const e = this.order[this.head];
+    this.head += 1;
+    if (this.head > 4096 && this.head * 2 > this.order.length) {
+      this.order.splice(0, this.head);
+      this.head = 0;
+    }
+    if (e && this.tenants.get(e[0])?.delete(e[1])) this.count -= 1;
+  }
+  delete(tenant: string, id: string): void {
+    // its slot in `order` stays; evicting it later finds nothing to delete
+    if (this.tenants.get(tenant)?.delete(id)) this.count -= 1;
   }
   clear(): void {
-    this.map.clear();
+    this.tenants.clear();
+    this.order.length = 0;
+    this.head = 0;
+    this.count = 0;
   }
   get size(): number {
-    return this.map.size;
+    return this.count;
   }
 }
 
 type Head = { seq: number; hash: string } | null;
 
+/** An overlay entry: a new value for (tenant, id), or INVALID (read it from the store). */
+interface Entry<V> {
+  readonly tenant: string;
+  readonly id: string;
+  readonly v: Slot<V>;
+}
+
 /** What is known to be in the store as of the cache's token. */
 class CacheState {
   readonly principals = new Map<string, ReadonlyMap<string, Principal>>();
-  readonly records: Lru<MemoryRecord>;
-  readonly corroborations: Lru<readonly Corroboration[]>;
+  readonly records: Bounded<MemoryRecord>;
+  readonly corroborations: Bounded<readonly Corroboration[]>;
   /** per tenant and action type: every confirmation unexpired at `since`, when fewer than the driver's limit. */
   readonly confirmations = new Map<string, { readonly since: string; readonly list: readonly Confirmation[] }>();
-  readonly uses: Lru<number>;
-  readonly sessions: Lru<ReadonlySet<string>>;
+  readonly uses: Bounded<number>;
+  readonly sessions: Bounded<ReadonlySet<string>>;
   readonly heads = new Map<string, Head>();
   /** (tenant, policy version) pairs whose policy entry is in the chain. */
   readonly policies = new Set<string>();
 
   constructor(maxRecords: number) {
-    this.records = new Lru(maxRecords);
-    this.corroborations = new Lru(maxRecords);
-    this.uses = new Lru(10_000);
-    this.sessions = new Lru(10_000);
+    this.records = new Bounded(maxRecords);
+    this.corroborations = new Bounded(maxRecords);
+    this.uses = new Bounded(10_000);
+    this.sessions = new Bounded(10_000);
   }
 
   clear(): void {
@@ -129,11 +159,11 @@ class Overlay {
   /** a method this cache does not know was called: empty the cache afterwards. */
   unknown = false;
   readonly principals = new Map<string, Principal[]>();
-  readonly records = new Map<string, Slot<MemoryRecord>>();
-  readonly corroborations = new Map<string, Slot<readonly Corroboration[]>>();
+  readonly records = new Map<string, Entry<MemoryRecord>>();
+  readonly corroborations = new Map<string, Entry<readonly Corroboration[]>>();
   readonly confirmations = new Map<string, Confirmation[]>();
-  readonly uses = new Map<string, Slot<number>>();
-  readonly sessions = new Map<string, Slot<ReadonlySet<string>>>();
+  readonly uses = new Map<string, Entry<number>>();
+  readonly sessions = new Map<string, Entry<ReadonlySet<string>>>();
   readonly heads = new Map<string, Head>();
   readonly policies = new Set<string>();
 
@@ -146,10 +176,10 @@ class Overlay {
         s.principals.set(t, m);
       }
     }
-    const put = <V>(lru: Lru<V>, m: Map<string, Slot<V>>): void => {
-      for (const [k, v] of m) {
-        if (v === INVALID) lru.delete(k);
-        else lru.set(k, v);
+    const put = <V>(b: Bounded<V>, m: Map<string, Entry<V>>): void => {
+      for (const e of m.values()) {
+        if (e.v === INVALID) b.delete(e.tenant, e.id);
+        else b.set(e.tenant, e.id, e.v);
       }
     };
     put(s.records, this.records);
@@ -184,6 +214,15 @@ class CachedTx {
     this.ov.dirty = true;
   }
 
+  /** This transaction's own entry for (tenant, id), if it wrote one. */
+  private static peek<V>(m: ReadonlyMap<string, Entry<V>>, tenant: string, id: string): Slot<V> | undefined {
+    return m.size === 0 ? undefined : m.get(key(tenant, id))?.v;
+  }
+
+  private static put<V>(m: Map<string, Entry<V>>, tenant: string, id: string, v: Slot<V>): void {
+    m.set(key(tenant, id), { tenant, id, v });
+  }
+
   // ---- cached reads
 
   private async principalMap(tenant: string): Promise<ReadonlyMap<string, Principal>> {
@@ -211,16 +250,16 @@ class CachedTx {
   async getRecords(tenant: string, ids: readonly string[]): Promise<MemoryRecord[]> {
     const out = new Map<string, MemoryRecord>();
     const miss = new Set<string>();
+    const base = this.st.records.of(tenant);
     for (const id of ids) {
       if (out.has(id) || miss.has(id)) continue;
-      const k = key(tenant, id);
-      const o = this.ov.records.get(k);
+      const o = CachedTx.peek(this.ov.records, tenant, id);
       if (o !== undefined) {
         if (o === INVALID) miss.add(id);
         else out.set(id, o);
         continue;
       }
-      const b = this.st.records.get(k);
+      const b = base?.get(id);
       if (b !== undefined) out.set(id, b);
       else miss.add(id);
     }
@@ -228,8 +267,7 @@ class CachedTx {
       for (const r of await this.tx.getRecords(tenant, [...miss])) {
         deepFreeze(r);
         out.set(r.id, r);
-        const k = key(tenant, r.id);
-        if (!this.ov.dirty && !this.ov.records.has(k)) this.st.records.set(k, r);
+        if (!this.ov.dirty && CachedTx.peek(this.ov.records, tenant, r.id) === undefined) this.st.records.set(tenant, r.id, r);
       }
     }
     return [...out.values()].sort(byWriteOrder);
@@ -257,14 +295,13 @@ class CachedTx {
     for (const id of recordIds) {
       if (seen.has(id)) continue;
       seen.add(id);
-      const k = key(tenant, id);
-      const o = this.ov.corroborations.get(k);
+      const o = CachedTx.peek(this.ov.corroborations, tenant, id);
       if (o !== undefined) {
         if (o === INVALID) miss.add(id);
         else lists.push(o);
         continue;
       }
-      const b = this.st.corroborations.get(k);
+      const b = this.st.corroborations.get(tenant, id);
       if (b !== undefined) lists.push(b);
       else miss.add(id);
     }
@@ -276,10 +313,10 @@ class CachedTx {
         list.sort(byAtThenId);
         deepFreeze(list);
         lists.push(list);
-        const k = key(tenant, id);
-        if (!this.ov.dirty && !this.ov.corroborations.has(k)) this.st.corroborations.set(k, list);
+        if (!this.ov.dirty && CachedTx.peek(this.ov.corroborations, tenant, id) === undefined) this.st.corroborations.set(tenant, id, list);
       }
     }
+    if (lists.length === 1) return [...(lists[0] as readonly Corroboration[])];
     return lists.flat().sort(byAtThenId);
   }
 
@@ -301,9 +338,8 @@ class CachedTx {
     const miss: string[] = [];
     for (const id of ids) {
       if (out.has(id)) continue;
-      const k = key(tenant, id);
-      const o = this.ov.uses.get(k);
-      const v = o !== undefined ? o : this.st.uses.get(k);
+      const o = CachedTx.peek(this.ov.uses, tenant, id);
+      const v = o !== undefined ? o : this.st.uses.get(tenant, id);
       if (v === undefined || v === INVALID) miss.push(id);
       else out.set(id, v);
     }
@@ -312,8 +348,7 @@ class CachedTx {
       for (const id of miss) {
         const n = got.get(id) ?? 0;
         out.set(id, n);
-        const k = key(tenant, id);
-        if (!this.ov.dirty && !this.ov.uses.has(k)) this.st.uses.set(k, n);
+        if (!this.ov.dirty && CachedTx.peek(this.ov.uses, tenant, id) === undefined) this.st.uses.set(tenant, id, n);
       }
     }
     return out;
@@ -321,12 +356,11 @@ class CachedTx {
 
   /** Session reads; their order carries no meaning (records are always returned in write order). */
   async sessionReads(tenant: string, sessionId: string): Promise<string[]> {
-    const k = key(tenant, sessionId);
-    const o = this.ov.sessions.get(k);
-    const v = o !== undefined ? o : this.st.sessions.get(k);
+    const o = CachedTx.peek(this.ov.sessions, tenant, sessionId);
+    const v = o !== undefined ? o : this.st.sessions.get(tenant, sessionId);
     if (v !== undefined && v !== INVALID) return [...v];
     const ids = await this.tx.sessionReads(tenant, sessionId);
-    if (!this.ov.dirty && o === undefined) this.st.sessions.set(k, deepFreeze(new Set(ids)));
+    if (!this.ov.dirty && o === undefined) this.st.sessions.set(tenant, sessionId, deepFreeze(new Set(ids)));
     return ids;
   }
 
@@ -398,30 +432,28 @@ class CachedTx {
     this.wrote();
     await this.tx.insertRecord(r);
     // the row just written is exactly `r`; it is shared from now on, so it must not change
-    this.ov.records.set(key(r.tenant, r.id), deepFreeze(r));
+    CachedTx.put(this.ov.records, r.tenant, r.id, deepFreeze(r));
   }
 
   async eraseRecord(tenant: string, id: string, at: string): Promise<void> {
     this.wrote();
     await this.tx.eraseRecord(tenant, id, at);
-    const k = key(tenant, id);
-    const o = this.ov.records.get(k);
-    const cur = o !== undefined ? o : this.st.records.get(k);
-    this.ov.records.set(k, cur === undefined || cur === INVALID ? INVALID : deepFreeze({ ...cur, content: null, status: 'deleted' }));
+    const o = CachedTx.peek(this.ov.records, tenant, id);
+    const cur = o !== undefined ? o : this.st.records.get(tenant, id);
+    CachedTx.put(this.ov.records, tenant, id, cur === undefined || cur === INVALID ? INVALID : deepFreeze({ ...cur, content: null, status: 'deleted' }));
   }
 
   async insertCorroboration(c: Corroboration, auditSeq: number): Promise<void> {
     this.wrote();
     await this.tx.insertCorroboration(c, auditSeq);
-    const k = key(c.tenant, c.recordId);
-    const o = this.ov.corroborations.get(k);
-    const cur = o !== undefined ? o : this.st.corroborations.get(k);
+    const o = CachedTx.peek(this.ov.corroborations, c.tenant, c.recordId);
+    const cur = o !== undefined ? o : this.st.corroborations.get(c.tenant, c.recordId);
     if (cur === undefined || cur === INVALID) {
-      this.ov.corroborations.set(k, INVALID);
+      CachedTx.put(this.ov.corroborations, c.tenant, c.recordId, INVALID);
       return;
     }
     const row: Corroboration = { id: c.id, tenant: c.tenant, recordId: c.recordId, principalId: c.principalId, authority: c.authority, domain: c.domain, evidenceRef: c.evidenceRef, at: c.at, auditSeq };
-    this.ov.corroborations.set(k, deepFreeze([...cur, row].sort(byAtThenId)));
+    CachedTx.put(this.ov.corroborations, c.tenant, c.recordId, deepFreeze([...cur, row].sort(byAtThenId)));
   }
 
   async insertConfirmation(c: Confirmation, auditSeq: number): Promise<void> {
@@ -452,10 +484,9 @@ class CachedTx {
   async insertConfirmationUse(tenant: string, confirmationId: string, decisionId: string, at: string): Promise<void> {
     this.wrote();
     await this.tx.insertConfirmationUse(tenant, confirmationId, decisionId, at);
-    const k = key(tenant, confirmationId);
-    const o = this.ov.uses.get(k);
-    const cur = o !== undefined ? o : this.st.uses.get(k);
-    this.ov.uses.set(k, cur === undefined || cur === INVALID ? INVALID : cur + 1);
+    const o = CachedTx.peek(this.ov.uses, tenant, confirmationId);
+    const cur = o !== undefined ? o : this.st.uses.get(tenant, confirmationId);
+    CachedTx.put(this.ov.uses, tenant, confirmationId, cur === undefined || cur === INVALID ? INVALID : cur + 1);
   }
 
   async ensureSession(tenant: string, sessionId: string, at: string): Promise<void> {
@@ -466,10 +497,9 @@ class CachedTx {
   async addSessionReads(tenant: string, sessionId: string, recordIds: readonly string[], at: string): Promise<void> {
     this.wrote();
     await this.tx.addSessionReads(tenant, sessionId, recordIds, at);
-    const k = key(tenant, sessionId);
-    const o = this.ov.sessions.get(k);
-    const cur = o !== undefined ? o : this.st.sessions.get(k);
-    this.ov.sessions.set(k, cur === undefined || cur === INVALID ? INVALID : deepFreeze(new Set([...cur, ...recordIds])));
+    const o = CachedTx.peek(this.ov.sessions, tenant, sessionId);
+    const cur = o !== undefined ? o : this.st.sessions.get(tenant, sessionId);
+    CachedTx.put(this.ov.sessions, tenant, sessionId, cur === undefined || cur === INVALID ? INVALID : deepFreeze(new Set([...cur, ...recordIds])));
   }
 
   async insertDecision(d: Decision): Promise<void> {
