@@ -6,6 +6,7 @@
  * and for an action read the memories it depends on and log that it happened.
  */
 import { randomUUID } from 'node:crypto';
+import type { OpTiming } from '../src/api/memory.js';
 import type { Decision, DerivationEdge, MemoryRecord } from '../src/core/types.js';
 import type { SearchHit } from '../src/store/driver.js';
 import { SqliteDriver, type SqliteOptions } from '../src/store/sqlite/driver.js';
@@ -31,23 +32,47 @@ function plainRecord(tenant: string, scope: string, content: string, writer: str
   };
 }
 
-/** The ungated store. Every method is one transaction on the same driver memauth uses. */
+/**
+ * The ungated store. Every method is one transaction on the same driver memauth uses. Like
+ * memauth's, its optional timing hook reports `written` from inside the transaction body (and,
+ * for an action, `decided` once its dependencies are read) and `done` after the COMMIT.
+ */
 export class BaselineStore {
   readonly driver: SqliteDriver;
+  private readonly onTiming: ((t: OpTiming) => void) | undefined;
 
-  private constructor(driver: SqliteDriver) {
+  private constructor(driver: SqliteDriver, onTiming?: (t: OpTiming) => void) {
     this.driver = driver;
+    this.onTiming = onTiming;
   }
 
   /** Open (or create) a baseline store with the same driver options as memauth. */
-  static open(opts: SqliteOptions): BaselineStore {
-    return new BaselineStore(SqliteDriver.open(opts));
+  static open(opts: SqliteOptions, onTiming?: (t: OpTiming) => void): BaselineStore {
+    return new BaselineStore(SqliteDriver.open(opts), onTiming);
+  }
+
+  private async timed<T>(op: OpTiming['op'], tenant: string, body: (mark: (phase: 'decided' | 'written') => void) => Promise<T>): Promise<T> {
+    const report = this.onTiming;
+    if (!report) return this.driver.transaction(tenant, () => body(() => undefined));
+    let t0 = 0n;
+    let t1 = 0n;
+    const out = await this.driver.transaction(tenant, async () => {
+      t0 = process.hrtime.bigint();
+      const v = await body((phase) => report({ op, phase, beforeNs: 0, bodyNs: Number(process.hrtime.bigint() - t0) }));
+      t1 = process.hrtime.bigint();
+      return v;
+    });
+    report({ op, phase: 'done', beforeNs: 0, bodyNs: Number(t1 - t0) });
+    return out;
   }
 
   /** Insert a record and its FTS entry. */
   async write(input: { tenant: string; scope: string; principal: string; content: string }): Promise<MemoryRecord> {
     const r = plainRecord(input.tenant, input.scope, input.content, input.principal, [], new Date().toISOString());
-    await this.driver.transaction(input.tenant, (tx) => tx.insertRecord(r));
+    await this.timed('write', input.tenant, async (mark) => {
+      await this.driver.insertRecord(r);
+      mark('written');
+    });
     return r;
   }
 
@@ -63,7 +88,10 @@ export class BaselineStore {
   async derive(input: { tenant: string; scope: string; principal: string; from: readonly string[]; content: string }): Promise<MemoryRecord> {
     const edges: DerivationEdge[] = input.from.map((f) => ({ from: f, transform: 'summarize', kind: 'declared' }));
     const r = plainRecord(input.tenant, input.scope, input.content, input.principal, edges, new Date().toISOString());
-    await this.driver.transaction(input.tenant, (tx) => tx.insertRecord(r));
+    await this.timed('derive', input.tenant, async (mark) => {
+      await this.driver.insertRecord(r);
+      mark('written');
+    });
     return r;
   }
 
@@ -97,9 +125,11 @@ export class BaselineStore {
 
   /** An ungated action, durably logged: read its dependencies and insert the action row, in one transaction. */
   async act(tenant: string, action: { type: string; args: Record<string, unknown> }, dependsOn: readonly string[]): Promise<Decision> {
-    return this.driver.transaction(tenant, async (tx) => {
+    return this.timed('authorize', tenant, async (mark) => {
       const d = await this.prepareAction(tenant, action, dependsOn);
-      await tx.insertDecision(d);
+      mark('decided');
+      await this.driver.insertDecision(d);
+      mark('written');
       return d;
     });
   }

@@ -131,15 +131,82 @@ function perfPolicy(): Policy {
 
 const POLICY = perfPolicy();
 
-/** A memauth store on `path` with the timing hook wired to `timings`. */
-function openMemauth(path: string, group: boolean, timings?: OpTiming[]): Memory {
-  const driver = SqliteDriver.open({ path, groupCommit: group ? { maxOps: 512, maxDelayMs: 0 } : false });
-  return new Memory({ driver, policy: POLICY, checkpointKey: null, ...(timings ? { onTiming: (t: OpTiming) => void timings.push(t) } : {}) });
+/** How a store commits: one COMMIT per operation, or group commit (`back` = a window for back-to-back runs). */
+type CommitMode = 'durable' | 'group' | 'back';
+
+function groupOpts(mode: CommitMode): false | { maxOps: number; maxDelayMs: number } {
+  if (mode === 'durable') return false;
+  // back-to-back runs: wait up to 5 ms for the next operation so the thread does not block on a COMMIT between two of them
+  return mode === 'back' ? { maxOps: 512, maxDelayMs: 5 } : { maxOps: 512, maxDelayMs: 0 };
 }
 
-function openBaseline(path: string, group: boolean): BaselineStore {
-  return BaselineStore.open({ path, groupCommit: group ? { maxOps: 512, maxDelayMs: 0 } : false });
+/** A memauth store on `path`; `sink` receives its timings. */
+function openMemauth(path: string, mode: CommitMode, sink?: TimingSink): Memory {
+  const driver = SqliteDriver.open({ path, groupCommit: groupOpts(mode) });
+  return new Memory({ driver, policy: POLICY, checkpointKey: null, ...(sink ? { onTiming: sink.hook } : {}) });
 }
+
+function openBaseline(path: string, mode: CommitMode, sink?: TimingSink): BaselineStore {
+  return BaselineStore.open({ path, groupCommit: groupOpts(mode) }, sink?.hook);
+}
+
+/** Timings of one operation, by phase. */
+type Phases = Partial<Record<OpTiming['phase'], OpTiming>>;
+
+/**
+ * Collects timing reports and runs operations back to back: each starts as soon as the previous
+ * one has written its rows (not committed) and finished its transaction body, on a group-commit store. The thread then never waits
+ * for a COMMIT between two operations and no two operations' work interleaves, so the spans are
+ * the operations' own cost — not the scheduler's delay after an fsync, nor other callers' work.
+ */
+class TimingSink {
+  private current: Phases | null = null;
+  private wake: (() => void) | null = null;
+  readonly done: OpTiming[] = [];
+  readonly hook = (t: OpTiming): void => {
+    if (t.phase === 'done') {
+      this.done.push(t);
+      return;
+    }
+    if (this.current) this.current[t.phase] = t;
+    if (t.phase === 'written' && this.wake) {
+      const w = this.wake;
+      this.wake = null;
+      w();
+    }
+  };
+
+  async backToBack(n: number, op: (i: number) => Promise<unknown>): Promise<Phases[]> {
+    const out: Phases[] = [];
+    const inFlight: Array<Promise<unknown>> = [];
+    for (let i = 0; i < n; i++) {
+      const phases: Phases = {};
+      this.current = phases;
+      const written = new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      const p = op(i);
+      inFlight.push(p);
+      await Promise.race([
+        written,
+        p.then(() => {
+          if (!phases.written) throw new Error('an operation finished without reporting its timing');
+        }),
+      ]);
+      // let the previous operation's tail (its SAVEPOINT release, cache merge) finish first
+      await new Promise((resolve) => setImmediate(resolve));
+      out.push(phases);
+    }
+    this.current = null;
+    await Promise.all(inFlight);
+    return out;
+  }
+}
+
+const span = (p: Phases, phase: 'decided' | 'written'): number => {
+  const t = p[phase];
+  return t ? t.beforeNs + t.bodyNs : Number.NaN;
+};
 
 async function registerPrincipals(mem: Memory): Promise<void> {
   await mem.registerPrincipal({ tenant: TENANT, id: 'alice', kind: 'user', domain: 'acme-staff' });
@@ -240,8 +307,8 @@ interface PoolFact {
  * notes derived from them (model_inferred), each lifted by two independent trusted corroborations.
  */
 async function buildGatePool(memPath: string, basePath: string, corpus: Corpus, n: number, progress: Progress): Promise<{ facts: PoolFact[]; notes: Array<{ id: string; bid: string }> }> {
-  const mem = openMemauth(memPath, true);
-  const base = openBaseline(basePath, true);
+  const mem = openMemauth(memPath, 'group');
+  const base = openBaseline(basePath, 'group');
   await registerPrincipals(mem);
   const facts: PoolFact[] = [];
   await concurrently(n, 32, async (i) => {
@@ -270,12 +337,53 @@ async function buildGatePool(memPath: string, basePath: string, corpus: Corpus, 
   return { facts, notes };
 }
 
+/** Sample counts: `full` by default, `quick` with --quick, times --scale. */
+function samples(opts: Options, full: number, quick: number): number {
+  return Math.max(10, Math.round((opts.quick ? quick : full) * opts.scale));
+}
+
+/**
+ * In-process figures of one operation kind, memauth against the baseline: back-to-back runs
+ * (see {@link TimingSink}) alternating in rounds after a warm-up. Returns the per-operation
+ * phases of the measured rounds.
+ */
+async function inProcess(
+  opts: Options,
+  paths: { mem: string; base: string },
+  n: number,
+  memOp: (mem: Memory, i: number) => Promise<unknown>,
+  baseOp: (base: BaselineStore, i: number) => Promise<unknown>,
+): Promise<{ memauth: Phases[]; baseline: Phases[] }> {
+  const ms = new TimingSink();
+  const bs = new TimingSink();
+  const mem = openMemauth(paths.mem, 'back', ms);
+  const base = openBaseline(paths.base, 'back', bs);
+  const out = { memauth: [] as Phases[], baseline: [] as Phases[] };
+  const warm = Math.min(500, n);
+  let offset = 0;
+  await ms.backToBack(warm, (i) => memOp(mem, offset + i));
+  await bs.backToBack(warm, (i) => baseOp(base, offset + i));
+  offset += warm;
+  const rounds = 4;
+  const per = Math.ceil(n / rounds);
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? (['memauth', 'baseline'] as const) : (['baseline', 'memauth'] as const);
+    for (const who of order) {
+      const got = who === 'memauth' ? await ms.backToBack(per, (i) => memOp(mem, offset + i)) : await bs.backToBack(per, (i) => baseOp(base, offset + i));
+      out[who].push(...got);
+    }
+    offset += per;
+  }
+  await mem.close();
+  await base.close();
+  return out;
+}
+
 async function gateSection(opts: Options, dir: string, progress: Progress): Promise<void> {
   const corpus = new Corpus({ seed: 7 });
-  const memPath = join(dir, 'gate-memauth.db');
-  const basePath = join(dir, 'gate-baseline.db');
+  const paths = { mem: join(dir, 'gate-memauth.db'), base: join(dir, 'gate-baseline.db') };
   const POOL = 200;
-  const { facts, notes } = await buildGatePool(memPath, basePath, corpus, POOL, progress);
+  const { facts, notes } = await buildGatePool(paths.mem, paths.base, corpus, POOL, progress);
   // a task depends on ceil(n/2) pool entries: fact, note, fact, note, … (n in all); its
   // arguments (payee, amount) are written in the first fact and its note.
   const makeTasks = (nDeps: number, count: number): GateTask[] => {
@@ -296,15 +404,15 @@ async function gateSection(opts: Options, dir: string, progress: Progress): Prom
     }
     return out;
   };
-
-  const s = opts.scale;
-  const seqN = Math.round((opts.quick ? 300 : 2000) * s);
-  const grpN = Math.round((opts.quick ? 3000 : 20000) * s);
+  const inN = samples(opts, 10_000, 2_000);
+  const seqN = samples(opts, 1_000, 200);
+  const grpN = samples(opts, 20_000, 4_000);
+  const c = opts.concurrency;
   for (const nDeps of [1, 5, 20]) {
     const section = `authorize, ${nDeps} dep${nDeps > 1 ? 's' : ''}`;
     // --- the pure core decision (no storage): the paper's ~1 µs check
     {
-      const facts0: DependencyFacts[] = Array.from({ length: nDeps }, (_, i) => ({
+      const deps: DependencyFacts[] = Array.from({ length: nDeps }, (_, i) => ({
         memoryId: `mem_${i}`,
         why: ['declared', 'value'],
         lowestAuthority: i % 2 === 0 ? 'user_confirmed' : 'model_inferred',
@@ -319,7 +427,7 @@ async function gateSection(opts: Options, dir: string, progress: Progress): Prom
         tier: 'high' as const,
         mode: 'enforce' as const,
         now: new Date().toISOString(),
-        dependencies: facts0,
+        dependencies: deps,
         values: [
           { argument: 'to', value: 'vendor-1', recordIds: ['mem_0'], userTurn: false, computed: null },
           { argument: 'amount', value: '100', recordIds: ['mem_0'], userTurn: false, computed: null },
@@ -330,78 +438,56 @@ async function gateSection(opts: Options, dir: string, progress: Progress): Prom
       };
       const lat: number[] = [];
       for (let i = 0; i < 2000; i++) decide(input);
-      for (let b = 0; b < 200; b++) {
+      for (let b = 0; b < 300; b++) {
         const t0 = nowNs();
         for (let i = 0; i < 100; i++) decide(input);
         lat.push(Number(nowNs() - t0) / 100);
       }
-      const sm = summarize(lat);
-      rows.push({ section, metric: 'core decide() alone, no storage (paper: ~1 µs) p50', unit: 'ns', memauth: sm.p50, baseline: null, ratio: null, note: 'mean of 100 calls per sample' });
+      rows.push({ section, metric: 'core decide() alone, no storage (the paper\'s check: ~1 µs) p50', unit: 'ns', memauth: summarize(lat).p50, baseline: null, ratio: null, note: 'mean of 100 calls per sample' });
     }
+    const tasks = makeTasks(nDeps, inN + grpN + seqN + 2000);
+    const act = (i: number): GateTask => tasks[i % tasks.length] as GateTask;
+    const authorize = (mem: Memory, i: number): Promise<unknown> => mem.authorize({ tenant: TENANT, action: { type: 'pay', args: act(i).args }, dependsOn: act(i).deps, context: 'declared' });
+    const ungated = (base: BaselineStore, i: number): Promise<unknown> => base.act(TENANT, { type: 'pay', args: act(i).args }, act(i).baseDeps);
 
-    // --- durable: one WAL commit per decision, sequential caller
-    const tasks = makeTasks(nDeps, seqN + 200);
-    const timings: OpTiming[] = [];
-    const baseIn: number[] = [];
+    // --- in process: decision ready (audit entry queued), then rows written (not committed)
+    const ip = await inProcess(opts, paths, inN, authorize, ungated);
+    const decided = summarize(ip.memauth.map((p) => span(p, 'decided')));
+    latencyRows(section, 'in process: decision ready, audit entry queued', decided, summarize(ip.baseline.map((p) => span(p, 'decided'))), 'memauth: validation, dependency facts (cached, verified against the audit log once), corroboration, value provenance, confirmation look-up, the decision and its audit payload — not yet chained, hashed, written or committed; baseline: read the dependency rows and build the action row');
+    latencyRows(section, 'in process: + audit entry chained and hashed, rows written (no COMMIT)', summarize(ip.memauth.map((p) => span(p, 'written'))), summarize(ip.baseline.map((p) => span(p, 'written'))));
+    if (nDeps === 5) goals.push({ goal: 'authorize, 5 deps: in-process p50 < 5 µs (audit entry queued)', measured: fmtNs(decided.p50), met: decided.p50 < 5_000 });
+    progress.update(1, 3, `${section}: in process done`);
+
+    // --- durable: one WAL commit per decision, one caller
     {
-      const mem = openMemauth(memPath, false, timings);
-      const base = openBaseline(basePath, false);
-      const res = await alternate(4, Math.ceil(seqN / 4), 100, async (who, n, off) => {
-        if (who === 'memauth') {
-          return sequentially(n, (i) => {
-            const t = tasks[(off + i) % tasks.length] as GateTask;
-            return mem.authorize({ tenant: TENANT, action: { type: 'pay', args: t.args }, dependsOn: t.deps, context: 'declared' });
-          });
-        }
-        return sequentially(n, async (i) => {
-          const t = tasks[(off + i) % tasks.length] as GateTask;
-          const t0 = nowNs();
-          await base.prepareAction(TENANT, { type: 'pay', args: t.args }, t.baseDeps);
-          baseIn.push(Number(nowNs() - t0));
-          return base.act(TENANT, { type: 'pay', args: t.args }, t.baseDeps);
-        });
-      });
-      const measured = timings.slice(100); // after the warm-up
-      const inproc = summarize(measured.map((t) => t.beforeNs + (t.decisionNs ?? t.bodyNs)));
-      const body = summarize(measured.map((t) => t.beforeNs + t.bodyNs));
-      const baseInS = summarize(baseIn.slice(100));
-      latencyRows(section, 'in-process decision, audit entry queued', inproc, baseInS, 'memauth: validate → decision + audit payload ready (excludes chaining/hashing the entry, SQL writes, COMMIT); baseline: read the dependencies, build the log row');
-      latencyRows(section, 'in-process incl. entry hash + row writes (no COMMIT)', body, null);
-      latencyRows(section, 'durable (WAL commit per decision) latency', summarize(res.memauth.lat), summarize(res.baseline.lat));
-      rateRow(section, 'durable (WAL commit per decision) decisions/s', (res.memauth.lat.length / res.memauth.wallNs) * 1e9, (res.baseline.lat.length / res.baseline.wallNs) * 1e9);
-      if (nDeps === 5) {
-        goals.push({ goal: 'authorize, 5 deps: in-process p50 < 5 µs (audit entry queued)', measured: fmtNs(inproc.p50), met: inproc.p50 < 5_000 });
-      }
+      const mem = openMemauth(paths.mem, 'durable');
+      const base = openBaseline(paths.base, 'durable');
+      const res = await alternate(4, Math.ceil(seqN / 4), 50, async (who, n, off) =>
+        who === 'memauth' ? sequentially(n, (i) => authorize(mem, inN + off + i)) : sequentially(n, (i) => ungated(base, inN + off + i)),
+      );
+      latencyRows(section, 'durable, one COMMIT per decision: latency', summarize(res.memauth.lat), summarize(res.baseline.lat));
+      rateRow(section, 'durable, one COMMIT per decision: decisions/s', (res.memauth.lat.length / res.memauth.wallNs) * 1e9, (res.baseline.lat.length / res.baseline.wallNs) * 1e9);
       await mem.close();
       await base.close();
     }
-    progress.update(1, 1, `${section}: durable done`);
+    progress.update(2, 3, `${section}: durable done`);
 
     // --- group commit: many callers in flight, one COMMIT per batch
     {
-      const mem = openMemauth(memPath, true);
-      const base = openBaseline(basePath, true);
-      const c = opts.concurrency;
-      const res = await alternate(4, Math.ceil(grpN / 4), Math.min(2000, grpN), async (who, n, off) => {
-        if (who === 'memauth') {
-          return concurrently(n, c, (i) => {
-            const t = tasks[(off + i) % tasks.length] as GateTask;
-            return mem.authorize({ tenant: TENANT, action: { type: 'pay', args: t.args }, dependsOn: t.deps, context: 'declared' });
-          });
-        }
-        return concurrently(n, c, (i) => {
-          const t = tasks[(off + i) % tasks.length] as GateTask;
-          return base.act(TENANT, { type: 'pay', args: t.args }, t.baseDeps);
-        });
-      });
+      const mem = openMemauth(paths.mem, 'group');
+      const base = openBaseline(paths.base, 'group');
+      const off0 = inN + seqN + 200;
+      const res = await alternate(4, Math.ceil(grpN / 4), Math.min(2000, grpN), async (who, n, off) =>
+        who === 'memauth' ? concurrently(n, c, (i) => authorize(mem, off0 + off + i)) : concurrently(n, c, (i) => ungated(base, off0 + off + i)),
+      );
       const mRate = (res.memauth.lat.length / res.memauth.wallNs) * 1e9;
-      rateRow(section, `group commit (${c} in flight) durable decisions/s`, mRate, (res.baseline.lat.length / res.baseline.wallNs) * 1e9);
-      latencyRows(section, `group commit (${c} in flight) latency`, summarize(res.memauth.lat), summarize(res.baseline.lat));
+      rateRow(section, `group commit, ${c} callers: durable decisions/s`, mRate, (res.baseline.lat.length / res.baseline.wallNs) * 1e9);
+      latencyRows(section, `group commit, ${c} callers: latency (to durable)`, summarize(res.memauth.lat), summarize(res.baseline.lat));
       if (nDeps === 5) goals.push({ goal: 'authorize, 5 deps: > 20,000 durable decisions/s with group commit', measured: fmtRate(mRate), met: mRate > 20_000 });
       await mem.close();
       await base.close();
     }
-    progress.update(1, 1, `${section}: group commit done`);
+    progress.update(3, 3, `${section}: group commit done`);
   }
 }
 
@@ -409,67 +495,70 @@ async function gateSection(opts: Options, dir: string, progress: Progress): Prom
 
 async function writeSection(opts: Options, dir: string, progress: Progress): Promise<void> {
   const corpus = new Corpus({ seed: 11 });
-  const memPath = join(dir, 'write-memauth.db');
-  const basePath = join(dir, 'write-baseline.db');
-  const s = opts.scale;
-  const seqN = Math.round((opts.quick ? 300 : 2000) * s);
-  const grpN = Math.round((opts.quick ? 3000 : 20000) * s);
+  const paths = { mem: join(dir, 'write-memauth.db'), base: join(dir, 'write-baseline.db') };
+  const inN = samples(opts, 10_000, 2_000);
+  const seqN = samples(opts, 1_000, 200);
+  const grpN = samples(opts, 20_000, 4_000);
+  const c = opts.concurrency;
+  const texts = Array.from({ length: 4096 }, (_, i) => corpus.record(i));
+  const text = (i: number): string => `${texts[i % texts.length] as string} #${i}`;
   const memIds: string[] = [];
   const baseIds: string[] = [];
-  let textNo = 0;
-  const text = (): string => corpus.record(textNo++);
-  for (const mode of ['durable', 'group'] as const) {
-    const mem = openMemauth(memPath, mode === 'group', []);
-    const base = openBaseline(basePath, mode === 'group');
-    if (mode === 'durable') await registerPrincipals(mem);
-    const c = mode === 'group' ? opts.concurrency : 1;
-    const n = mode === 'group' ? grpN : seqN;
-    const label = mode === 'group' ? `group commit (${c} in flight)` : 'durable (WAL commit each)';
-    const w = await alternate(4, Math.ceil(n / 4), Math.min(200, n), async (who, k) => {
-      const texts = Array.from({ length: k }, text);
-      if (who === 'memauth') {
-        return concurrently(k, c, async (i) => {
-          const { record } = await mem.write({ tenant: TENANT, scope: 'notes', principal: 'alice', content: texts[i] as string });
-          memIds.push(record.id);
-        });
-      }
-      return concurrently(k, c, async (i) => {
-        const r = await base.write({ tenant: TENANT, scope: 'notes', principal: 'alice', content: texts[i] as string });
-        baseIds.push(r.id);
-      });
-    });
-    rateRow('write', `write ${label} ops/s`, (w.memauth.lat.length / w.memauth.wallNs) * 1e9, (w.baseline.lat.length / w.baseline.wallNs) * 1e9);
-    latencyRows('write', `write ${label} latency`, summarize(w.memauth.lat), summarize(w.baseline.lat));
-    const wr = rows[rows.length - 3] as Row;
-    goals.push({ goal: `write overhead <= 1.2× baseline (${label})`, measured: fmtRatio(wr.ratio), met: wr.ratio !== null && wr.ratio <= 1.2 });
-    progress.update(1, 1, `write ${mode} done`);
-
-    const d = await alternate(4, Math.ceil(n / 4), Math.min(200, n), async (who, k) => {
-      const texts = Array.from({ length: k }, text);
-      if (who === 'memauth') {
-        return concurrently(k, c, (i) => mem.derive({ tenant: TENANT, principal: 'assistant', from: [memIds[Math.floor(corpus.random() * memIds.length)] as string], transform: 'summarize', content: texts[i] as string }));
-      }
-      return concurrently(k, c, (i) => base.derive({ tenant: TENANT, scope: 'notes', principal: 'assistant', from: [baseIds[Math.floor(corpus.random() * baseIds.length)] as string], content: texts[i] as string }));
-    });
-    rateRow('derive', `derive ${label} ops/s`, (d.memauth.lat.length / d.memauth.wallNs) * 1e9, (d.baseline.lat.length / d.baseline.wallNs) * 1e9);
-    latencyRows('derive', `derive ${label} latency`, summarize(d.memauth.lat), summarize(d.baseline.lat));
-    progress.update(1, 1, `derive ${mode} done`);
+  {
+    const mem = openMemauth(paths.mem, 'durable');
+    await registerPrincipals(mem);
     await mem.close();
-    await base.close();
+  }
+  const memWrite = async (mem: Memory, i: number): Promise<void> => {
+    const { record } = await mem.write({ tenant: TENANT, scope: 'notes', principal: 'alice', content: text(i) });
+    memIds.push(record.id);
+  };
+  const baseWrite = async (base: BaselineStore, i: number): Promise<void> => {
+    baseIds.push((await base.write({ tenant: TENANT, scope: 'notes', principal: 'alice', content: text(i) })).id);
+  };
+  const pick = (ids: string[]): string => ids[Math.floor(corpus.random() * ids.length)] as string;
+  const memDerive = (mem: Memory, i: number): Promise<unknown> => mem.derive({ tenant: TENANT, principal: 'assistant', from: [pick(memIds)], transform: 'summarize', content: text(i + 7) });
+  const baseDerive = (base: BaselineStore, i: number): Promise<unknown> => base.derive({ tenant: TENANT, scope: 'notes', principal: 'assistant', from: [pick(baseIds)], content: text(i + 7) });
+
+  for (const [kind, memOp, baseOp] of [
+    ['write', memWrite, baseWrite],
+    ['derive', memDerive, baseDerive],
+  ] as const) {
+    const ip = await inProcess(opts, paths, inN, memOp, baseOp);
+    const m = summarize(ip.memauth.map((p) => span(p, 'written')));
+    const b = summarize(ip.baseline.map((p) => span(p, 'written')));
+    latencyRows(kind, `in process: record, index${kind === 'derive' ? ', taint' : ''} and audit entry written (no COMMIT)`, m, b);
+    if (kind === 'write') goals.push({ goal: 'write overhead <= 1.2× baseline (in process, p50)', measured: fmtRatio(m.p50 / b.p50), met: m.p50 / b.p50 <= 1.2 });
+    progress.update(1, 3, `${kind}: in process done`);
+    for (const mode of ['durable', 'group'] as const) {
+      const mem = openMemauth(paths.mem, mode);
+      const base = openBaseline(paths.base, mode);
+      const n = mode === 'group' ? grpN : seqN;
+      const k = mode === 'group' ? c : 1;
+      const label = mode === 'group' ? `group commit, ${c} callers` : 'durable, one COMMIT each';
+      const res = await alternate(4, Math.ceil(n / 4), Math.min(200, n), async (who, cnt, off) =>
+        who === 'memauth' ? concurrently(cnt, k, (i) => memOp(mem, 1_000_000 + off + i)) : concurrently(cnt, k, (i) => baseOp(base, 1_000_000 + off + i)),
+      );
+      const mr = (res.memauth.lat.length / res.memauth.wallNs) * 1e9;
+      const br = (res.baseline.lat.length / res.baseline.wallNs) * 1e9;
+      rateRow(kind, `${label}: ${kind}s/s`, mr, br);
+      latencyRows(kind, `${label}: latency (to durable)`, summarize(res.memauth.lat), summarize(res.baseline.lat));
+      if (kind === 'write') goals.push({ goal: `write overhead <= 1.2× baseline (${label}, throughput)`, measured: fmtRatio(br / mr), met: br / mr <= 1.2 });
+      await mem.close();
+      await base.close();
+      progress.update(mode === 'durable' ? 2 : 3, 3, `${kind}: ${mode} done`);
+    }
   }
 }
 
 // ---------------------------------------------------------------------------- derivation depth
 
 async function depthSection(opts: Options, dir: string, progress: Progress): Promise<void> {
-  const corpus = new Corpus({ seed: 13 });
-  const memPath = join(dir, 'depth-memauth.db');
-  const basePath = join(dir, 'depth-baseline.db');
+  const paths = { mem: join(dir, 'depth-memauth.db'), base: join(dir, 'depth-baseline.db') };
   const checkpoints = [1, 10, 100, 1000, 10_000, 100_000].filter((d) => d <= opts.depth);
-  const M = Math.round((opts.quick ? 50 : 200) * opts.scale);
-  const timings: OpTiming[] = [];
-  let mem = openMemauth(memPath, false, timings);
-  const base = openBaseline(basePath, false);
+  const M = samples(opts, 1_000, 200);
+  let mem = openMemauth(paths.mem, 'durable');
+  let base = openBaseline(paths.base, 'durable');
   await registerPrincipals(mem);
   const root = (await mem.write({ tenant: TENANT, scope: 'chain', principal: 'alice', content: 'pay vendor-7 amount 700: the root fact' })).record;
   const broot = await base.write({ tenant: TENANT, scope: 'chain', principal: 'alice', content: 'pay vendor-7 amount 700: the root fact' });
@@ -477,58 +566,55 @@ async function depthSection(opts: Options, dir: string, progress: Progress): Pro
   let btip = broot.id;
   let depth = 0;
   const perDepth: Array<Record<string, unknown>> = [];
-  let firstP50: number | null = null;
-  let lastP50: number | null = null;
+  let first: number | null = null;
+  let last: number | null = null;
   for (const target of checkpoints) {
     while (depth < target) {
       tip = (await mem.derive({ tenant: TENANT, principal: 'assistant', from: [tip], transform: 'rewrite', content: `pay vendor-7 amount 700, version ${depth + 1}` })).id;
       btip = (await base.derive({ tenant: TENANT, scope: 'chain', principal: 'assistant', from: [btip], content: `pay vendor-7 amount 700, version ${depth + 1}` })).id;
       depth += 1;
-      if (depth % 100 === 0) progress.update(depth, opts.depth, `depth: building the derivation chain`);
+      if (depth % 100 === 0) progress.update(depth, opts.depth, 'depth: building the derivation chain');
     }
-    // M derives of one step from the tip at this depth (siblings: the chain does not grow)
-    const compute: number[] = [];
-    const res = await alternate(2, Math.ceil(M / 2), 10, async (who, k) => {
-      if (who === 'memauth') {
-        timings.length = 0;
-        const r = await sequentially(k, () => mem.derive({ tenant: TENANT, principal: 'assistant', from: [tip], transform: 'summarize', content: `note on vendor-7 at depth ${depth}` }));
-        for (const t of timings) compute.push(t.beforeNs + t.bodyNs);
-        return r;
-      }
-      return sequentially(k, () => base.derive({ tenant: TENANT, scope: 'chain', principal: 'assistant', from: [btip], content: `note on vendor-7 at depth ${depth}` }));
-    });
-    const c = summarize(compute);
-    const m = summarize(res.memauth.lat);
-    const b = summarize(res.baseline.lat);
-    rows.push({ section: 'derive vs depth', metric: `derive at depth ${depth}: in-process p50 (no COMMIT)`, unit: 'ns', memauth: c.p50, baseline: null, ratio: null });
-    rows.push({ section: 'derive vs depth', metric: `derive at depth ${depth}: durable p50`, unit: 'ns', memauth: m.p50, baseline: b.p50, ratio: ratio(m.p50, b.p50) });
-    firstP50 ??= c.p50;
-    lastP50 = c.p50;
+    await mem.close();
+    await base.close();
+    // one derive step from the tip at this depth, M times (siblings: the chain does not grow)
+    const ip = await inProcess(
+      opts,
+      paths,
+      M,
+      (m, i) => m.derive({ tenant: TENANT, principal: 'assistant', from: [tip], transform: 'summarize', content: `note ${i} on vendor-7 at depth ${depth}` }),
+      (b, i) => b.derive({ tenant: TENANT, scope: 'chain', principal: 'assistant', from: [btip], content: `note ${i} on vendor-7 at depth ${depth}` }),
+    );
+    const m = summarize(ip.memauth.map((p) => span(p, 'written')));
+    const b = summarize(ip.baseline.map((p) => span(p, 'written')));
+    rows.push({ section: 'derive vs depth', metric: `derive from a record at depth ${depth}: in process p50`, unit: 'ns', memauth: m.p50, baseline: b.p50, ratio: ratio(m.p50, b.p50) });
+    first ??= m.p50;
+    last = m.p50;
 
-    // authorize on the tip: corroborate it twice, then the first decision on a freshly opened store
-    // (nothing cached: the lineage is read from the database) and warm decisions after it.
+    // authorize on the tip: corroborate it twice, then the first decision on a freshly opened
+    // store (nothing cached: the lineage is read from the database) and warm ones after it
+    mem = openMemauth(paths.mem, 'durable');
     await mem.corroborate({ tenant: TENANT, recordId: tip, principal: 'erp1', evidence: `erp://ledger/chain-${depth}` });
     await mem.corroborate({ tenant: TENANT, recordId: tip, principal: 'erp2', evidence: `erp://bank/chain-${depth}` });
     await mem.close();
-    mem = openMemauth(memPath, false, timings);
-    const auth = (): Promise<unknown> => mem.authorize({ tenant: TENANT, action: { type: 'pay', args: { to: 'vendor-7', amount: 700 } }, dependsOn: [tip], context: 'declared' });
-    timings.length = 0;
-    const t0 = nowNs();
-    await auth();
-    const cold = Number(nowNs() - t0);
-    const coldCompute = (timings[0]?.beforeNs ?? 0) + (timings[0]?.bodyNs ?? 0);
-    timings.length = 0;
-    for (let i = 0; i < 20; i++) await auth();
-    const warm = summarize(timings.map((t) => t.beforeNs + (t.decisionNs ?? t.bodyNs)));
-    rows.push({ section: 'derive vs depth', metric: `authorize on the tip at depth ${depth}: first decision after open, in-process`, unit: 'ns', memauth: coldCompute, baseline: null, ratio: null, note: `end to end incl. COMMIT ${fmtNs(cold)}` });
-    rows.push({ section: 'derive vs depth', metric: `authorize on the tip at depth ${depth}: warm, in-process p50`, unit: 'ns', memauth: warm.p50, baseline: null, ratio: null });
-    perDepth.push({ depth, deriveInProcessP50: c.p50, deriveDurableP50: m.p50, baselineDeriveDurableP50: b.p50, authorizeColdInProcess: coldCompute, authorizeColdEndToEnd: cold, authorizeWarmP50: warm.p50 });
+    const sink = new TimingSink();
+    mem = openMemauth(paths.mem, 'back', sink);
+    const ask = (): Promise<unknown> => mem.authorize({ tenant: TENANT, action: { type: 'pay', args: { to: 'vendor-7', amount: 700 } }, dependsOn: [tip], context: 'declared' });
+    const [cold] = await sink.backToBack(1, ask);
+    const warm = summarize((await sink.backToBack(200, ask)).slice(50).map((p) => span(p, 'decided')));
+    const coldNs = cold ? span(cold, 'decided') : Number.NaN;
+    rows.push({ section: 'derive vs depth', metric: `authorize on that record: first decision after opening (lineage read from the database)`, unit: 'ns', memauth: coldNs, baseline: null, ratio: null });
+    rows.push({ section: 'derive vs depth', metric: `authorize on that record: warm, in process p50`, unit: 'ns', memauth: warm.p50, baseline: null, ratio: null });
+    perDepth.push({ depth, deriveInProcessP50: m.p50, baselineDeriveInProcessP50: b.p50, authorizeFirstAfterOpen: coldNs, authorizeWarmP50: warm.p50 });
+    await mem.close();
+    mem = openMemauth(paths.mem, 'durable');
+    base = openBaseline(paths.base, 'durable');
     progress.update(depth, opts.depth, `depth ${depth} measured`);
   }
   extra.depth = perDepth;
-  if (firstP50 !== null && lastP50 !== null) {
-    const g = lastP50 / firstP50;
-    goals.push({ goal: `derive cost flat with depth (in-process p50, depth 1 → ${depth})`, measured: `${fmtNs(firstP50)} → ${fmtNs(lastP50)} (${fmtRatio(g)})`, met: g < 1.5 });
+  if (first !== null && last !== null) {
+    const g = last / first;
+    goals.push({ goal: `derive cost flat with depth (in process p50, depth 1 → ${depth.toLocaleString('en')})`, measured: `${fmtNs(first)} → ${fmtNs(last)} (${fmtRatio(g)})`, met: g < 1.5 });
   }
   await mem.close();
   await base.close();
@@ -541,8 +627,8 @@ async function searchSection(opts: Options, dir: string, progress: Progress): Pr
   const memPath = join(dir, 'search-memauth.db');
   const basePath = join(dir, 'search-baseline.db');
   const SCOPES = 10;
-  const mem = openMemauth(memPath, true);
-  const base = openBaseline(basePath, true);
+  const mem = openMemauth(memPath, 'group');
+  const base = openBaseline(basePath, 'group');
   await registerPrincipals(mem);
   const queryTexts: string[] = [];
   let loaded = 0;
