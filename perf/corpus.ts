@@ -68,13 +68,13 @@ export class Corpus {
     return this.words[lo] as string;
   }
 
-  /** A record's text: 12–30 Zipf words, an entity (`vendor-1234`) and an amount. */
+  /** A record's text: 12–30 Zipf words, an entity (`vendor1234`, one token) and an amount. */
   record(i: number): string {
     const n = 12 + Math.floor(this.rand() * 19);
     const parts: string[] = [];
     for (let k = 0; k < n; k++) parts.push(this.word());
     const at = Math.floor(this.rand() * parts.length);
-    parts.splice(at, 0, `vendor-${i % 50_000}`, `amount ${100 + (i % 9_900)}`);
+    parts.splice(at, 0, `vendor${i % 50_000}`, `amount ${100 + (i % 9_900)}`);
     return parts.join(' ');
   }
 

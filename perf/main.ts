@@ -6,9 +6,11 @@
  * Prints a Markdown table (figures and memauth/baseline cost ratios) and the goals met or
  * missed; `--json` prints the same as JSON. A benchmark, not a test: nothing here asserts a time.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Memory, type OpTiming } from '../src/api/memory.js';
 import { createProgress, type Progress } from '../src/cli/progress.js';
@@ -634,7 +636,6 @@ async function searchSection(opts: Options, dir: string, progress: Progress): Pr
   let loaded = 0;
   const Q = Math.round((opts.quick ? 100 : 500) * opts.scale);
   const QS = Math.round((opts.quick ? 50 : 200) * opts.scale);
-  const rss = { memauth: 0, baseline: 0 };
   for (const size of opts.sizes) {
     const add = size - loaded;
     const texts: string[] = [];
@@ -644,16 +645,11 @@ async function searchSection(opts: Options, dir: string, progress: Progress): Pr
       if ((loaded + i) % SCOPES === 0 && (loaded + i) % 7 === 0) queryTexts.push(t);
     }
     // memauth: through the API (write), group commit, many writers in flight
-    gc();
-    let r0 = process.memoryUsage().rss;
     await concurrently(add, 256, async (i) => {
       await mem.write({ tenant: TENANT, scope: `s${(loaded + i) % SCOPES}`, principal: 'alice', content: texts[i] as string });
       if (i % 1000 === 0) progress.update(loaded + i, size, `search: loading memauth to ${size.toLocaleString('en')} records`);
     });
-    gc();
-    rss.memauth += process.memoryUsage().rss - r0;
     // baseline: the same rows, 1,000 per transaction
-    r0 = process.memoryUsage().rss;
     for (let i = 0; i < add; i += 1000) {
       await base.writeMany(
         TENANT,
@@ -661,8 +657,6 @@ async function searchSection(opts: Options, dir: string, progress: Progress): Pr
       );
       if (i % 10_000 === 0) progress.update(loaded + i, size, `search: loading baseline to ${size.toLocaleString('en')} records`);
     }
-    gc();
-    rss.baseline += process.memoryUsage().rss - r0;
     loaded = size;
     const label = `${size.toLocaleString('en')} records`;
     const queries = Array.from({ length: Q + 50 }, (_, i) => corpus.query(queryTexts[(i * 7919) % queryTexts.length] as string));
@@ -689,7 +683,6 @@ async function searchSection(opts: Options, dir: string, progress: Progress): Pr
     const mb = dbBytes(memPath, mem.driver as SqliteDriver);
     const bb = dbBytes(basePath, base.driver);
     rows.push({ section: `size, ${label}`, metric: 'database size (db + wal after checkpoint) per 100k records', unit: 'bytes', memauth: (mb / size) * 100_000, baseline: (bb / size) * 100_000, ratio: mb / bb });
-    rows.push({ section: `size, ${label}`, metric: 'RSS growth while loading, per 100k records', unit: 'bytes', memauth: (rss.memauth / size) * 100_000, baseline: (rss.baseline / size) * 100_000, ratio: rss.baseline > 0 ? rss.memauth / rss.baseline : null, note: 'same process; includes SQLite page cache and JS heap growth' });
 
     // audit: verify the whole chain, then replay a decision at the end of the log
     const tv = nowNs();
@@ -712,6 +705,63 @@ async function searchSection(opts: Options, dir: string, progress: Progress): Pr
   }
   await mem.close();
   await base.close();
+}
+
+// ---------------------------------------------------------------------------- memory (RSS), in a fresh process per store
+
+/**
+ * Child mode (`--rss-child memauth|baseline N DIR`): load N records into a fresh store the way
+ * the search section does and print the RSS growth, measured after a full GC before and after.
+ */
+async function rssChild(store: string, n: number, dir: string): Promise<void> {
+  const corpus = new Corpus({ seed: 23 });
+  const texts = Array.from({ length: 4096 }, (_, i) => corpus.record(i));
+  gc();
+  const before = process.memoryUsage().rss;
+  if (store === 'memauth') {
+    const mem = openMemauth(join(dir, 'rss-memauth.db'), 'group');
+    await registerPrincipals(mem);
+    await concurrently(n, 256, (i) => mem.write({ tenant: TENANT, scope: `s${i % 10}`, principal: 'alice', content: `${texts[i % texts.length] as string} #${i}` }));
+    gc();
+    const after = process.memoryUsage().rss;
+    await mem.close();
+    process.stdout.write(JSON.stringify({ before, after }));
+  } else {
+    const base = openBaseline(join(dir, 'rss-baseline.db'), 'group');
+    for (let i = 0; i < n; i += 1000) {
+      await base.writeMany(TENANT, Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({ scope: `s${(i + k) % 10}`, principal: 'alice', content: `${texts[(i + k) % texts.length] as string} #${i + k}` })));
+    }
+    gc();
+    const after = process.memoryUsage().rss;
+    await base.close();
+    process.stdout.write(JSON.stringify({ before, after }));
+  }
+}
+
+/** RSS growth per 100k records of each store, each measured in its own process. */
+function rssSection(opts: Options, dir: string, progress: Progress): void {
+  const n = opts.quick ? 20_000 : 100_000;
+  const self = fileURLToPath(import.meta.url);
+  const out: Record<string, { before: number; after: number }> = {};
+  for (const store of ['memauth', 'baseline']) {
+    progress.update(store === 'memauth' ? 0 : 1, 2, `memory: loading ${n.toLocaleString('en')} records into a fresh ${store} process`);
+    const r = spawnSync(process.execPath, ['--expose-gc', self, '--rss-child', store, String(n), dir], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    if (r.status !== 0) throw new Error(`rss child (${store}) failed: ${r.stderr}`);
+    out[store] = JSON.parse(r.stdout) as { before: number; after: number };
+  }
+  const m = out.memauth as { before: number; after: number };
+  const b = out.baseline as { before: number; after: number };
+  const per = (x: { before: number; after: number }): number => ((x.after - x.before) / n) * 100_000;
+  rows.push({
+    section: 'memory',
+    metric: `RSS growth loading ${n.toLocaleString('en')} records into a fresh process, per 100k records`,
+    unit: 'bytes',
+    memauth: per(m),
+    baseline: per(b),
+    ratio: per(m) / per(b),
+    note: 'includes the SQLite page cache (64 MiB cap per connection) and, for memauth, its read cache (10,000 records by default)',
+  });
+  extra.rss = out;
 }
 
 // ---------------------------------------------------------------------------- report
@@ -765,6 +815,10 @@ function markdown(m: Record<string, unknown>, opts: Options, wallS: number): str
 }
 
 async function main(): Promise<void> {
+  if (process.argv[2] === '--rss-child') {
+    await rssChild(String(process.argv[3]), Number(process.argv[4]), String(process.argv[5]));
+    return;
+  }
   const opts = parseOptions(process.argv.slice(2));
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'memauth-perf-'));
   const progress = createProgress(process.stderr, 'perf');
@@ -777,6 +831,7 @@ async function main(): Promise<void> {
     if (opts.only.has('write')) await writeSection(opts, dir, progress);
     if (opts.only.has('depth')) await depthSection(opts, dir, progress);
     if (opts.only.has('search')) await searchSection(opts, dir, progress);
+    if (opts.only.has('search')) rssSection(opts, dir, progress);
   } finally {
     progress.finish();
     if (!opts.keep && opts.dir === null) rmSync(dir, { recursive: true, force: true });

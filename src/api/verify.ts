@@ -1,4 +1,5 @@
 import { type AuditEntry, ChainVerifier, type ChainVerdict, type Checkpoint, checkpointSignatureValid } from '../core/audit.js';
+import type { MemoryRecord } from '../core/types.js';
 import type { StorageDriver } from '../store/driver.js';
 import { corroborationMatchesEntry, recordMatchesEntry } from './memory.js';
 
@@ -95,8 +96,11 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
   const bad: Array<{ id: string; problem: RecordProblem }> = [];
   let checked = 0;
   const seen = new Set<string>();
+  // keyset paging when the driver offers it (one pass), else OFFSET paging
+  let after: string | null = null;
   for (let offset = 0; ; offset += PAGE) {
-    const page = await driver.listRecords(tenant, { limit: PAGE, offset, includeDeleted: true });
+    const page: MemoryRecord[] = driver.listRecordsAfter ? await driver.listRecordsAfter(tenant, after, PAGE) : await driver.listRecords(tenant, { limit: PAGE, offset, includeDeleted: true });
+    after = page[page.length - 1]?.id ?? after;
     for (const r of page) {
       checked += 1;
       seen.add(r.id);

@@ -30,7 +30,7 @@ export interface ChangeTracking {
 
 /** Options for {@link CachingDriver}. */
 export interface CacheOptions {
-  /** most records kept (least recently used are dropped). Default 50,000. */
+  /** most records kept (the oldest cached are dropped first). Default 10,000. */
   readonly maxRecords?: number;
 }
 
@@ -583,7 +583,7 @@ export class CachingDriver {
     opts: CacheOptions,
   ) {
     this.kind = inner.kind;
-    this.state = new CacheState(Math.max(1, opts.maxRecords ?? 50_000));
+    this.state = new CacheState(Math.max(1, opts.maxRecords ?? 10_000));
     const self = this as unknown as Record<string, unknown>;
     for (const name of methodNames(inner)) {
       if (name in CachingDriver.prototype) continue;

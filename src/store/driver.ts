@@ -25,6 +25,13 @@ export interface StorageReader {
   /** The records of `ids` that exist in the tenant, once each, in write order (audit seq), then id. */
   getRecords(tenant: string, ids: readonly string[]): Promise<MemoryRecord[]>;
   listRecords(tenant: string, opts: ListRecordsOptions): Promise<MemoryRecord[]>;
+  /**
+   * Optional: every record of the tenant, deleted ones included, with `id > afterId` (all when
+   * null), by id, at most `limit` — keyset paging for whole-tenant scans such as audit
+   * verification (OFFSET paging re-reads everything before each page). Without it, callers page
+   * with {@link listRecords}.
+   */
+  listRecordsAfter?(tenant: string, afterId: string | null, limit: number): Promise<MemoryRecord[]>;
   /** Full-text search over active, unexpired records of one tenant and scope. */
   search(tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]>;
   /** Every derivation edge upward from `ids` (their whole lineage DAG to the roots), keyed by child id. */

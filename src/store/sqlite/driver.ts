@@ -157,6 +157,12 @@ export interface SqliteOptions {
   /** open read-only (no migrations). */
   readonly readonly?: boolean;
   /**
+   * SQLite page cache of this connection, in KiB (PRAGMA cache_size = -N). Default 65536 (64 MiB):
+   * SQLite's own default (2 MiB) makes every search probe record rows through the OS — 3–4×
+   * slower on a 100k-record store.
+   */
+  readonly cacheSizeKiB?: number;
+  /**
    * Group commit: run concurrent transactions inside one BEGIN IMMEDIATE … COMMIT, each in its
    * own SAVEPOINT (a transaction that throws rolls back only itself), committing every
    * `maxOps` transactions or when the queue is idle (after `maxDelayMs`). Every caller's
@@ -253,6 +259,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     const d = new SqliteDriver(opts.path, db, opts.readonly === true ? false : opts.groupCommit);
     try {
       db.pragma('busy_timeout = 5000');
+      db.pragma(`cache_size = -${Math.max(0, Math.floor(opts.cacheSizeKiB ?? 65_536))}`);
       if (!opts.readonly) {
         if (opts.path !== ':memory:') db.pragma('journal_mode = WAL');
         db.pragma('synchronous = FULL');
@@ -509,6 +516,12 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     }
     if (!opts.includeDeleted) where.push("status = 'active'");
     const rows = this.all(`SELECT * FROM records WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id LIMIT ? OFFSET ?`, ...params, opts.limit, opts.offset ?? 0);
+    return this.recordsFromRows(rows);
+  }
+
+  async listRecordsAfter(tenant: string, afterId: string | null, limit: number): Promise<MemoryRecord[]> {
+    // `+tenant`: walk the id index in order (the tenant index would sort the whole tenant per page)
+    const rows = afterId === null ? this.all('SELECT * FROM records WHERE +tenant = ? ORDER BY id LIMIT ?', tenant, limit) : this.all('SELECT * FROM records WHERE +tenant = ? AND id > ? ORDER BY id LIMIT ?', tenant, afterId, limit);
     return this.recordsFromRows(rows);
   }
 
