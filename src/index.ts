@@ -3,7 +3,7 @@
  * The public surface is pinned by test/exports.test.ts.
  */
 export { openMemory, type OpenMemoryOptions } from './api/open.js';
-export { Memory, argsHashOf, type RecordView, type WriteResult, type CorroborateResult, type LineageGraph } from './api/memory.js';
+export { Memory, argsHashOf, type RecordView, type WriteResult, type CorroborateResult, type LineageGraph, type MemoryOptions, type OpTiming } from './api/memory.js';
 export type { AuditReport, TenantAuditReport } from './api/verify.js';
 export type { ReplayResult } from './api/replay.js';
 export { MemauthError, ERROR_CODES, isMemauthError, type ErrorCode } from './core/errors.js';
@@ -12,7 +12,8 @@ export { DEFAULT_POLICY, PolicySchema, loadPolicy, riskTier, sourceAuthority, or
 export { decide, type GateInput, type GateResult, type DependencyFacts } from './core/gate.js';
 export { verifyChain, entryHash, genesisHash, checkpointSignatureValid, type AuditEntry, type AuditOp, type Checkpoint } from './core/audit.js';
 export { canonicalJson, hashCanonical } from './core/canonical.js';
-export { SqliteDriver } from './store/sqlite/driver.js';
+export { SqliteDriver, type SqliteOptions, type GroupCommitOptions } from './store/sqlite/driver.js';
+export type { CacheOptions } from './store/cache.js';
 export type { StorageDriver, StorageTx, StorageReader, SearchHit } from './store/driver.js';
 export * from './core/types.js';
 export { importMemories, parseMcpMemory, parseMem0, IMPORT_FORMATS, IMPORT_TRUST, SKIP_REASONS, type ImportOptions, type ImportReport, type ImportFormat, type ImportTrust, type ImportItem, type ImportProblem, type SkipReason } from './import/index.js';

@@ -233,3 +233,25 @@ test('cache on and off decide the same on a mixed workload; records come back in
     done();
   }
 });
+
+test('openMemory({ groupCommit: true }): concurrent writes, derives and decisions keep one valid chain, replayable after reopening', async () => {
+  const { dir, done } = tempDir();
+  try {
+    const { openMemory } = await import('../src/api/open.js');
+    const path = join(dir, 'o.db');
+    let mem = await openMemory({ path, policy: POLICY.document, groupCommit: { maxOps: 16, maxDelayMs: 2 } });
+    await principals(mem);
+    const written = await Promise.all(Array.from({ length: 60 }, (_, i) => mem.write({ tenant: T, scope: 'v', principal: 'alice', content: `pay vendor-${i} amount ${i}` })));
+    const derived = await Promise.all(written.slice(0, 30).map((w, i) => mem.derive({ tenant: T, principal: 'assistant', from: [w.record.id], transform: 'summarize', content: `vendor-${i} gets ${i}` })));
+    const decisions = await Promise.all(written.map((w, i) => mem.authorize({ tenant: T, action: pay(`vendor-${i}`, i), dependsOn: [w.record.id, ...(derived[i] ? [derived[i].id] : [])], context: 'declared' })));
+    assert.equal(decisions.filter((d) => d.outcome === 'allow').length, 30); // the 30 without an agent note
+    await mem.close();
+    mem = await openMemory({ path, policy: POLICY.document });
+    const rep = await mem.verifyAudit();
+    assert.ok(rep.ok, rep.tenants[0]?.message);
+    for (const d of decisions.slice(0, 10)) assert.equal((await mem.replay({ tenant: T, decisionId: d.id })).matches, true);
+    await mem.close();
+  } finally {
+    done();
+  }
+});

@@ -84,8 +84,11 @@ export interface OpTiming {
   readonly bodyNs: number;
 }
 
+/** Options of the {@link Memory} constructor (most callers use `openMemory`). */
 export interface MemoryOptions {
+  /** the store; its transactions go through a read cache when it supports one (see `cache`). */
   readonly driver: StorageDriver;
+  /** the loaded policy every decision and audit entry records. */
   readonly policy: Policy;
   /** clock, for tests of expiry; default `() => new Date()`. */
   readonly clock?: () => Date;

@@ -4,7 +4,8 @@ import type { Checkpoint } from '../core/audit.js';
 import { MemauthError } from '../core/errors.js';
 import { DEFAULT_POLICY, type Policy, type PolicyInput, loadPolicy } from '../core/policy.js';
 import type { StorageDriver } from '../store/driver.js';
-import { SqliteDriver } from '../store/sqlite/driver.js';
+import type { CacheOptions } from '../store/cache.js';
+import { type GroupCommitOptions, SqliteDriver } from '../store/sqlite/driver.js';
 import { Memory } from './memory.js';
 
 /** Options for {@link openMemory}. */
@@ -22,6 +23,14 @@ export interface OpenMemoryOptions {
   readonly checkpointKey?: string | false;
   /** clock, for tests; default `() => new Date()`. */
   readonly clock?: () => Date;
+  /**
+   * Embedded SQLite only: group commit — concurrent operations share one COMMIT, each in its own
+   * SAVEPOINT; every call still resolves only once its COMMIT is durable (see
+   * {@link GroupCommitOptions}). Worth it when many operations are in flight (a server). Default off.
+   */
+  readonly groupCommit?: boolean | GroupCommitOptions;
+  /** the facade's read cache for transactions (see `MemoryOptions.cache`); default on. */
+  readonly cache?: boolean | CacheOptions;
 }
 
 function resolvePolicy(p: OpenMemoryOptions['policy']): Policy {
@@ -78,7 +87,7 @@ function readCheckpoints(file: string): Checkpoint[] {
 export async function openMemory(opts: OpenMemoryOptions = {}): Promise<Memory> {
   const policy = resolvePolicy(opts.policy);
   const path = opts.path ?? 'memauth.db';
-  const driver = opts.driver ?? SqliteDriver.open({ path });
+  const driver = opts.driver ?? SqliteDriver.open({ path, groupCommit: opts.groupCommit ?? false });
   const fileBacked = opts.driver === undefined && path !== ':memory:';
   let key: string | null = null;
   if (opts.checkpointKey !== false) {
@@ -98,6 +107,7 @@ export async function openMemory(opts: OpenMemoryOptions = {}): Promise<Memory> 
     driver,
     policy,
     clock: opts.clock,
+    ...(opts.cache !== undefined ? { cache: opts.cache } : {}),
     checkpointKey: key,
     onCheckpoint: cpFile ? (c) => appendFileSync(cpFile, `${JSON.stringify(c)}\n`) : undefined,
     externalCheckpoints: cpFile ? () => readCheckpoints(cpFile) : undefined,
