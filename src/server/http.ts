@@ -109,6 +109,8 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
     forceCloseConnections: 'idle',
     genReqId: () => `req_${randomBytes(8).toString('hex')}`,
   });
+  // JSON only: a text/plain body is 415 UNSUPPORTED_MEDIA_TYPE, not a string to validate
+  app.removeContentTypeParser('text/plain');
   app.decorateRequest('identity', null);
   app.decorateRequest('errorCode', null);
 
@@ -209,7 +211,7 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
   }
 
   const mcpHandler = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => mcp.handle(req, reply, req.identity as Identity);
-  for (const method of ['POST', 'GET', 'DELETE'] as const) app.route({ method, url: '/mcp', onRequest: authenticate('principal'), handler: mcpHandler });
+  for (const method of ['POST', 'GET', 'DELETE'] as const) app.route({ method, url: '/mcp', onRequest: authenticate('any'), handler: mcpHandler });
 
   return {
     app,

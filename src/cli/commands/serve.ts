@@ -53,21 +53,13 @@ export function registerServerCommands(program: Command): void {
       const o = cmd.opts<{ maxContent?: string; config?: string }>();
       if (o.maxContent !== undefined) flags.maxContentChars = o.maxContent;
       const config = resolveConfig({ flags, env: process.env, configFile: o.config });
-      const srv = await startServer({ config });
-      if (srv.adminToken) {
-        out(`memauth: created the admin token (shown once; only its hash is stored; rotate it with POST /v1/tokens/${srv.adminToken.info.id}/rotate):`);
-        out(`memauth admin token: ${srv.adminToken.token}`);
-      }
-      out(`memauth listening on ${srv.url} (db ${config.db}; OpenAPI ${srv.url}/openapi.json; MCP ${srv.url}/mcp)`);
+      // handlers first: a signal that arrives while starting stops the server as soon as it is up
+      let srv: Awaited<ReturnType<typeof startServer>> | null = null;
+      let stopping: string | null = null;
       let signals = 0;
-      const stop = (signal: string): void => {
-        signals++;
-        if (signals > 1) {
-          process.stderr.write(`memauth: second ${signal}, exiting now\n`);
-          process.exit(1);
-        }
+      const shutdown = (signal: string, s: NonNullable<typeof srv>): void => {
         process.stderr.write(`memauth: ${signal}: finishing in-flight requests, then closing the database\n`);
-        srv.close().then(
+        s.close().then(
           () => {
             process.stderr.write('memauth: stopped cleanly\n');
             process.exitCode = 0;
@@ -78,8 +70,24 @@ export function registerServerCommands(program: Command): void {
           },
         );
       };
-      process.on('SIGTERM', () => stop('SIGTERM'));
-      process.on('SIGINT', () => stop('SIGINT'));
+      const onSignal = (signal: string): void => {
+        signals++;
+        if (signals > 1) {
+          process.stderr.write(`memauth: second ${signal}, exiting now\n`);
+          process.exit(1);
+        }
+        stopping = signal;
+        if (srv) shutdown(signal, srv);
+      };
+      process.on('SIGTERM', () => onSignal('SIGTERM'));
+      process.on('SIGINT', () => onSignal('SIGINT'));
+      srv = await startServer({ config });
+      if (srv.adminToken) {
+        out(`memauth: created the admin token (shown once; only its hash is stored; rotate it with POST /v1/tokens/${srv.adminToken.info.id}/rotate):`);
+        out(`memauth admin token: ${srv.adminToken.token}`);
+      }
+      out(`memauth listening on ${srv.url} (db ${config.db}; OpenAPI ${srv.url}/openapi.json; MCP ${srv.url}/mcp)`);
+      if (stopping !== null) shutdown(stopping, srv);
     });
 
   program
