@@ -234,7 +234,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchReport> {
         }
         if (spec.channel === 'legit') {
           for (const v of decision.values) {
-            if (v.recordIds.length === 0 && !v.userTurn) notes.push(`${spec.scenario.id}: argument ${v.argument}=${v.value} appears in no memory and not in the user's turn; accepted as the agent's own computation because the whole session context (all trusted or corroborated) is a dependency.`);
+            if (v.recordIds.length === 0 && !v.userTurn && v.computed) {
+              const [x, y] = v.computed.operands;
+              const from = (o: typeof x): string => (o.userTurn ? "the user's turn" : `memory ${o.recordIds.join(', ')}`);
+              notes.push(`${spec.scenario.id}: argument ${v.argument}=${v.value} is written nowhere; its provenance is the computation ${x.value} ${v.computed.op} ${y.value} over ${from(x)} and ${from(y)}.`);
+            }
           }
           if (decision.outcome === 'deny') notes.push(`${spec.scenario.id}: legit action denied: ${decision.reasons.map((r) => r.code + (r.argument ? `(${r.argument})` : '')).join(', ')}`);
         }

@@ -1,29 +1,16 @@
 #!/usr/bin/env node
 /**
- * Minimal `memauth` entry for the server branch: `serve`, `mcp` and `token` only. The full CLI
- * (src/cli/program.ts) registers the same commands with registerServerCommands.
+ * The `memauth` command-line interface. Commands live in ./commands, output shapes in
+ * ./format.ts, exit codes in ./errors.ts; `memauth --help` lists everything.
  */
-import { Command, CommanderError, Option } from 'commander';
-import { MemauthError } from '../core/errors.js';
-import { HttpError } from '../server/errors.js';
-import { registerServerCommands } from './commands/serve.js';
+import { runCli } from './program.js';
 
-const program = new Command('memauth')
-  .addOption(new Option('--db <path>', 'SQLite database file (default ./memauth.db, $MEMAUTH_DB)'))
-  .addOption(new Option('--policy <file>', 'policy JSON file ($MEMAUTH_POLICY)'))
-  .addOption(new Option('--tenant <tenant>', 'tenant ($MEMAUTH_TENANT)'))
-  .option('--json', 'machine-readable JSON on stdout')
-  .exitOverride();
-registerServerCommands(program);
-try {
-  await program.parseAsync(process.argv);
-} catch (e) {
-  if (e instanceof CommanderError) process.exitCode = e.exitCode === 0 ? 0 : 2;
-  else if (e instanceof MemauthError || e instanceof HttpError) {
-    process.stderr.write(`error ${e.code}: ${e.message}\n`);
-    process.exitCode = 2;
-  } else {
-    process.stderr.write(`memauth: unexpected error: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exitCode = 3;
-  }
+// `memauth … | head`: the reader went away; stop quietly instead of crashing on EPIPE.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
 }
+
+process.exitCode = await runCli(process.argv);

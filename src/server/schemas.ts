@@ -128,6 +128,7 @@ const Confirmation = z.strictObject({
 const Action = z.strictObject({ type: z.string(), args: json, resource: z.string().optional() });
 const Reason = z.strictObject({ code: z.enum(REASON_CODES), memoryIds: z.array(z.string()), argument: z.string().optional(), detail: z.string().optional() });
 const why = z.array(z.enum(['declared', 'value', 'context']));
+const ValueSuppliers = z.strictObject({ value: z.string(), recordIds: z.array(z.string()), userTurn: z.boolean() });
 const Decision = z.strictObject({
   formatVersion: z.literal(1),
   id: z.string(),
@@ -141,7 +142,18 @@ const Decision = z.strictObject({
   outcome: z.enum(['allow', 'deny', 'would_deny']),
   reasons: z.array(Reason),
   dependencies: z.array(z.strictObject({ memoryId: z.string(), why, lowestAuthority: authority, actionAuthority: authority, status: z.enum(['active', 'deleted', 'expired']) })),
-  values: z.array(z.strictObject({ argument: z.string(), value: z.string(), recordIds: z.array(z.string()), userTurn: z.boolean() })),
+  values: z.array(
+    z.strictObject({
+      argument: z.string(),
+      value: z.string(),
+      recordIds: z.array(z.string()),
+      userTurn: z.boolean(),
+      computed: z
+        .strictObject({ op: z.enum(['*', '+']), operands: z.tuple([ValueSuppliers, ValueSuppliers]) })
+        .nullable()
+        .describe('for a number supplied by nothing directly: the two trusted numbers it was computed from'),
+    }),
+  ),
   confirmationId: z.string().nullable(),
   policyVersion: z.string(),
   auditSeq: z.number().int(),

@@ -1,4 +1,3 @@
-import { MemauthError } from '../../core/errors.js';
 import { HttpError } from '../errors.js';
 import { params, queries, requests } from '../schemas.js';
 import { type AnyRoute, created, ok, route, tenantFor, writerFor } from './common.js';
@@ -35,12 +34,6 @@ export const gateRoutes: readonly AnyRoute[] = [
     handler: async ({ identity, body, services }) => {
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
-      if (body.memoryIds !== undefined && body.memoryIds.length > 0) {
-        const ids = [...new Set(body.memoryIds)];
-        const found = new Set((await services.mem.driver.getRecords(tenant, ids)).map((r) => r.id));
-        const missing = ids.filter((id) => !found.has(id));
-        if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `confirm: memoryIds names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(tenant)}`, { ids: missing });
-      }
       return created(await services.mem.confirm({ ...body, tenant, principal: principal.id }));
     },
   }),
