@@ -4,14 +4,14 @@
  * graceful shutdown on SIGTERM that loses nothing it acknowledged.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { resolveConfig } from '../src/server/config.js';
 import { SqliteDriver } from '../src/store/sqlite/driver.js';
-import { addPrincipal, cleanEnv, client, expectError, expectStatus, http, startServerProcess, tempDir } from './server-helpers.js';
+import { CLI, addPrincipal, cleanEnv, client, expectError, expectStatus, http, startServerProcess, tempDir } from './server-helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -59,6 +59,39 @@ describe('npm start', () => {
     assert.equal(again.adminToken, null);
     assert.ok(!again.stdout().includes('mat_'));
     assert.equal(await again.stop(), 0);
+  });
+});
+
+describe('memauth init and memauth token (offline, on the database file)', () => {
+  test('init prints the admin token once; token create/list/revoke; mcp refuses a revoked token', () => {
+    const dir = tempDir();
+    const run = (args: string[]): { status: number | null; stdout: string; stderr: string } => {
+      const r = spawnSync(process.execPath, [CLI, '--db', join(dir, 'm.db'), ...args], { cwd: dir, env: cleanEnv(), input: '', encoding: 'utf8' });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    const init = run(['init', '--json']);
+    assert.equal(init.status, 0, init.stderr);
+    assert.match(JSON.parse(init.stdout).adminToken, /^mat_[A-Za-z0-9_-]{43}$/);
+    assert.equal(JSON.parse(run(['init', '--json']).stdout).adminToken, null, 'shown once');
+    assert.equal(run(['--tenant', 'acme', 'principal', 'add', 'bot', '--kind', 'agent', '--domain', 'agents']).status, 0);
+    const created = run(['--tenant', 'acme', 'token', 'create', '--principal', 'bot', '--json']);
+    assert.equal(created.status, 0, created.stderr);
+    const issued = JSON.parse(created.stdout) as { token: string; info: { id: string; principal: string } };
+    assert.equal(issued.info.principal, 'bot');
+    const listed = JSON.parse(run(['--tenant', 'acme', 'token', 'list', '--json']).stdout) as { tokens: Array<{ id: string }> };
+    assert.deepEqual(listed.tokens.map((t) => t.id), [issued.info.id]);
+    assert.ok(!JSON.stringify(listed).includes(issued.token));
+    const unknown = run(['--tenant', 'acme', 'token', 'create', '--principal', 'ghost']);
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /UNKNOWN_PRINCIPAL/);
+    assert.equal(run(['token', 'revoke', issued.info.id]).status, 0);
+    const again = run(['token', 'revoke', issued.info.id]);
+    assert.equal(again.status, 2);
+    assert.match(again.stderr, /TOKEN_REVOKED/);
+    const mcp = spawnSync(process.execPath, [CLI, '--db', join(dir, 'm.db'), 'mcp'], { cwd: dir, env: cleanEnv({ MEMAUTH_TOKEN: issued.token }), input: '', encoding: 'utf8' });
+    assert.equal(mcp.status, 2);
+    assert.match(mcp.stderr, /UNAUTHENTICATED/);
+    assert.equal(mcp.stdout, '', 'nothing but the protocol on stdout');
   });
 });
 
