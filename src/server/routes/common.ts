@@ -121,7 +121,7 @@ export async function assertMayDelete(mem: Memory, tenant: string, caller: Princ
   const [rec] = await mem.driver.getRecords(tenant, [id]);
   if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(id)} in tenant ${JSON.stringify(tenant)}`, { id });
   if (rec.origin.principalId !== caller.id) {
-    throw new HttpError(403, 'FORBIDDEN', `a ${caller.kind} principal can delete only records it wrote; ${id} was written by ${rec.origin.principalId}`, { id, writer: rec.origin.principalId });
+    throw new HttpError(403, 'FORBIDDEN', `${caller.kind === 'agent' || caller.kind === 'external' ? 'an' : 'a'} ${caller.kind} principal can delete only records it wrote; ${id} was written by ${rec.origin.principalId}`, { id, writer: rec.origin.principalId });
   }
 }
 
