@@ -179,7 +179,7 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
   const openapi = buildOpenApi(
     [
       ...routes,
-      route({ method: 'GET', path: '/openapi.json', operationId: 'openapi', tag: 'system', summary: 'This OpenAPI 3.1 document', auth: 'none', responses: {}, handler: async () => ({ status: 200, body: null }) }),
+      route({ method: 'GET', path: '/openapi.json', operationId: 'openapi', tag: 'system', summary: 'This OpenAPI 3.1 document', auth: 'none', responses: { 200: { contentType: 'application/json', item: 'OpenApiDocument', description: 'this document' } }, handler: async () => ({ status: 200, body: null }) }),
     ],
     VERSION,
   );

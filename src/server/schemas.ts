@@ -207,6 +207,7 @@ const AuditEntry = z.strictObject({ tenant: z.string(), seq: z.number().int(), p
 /** Response schemas, by name (names are the OpenAPI component names). */
 export const responses = {
   Error: z.strictObject({ code: z.string(), message: z.string(), details: json }).describe('every error: {code, message, details}; never a stack trace'),
+  OpenApiDocument: z.looseObject({ openapi: z.literal('3.1.0'), info: json, paths: json, components: json }).describe('an OpenAPI 3.1 document'),
   Health: z.strictObject({ status: z.literal('ok'), version: z.string(), storage: z.string(), policyVersion: z.string() }),
   Whoami: z.strictObject({ admin: z.boolean(), tokenId: z.string(), tenant: z.string().nullable(), principal: Principal.nullable() }),
   Policy: z.strictObject({ version: z.string(), document: json }),
