@@ -357,8 +357,8 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     return r ? toConfirmation(r) : null;
   }
 
-  async listConfirmations(tenant: string, actionType: string, now: string): Promise<Confirmation[]> {
-    return this.all('SELECT * FROM confirmations WHERE tenant = ? AND action_type = ? AND expires_at > ? ORDER BY created_at, id LIMIT 1000', tenant, actionType, now).map(toConfirmation);
+  async listConfirmations(tenant: string, actionType: string, argsHash: string, now: string): Promise<Confirmation[]> {
+    return this.all('SELECT * FROM confirmations WHERE tenant = ? AND action_type = ? AND args_hash = ? AND expires_at > ? ORDER BY created_at, id', tenant, actionType, argsHash, now).map(toConfirmation);
   }
 
   async confirmationUses(tenant: string, ids: readonly string[]): Promise<Map<string, number>> {
