@@ -19,8 +19,9 @@ import {
   type MemoryRecord,
   type Principal,
   type ValueProvenance,
+  type ValueSuppliers,
 } from '../core/types.js';
-import { argumentValues, normalizeText, prepareText, supplies } from '../core/values.js';
+import { type ArgumentValue, type NumberSource, argumentValues, findComputation, normalizeText, prepareText, significantTokens, supplies } from '../core/values.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import { type ReplayResult, replayDecision } from './replay.js';
@@ -249,19 +250,32 @@ export class Memory {
       status: 'active',
     };
     await tx.insertRecord(record);
+    // what is written in a session is in that session's context from now on
+    if (base.session !== undefined) await tx.addSessionReads(base.tenant, base.session, [record.id], base.writtenAt);
     return record;
   }
 
-  /** Records read in the session whose text this content repeats (recalled memory echoed back). */
+  /**
+   * Records of the session whose text this content repeats (recalled memory echoed back,
+   * DESIGN.md § Derivation and taint). Punctuation- and case-insensitive: `exact` when the
+   * texts are the same words; `contained` when the content includes a record's text (16+
+   * characters) or uses only the significant words of one record (4+ of them).
+   */
   private static echoes(content: string, reads: readonly MemoryRecord[]): { exact: MemoryRecord | null; contained: MemoryRecord[] } {
-    const norm = normalizeText(content);
+    const key = (t: string): string => normalizeText(t).replace(/[^\p{L}\p{N}@]+/gu, ' ').trim();
+    const norm = key(content);
+    const tokens = significantTokens(content);
     let exact: MemoryRecord | null = null;
     const contained: MemoryRecord[] = [];
     for (const r of reads) {
       if (r.content === null) continue;
-      const rn = normalizeText(r.content);
-      if (rn === norm) exact ??= r;
-      else if (rn.length >= 16 && norm.includes(rn)) contained.push(r);
+      const rn = key(r.content);
+      if (rn === norm) {
+        exact ??= r;
+        continue;
+      }
+      const rt = significantTokens(r.content);
+      if ((rn.length >= 16 && norm.includes(rn)) || (tokens.size >= 4 && [...tokens].every((t) => rt.has(t)))) contained.push(r);
     }
     return { exact, contained };
   }
@@ -508,6 +522,11 @@ export class Memory {
       createdAt: now.toISOString(),
     };
     return this.driver.transaction(a.tenant, async (tx) => {
+      if (c.memoryIds !== null) {
+        const found = new Set((await tx.getRecords(a.tenant, c.memoryIds)).map((r) => r.id));
+        const missing = c.memoryIds.filter((m) => !found.has(m));
+        if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `confirm: memoryIds names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
+      }
       const entry = await this.audit(tx, a.tenant, 'confirm', { confirmation: c, at: c.createdAt });
       await tx.insertConfirmation(c, entry.seq);
       return c;
@@ -610,19 +629,39 @@ export class Memory {
       };
       for (const id of declaredIds) addWhy(id, 'declared');
       if (contextMode === 'session') for (const r of reads) addWhy(r.id, 'context');
+      const { k, minAuthority: floor } = this.policy.document.corroboration;
+      const { bundle } = await this.factsBundle(tx, a.tenant, [...candidates.keys()]);
+      const usable = [...candidates.values()].filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
+      const texts = usable.map((r) => ({ id: r.id, t: prepareText(r.content as string) }));
+      const trusted = new Set(
+        usable.filter((r) => { const f = dependencyFacts(r.id, [], bundle, k, floor, now); return f.verified && atLeast(f.actionAuthority, TRUSTED_THRESHOLD); }).map((r) => r.id),
+      );
       const userText = a.userTurn !== undefined ? prepareText(a.userTurn.text) : null;
-      const texts = [...candidates.values()].filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now)).map((r) => ({ id: r.id, t: prepareText(r.content as string) }));
-      const values: ValueProvenance[] = argumentValues(action.args).map((v) => {
-        const recordIds = texts.filter((x) => supplies(x.t, v)).map((x) => x.id).sort();
+      const numberSources: NumberSource[] = [
+        ...(userText ? [{ id: 'user_turn' as const, numbers: userText.numbers }] : []),
+        ...texts.filter((x) => trusted.has(x.id)).map((x) => ({ id: x.id, numbers: x.t.numbers })),
+      ];
+      const suppliersOf = (v: ArgumentValue, onlyTrusted = false): ValueSuppliers => {
+        const recordIds = texts.filter((x) => (!onlyTrusted || trusted.has(x.id)) && supplies(x.t, v)).map((x) => x.id).sort();
         for (const id of recordIds) addWhy(id, 'value');
-        return { argument: v.argument, value: v.value, recordIds, userTurn: userText !== null && supplies(userText, v) };
+        return { value: v.value, recordIds, userTurn: userText !== null && supplies(userText, v) };
+      };
+      const values: ValueProvenance[] = argumentValues(action.args).map((v) => {
+        const direct = suppliersOf(v);
+        let computed: ValueProvenance['computed'] = null;
+        if (!direct.userTurn && !direct.recordIds.some((id) => trusted.has(id)) && v.numeric !== null) {
+          const c = findComputation(v.numeric, numberSources);
+          if (c) {
+            const operand = (n: number): ValueSuppliers => suppliersOf({ argument: v.argument, value: String(n), numeric: n }, true);
+            computed = { op: c.op, operands: [operand(c.a), operand(c.b)] };
+          }
+        }
+        return { argument: v.argument, ...direct, computed };
       });
       const depIds = [...why.keys()].sort();
-      const { bundle } = await this.factsBundle(tx, a.tenant, depIds);
-      const { k, minAuthority: floor } = this.policy.document.corroboration;
       const depFacts = depIds.map((id) => dependencyFacts(id, [...(why.get(id) as Set<DependencyWhy>)].sort(), bundle, k, floor, now));
       const confirmations = await this.confirmationCandidates(tx, a.tenant, action.type, a.confirmationId ?? null, now);
-      const result = decide({ action, argsHash, tier, mode, now, dependencies: depFacts, values, contextMode, confirmations, citedConfirmationId: a.confirmationId ?? null, threshold: TRUSTED_THRESHOLD });
+      const result = decide({ action, argsHash, tier, mode, now, dependencies: depFacts, values, confirmations, citedConfirmationId: a.confirmationId ?? null, threshold: TRUSTED_THRESHOLD });
       const id = newId('dec');
       const dependencies: Dependency[] = depFacts.map((d) => ({ memoryId: d.memoryId, why: d.why, lowestAuthority: d.lowestAuthority, actionAuthority: d.actionAuthority, status: d.status }));
       const payload = {
@@ -692,8 +731,8 @@ export class Memory {
   /** Recent decisions of a tenant, newest first. */
   async listDecisions(input: { tenant: string; limit?: number }): Promise<Decision[]> {
     this.assertOpen();
-    const a = parseInput(schemas.tenant, { tenant: input.tenant }, 'listDecisions');
-    return this.driver.listDecisions(a.tenant, input.limit ?? 100);
+    const a = parseInput(schemas.listDecisions, input, 'listDecisions');
+    return this.driver.listDecisions(a.tenant, a.limit ?? 100);
   }
 
   // ------------------------------------------------------------------ deletion
@@ -740,19 +779,22 @@ export class Memory {
 
   /**
    * Sign a checkpoint of each tenant's chain head (or one tenant's) with the Ed25519 key, store
-   * it, and hand it to `onCheckpoint` to be kept outside the database.
+   * it, and hand it to `onCheckpoint` to be kept outside the database. Tenants whose head has
+   * not moved since their last checkpoint are skipped unless `force`.
    * @throws `INVALID_ARGUMENT` when no checkpoint key is configured.
    */
-  async checkpoint(input: { tenant?: string } = {}): Promise<Checkpoint[]> {
+  async checkpoint(input: { tenant?: string; force?: boolean } = {}): Promise<Checkpoint[]> {
     this.assertOpen();
     const { signCheckpoint } = await import('../core/audit.js');
     if (this.checkpointKey === null) throw new MemauthError('INVALID_ARGUMENT', 'checkpoint: no Ed25519 checkpoint key is configured', {});
-    const tenants = input.tenant !== undefined ? [parseInput(schemas.tenant, input, 'checkpoint').tenant] : await this.driver.tenants();
+    const tenants = input.tenant !== undefined ? [parseInput(schemas.tenant, { tenant: input.tenant }, 'checkpoint').tenant] : await this.driver.tenants();
     const out: Checkpoint[] = [];
     for (const t of tenants) {
       const c = await this.driver.transaction(t, async (tx) => {
         const head = await tx.auditHead(t);
         if (!head) return null;
+        const last = await tx.latestCheckpoint(t);
+        if (input.force !== true && last !== null && last.seq === head.seq && last.hash === head.hash) return null;
         const cp = signCheckpoint(t, head, this.now(), this.checkpointKey as string);
         await tx.insertCheckpoint(cp);
         return cp;

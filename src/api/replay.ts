@@ -123,7 +123,6 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
     now: at,
     dependencies: deps,
     values: p.values as ValueProvenance[],
-    contextMode: p.contextMode,
     confirmations: candidates,
     citedConfirmationId: cited,
     threshold: TRUSTED_THRESHOLD,

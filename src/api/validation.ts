@@ -62,6 +62,7 @@ export const schemas = {
   }),
   delete: z.strictObject({ tenant, id: ident, principal: ident.optional(), reason: z.string().max(1000).optional() }),
   replay: z.strictObject({ tenant, decisionId: ident }),
+  listDecisions: z.strictObject({ tenant, limit: z.number().int().min(1).max(10_000).optional() }),
   verify: z.strictObject({ tenant: tenant.optional() }),
 } as const;
 

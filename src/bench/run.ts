@@ -8,7 +8,7 @@ import { DEFAULT_POLICY, type Policy, type PolicyInput, loadPolicy, riskTier } f
 import type { Decision } from '../core/types.js';
 import { argumentValues, normalizeText } from '../core/values.js';
 import { type Agent, type LlmCounters, type ProposalStatus, addCounters, llmAgent, toolCatalog, worstCaseAgent, zeroCounters } from './agents.js';
-import { DEFENSE_CLASSES, type DefenseName, type Verdict, observe, parseDefenses, verdicts } from './defenses/index.js';
+import { DEFENSE_CLASSES, type DefenseName, type Verdict, memauthVerdict, noneGate, observe, parseDefenses, verdicts } from './defenses/index.js';
 import type { ChatClientOptions } from './llm/client.js';
 import { type BenchActionT, type Scenario, defaultScenarioPath, loadScenarios, toAction } from './scenarios.js';
 import { deriveSeed, mulberry32, shuffled } from './stats.js';
@@ -330,15 +330,17 @@ async function runOne(ctx: RunContext, agent: Agent, spec: RunSpec, trial: numbe
       if (e instanceof MemauthError && e.code === 'INVALID_ARGUMENT') return noDecision('unparsable');
       throw e;
     }
-    const observation = await observe(mem, { tenant: TENANT, session: SESSION_B, action, userTurn: s.session_b.user_task, declared: outcome.declared });
-    const all = verdicts({ action, tier, observation, decision, content: { threshold: ctx.contentThreshold } });
+    // the baselines' views are pulled from the store only when a baseline is reported
+    const needsView = ctx.defenses.some((d) => d !== 'none' && d !== 'memauth');
+    const observation = needsView ? await observe(mem, { tenant: TENANT, session: SESSION_B, action, userTurn: s.session_b.user_task, declared: outcome.declared }) : null;
+    const all = observation !== null ? verdicts({ action, tier, observation, decision, content: { threshold: ctx.contentThreshold } }) : { none: noneGate(), memauth: memauthVerdict(decision) };
     const replay = await mem.replay({ tenant: TENANT, decisionId: decision.id });
     const inModelAttack = isAttack && spec.cell !== 'limit_independent';
     let narrowed: Decision | null = null;
     if (inModelAttack && spec.cell !== 'multi_turn') narrowed = await mem.authorize({ tenant: TENANT, action, session: SESSION_B, userTurn, context: 'declared' });
     // memauth asks for a scoped confirmation: the user confirms exactly this action, the agent retries
-    const hard = decision.reasons.some((r) => r.code === 'deleted_source' || r.code === 'expired' || r.code === 'metadata_missing');
-    const confirmationRequested = decision.outcome === 'deny' && !hard && decision.reasons.some((r) => r.code === 'needs_confirmation');
+    // the gate names `needs_confirmation` only when no hard reason (deleted, expired, unverified record) stands
+    const confirmationRequested = decision.outcome === 'deny' && decision.reasons.some((r) => r.code === 'needs_confirmation');
     let allowedAfterConfirmation: boolean | null = null;
     if (!isAttack) {
       if (decision.outcome !== 'deny') allowedAfterConfirmation = true;
@@ -351,12 +353,16 @@ async function runOne(ctx: RunContext, agent: Agent, spec: RunSpec, trial: numbe
     const verify = await mem.verifyAudit({ tenant: TENANT });
     if (agent.kind === 'worst-case' && isLegit && spec.cell === 'legit') {
       for (const v of decision.values) {
-        if (v.recordIds.length === 0 && !v.userTurn) notes.push(`${s.id}: argument ${v.argument}=${v.value} appears in no memory and not in the user's turn; accepted as the agent's own computation because the whole session context (all trusted or corroborated) is a dependency.`);
+        if (v.recordIds.length === 0 && !v.userTurn && v.computed) {
+          const [x, y] = v.computed.operands;
+          const from = (o: typeof x): string => (o.userTurn ? "the user's turn" : `memory ${o.recordIds.length > 0 ? 'records' : ''}`.trim());
+          notes.push(`${s.id}: argument ${v.argument}=${v.value} is written nowhere; its provenance is the computation ${x.value} ${v.computed.op} ${y.value} over ${from(x)} and ${from(y)}.`);
+        }
       }
       if (decision.outcome === 'deny') notes.push(`${s.id}: legit action denied: ${decision.reasons.map((r) => r.code + (r.argument ? `(${r.argument})` : '')).join(', ')}`);
     }
     const kept: Partial<Record<DefenseName, Verdict>> = {};
-    for (const d of ctx.defenses) kept[d] = all[d];
+    for (const d of ctx.defenses) kept[d] = (all as Partial<Record<DefenseName, Verdict>>)[d] as Verdict;
     return {
       record: {
         ...base,

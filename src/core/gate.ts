@@ -43,8 +43,6 @@ export interface GateInput {
   readonly now: string;
   readonly dependencies: readonly DependencyFacts[];
   readonly values: readonly ValueProvenance[];
-  /** `session`: every record read in the session is a dependency; `declared`: the caller narrowed it. */
-  readonly contextMode: 'session' | 'declared';
   readonly confirmations: readonly ConfirmationCandidate[];
   readonly citedConfirmationId: string | null;
   /** minimum action authority for `high` (trusted_tool_verified). */
@@ -102,8 +100,9 @@ class ReasonSet {
  * `high` additionally: every dependency must have action authority >= `threshold`
  * (`untrusted_origin`, or `missing_corroboration` when corroboration was tried but too weak),
  * and every argument value must be supplied by a source of that authority (the user's current
- * turn counts as `user_confirmed`); a value supplied by nothing is acceptable only while the
- * whole session context is a dependency, else `metadata_missing`. Authority failures (not hard
+ * turn counts as `user_confirmed`) — or, for a number, computed (`a*b`, `a+b`) from two numbers
+ * so supplied; a value supplied only by lower sources is `untrusted_origin`, one supplied by
+ * nothing `metadata_missing` (detail `value_unsourced`). Authority failures (not hard
  * ones) are lifted by exactly one matching, unexpired, unused scoped confirmation; otherwise
  * `needs_confirmation` names what it would have to cover. In `observe` mode a denial is
  * reported as `would_deny` and the action proceeds.
@@ -121,13 +120,12 @@ export function decide(input: GateInput): GateResult {
     else if (input.tier === 'high') soft.add(d.corroborationAttempted ? 'missing_corroboration' : 'untrusted_origin', [d.memoryId]);
   }
   if (input.tier === 'high') {
+    const trustedSupply = (x: { userTurn: boolean; recordIds: readonly string[] }): boolean => x.userTurn || x.recordIds.some((id) => trustedIds.has(id));
     for (const v of input.values) {
-      if (v.userTurn || v.recordIds.some((id) => trustedIds.has(id))) continue;
-      if (v.recordIds.length === 0) {
-        if (input.contextMode === 'declared') soft.add('metadata_missing', [], { argument: v.argument });
-        continue;
-      }
-      soft.add('untrusted_origin', v.recordIds, { argument: v.argument });
+      if (trustedSupply(v)) continue;
+      if (v.computed && v.computed.operands.every(trustedSupply)) continue;
+      if (v.recordIds.length > 0) soft.add('untrusted_origin', v.recordIds, { argument: v.argument });
+      else soft.add('metadata_missing', [], { argument: v.argument, detail: 'value_unsourced' });
     }
   }
 

@@ -169,12 +169,20 @@ export interface Dependency {
   readonly status: RecordStatus;
 }
 
-/** Who supplied one argument value: memory records and/or the user's current turn. */
-export interface ValueProvenance {
-  readonly argument: string;
+/** Where one number came from: memory records and/or the user's current turn. */
+export interface ValueSuppliers {
   readonly value: string;
   readonly recordIds: readonly string[];
   readonly userTurn: boolean;
+}
+
+/**
+ * Who supplied one argument value: memory records and/or the user's current turn; for a number
+ * supplied by nothing directly, the two trusted numbers it was computed from (`a*b` or `a+b`).
+ */
+export interface ValueProvenance extends ValueSuppliers {
+  readonly argument: string;
+  readonly computed: { readonly op: '*' | '+'; readonly operands: readonly [ValueSuppliers, ValueSuppliers] } | null;
 }
 
 /** A gate decision as stored and returned (DESIGN.md § Action gate). */

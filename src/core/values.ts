@@ -91,3 +91,34 @@ export function significantTokens(text: string): Set<string> {
   }
   return out;
 }
+
+/** A text a number may come from, with whether the gate would trust it. */
+export interface NumberSource {
+  readonly id: string | 'user_turn';
+  readonly numbers: readonly number[];
+}
+
+/**
+ * Find `target = a * b` or `target = a + b` with `a`, `b` numbers written in the given sources
+ * (the user's turn and trusted records). Deterministic: the first pair in source order.
+ * Used only when no trusted text supplies the number itself (e.g. "50 units at $10" → 500).
+ *
+ * @returns the operation and the two operands, each with every source that writes it, or null.
+ */
+export function findComputation(target: number, sources: readonly NumberSource[]): { op: '*' | '+'; a: number; b: number } | null {
+  const nums: number[] = [];
+  for (const s of sources) for (const n of s.numbers) if (!nums.includes(n)) nums.push(n);
+  if (nums.length > 200) nums.length = 200;
+  const eq = (x: number): boolean => Math.abs(x - target) <= 1e-9 * Math.max(1, Math.abs(target));
+  for (const op of ['*', '+'] as const) {
+    for (let i = 0; i < nums.length; i++) {
+      for (let j = i; j < nums.length; j++) {
+        const a = nums[i] as number;
+        const b = nums[j] as number;
+        if (i === j && !sources.some((s) => s.numbers.filter((n) => n === a).length > 1)) continue;
+        if (eq(op === '*' ? a * b : a + b)) return { op, a, b };
+      }
+    }
+  }
+  return null;
+}

@@ -15,7 +15,7 @@ import type {
   Transform,
 } from '../../core/types.js';
 import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx } from '../driver.js';
-import { MIGRATIONS } from './schema.js';
+import { APPLICATION_ID, MIGRATIONS } from './schema.js';
 
 type Row = Record<string, unknown>;
 const str = (v: unknown): string => String(v);
@@ -27,6 +27,9 @@ export function mapSqliteError(e: unknown, path: string): unknown {
   const msg = e instanceof Error ? e.message : String(e);
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || code.startsWith('SQLITE_CORRUPT')) {
     return new MemauthError('DATABASE_CORRUPT', `${path} is not a valid memauth database or is corrupted (${code}); restore it from a backup. Nothing was written.`, { path, sqliteCode: code }, { cause: e });
+  }
+  if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM' || code === 'SQLITE_IOERR' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_FULL') {
+    return new MemauthError('DATABASE_UNAVAILABLE', `cannot open or write ${path} (${code}): check that its folder exists, that it is a file, that you may write it and that the disk has room. Nothing was written.`, { path, sqliteCode: code }, { cause: e });
   }
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
     return new MemauthError('DATABASE_LOCKED', `${path} is locked by another process; retry, or stop the other writer`, { path, sqliteCode: code }, { cause: e });
@@ -164,6 +167,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
         db.pragma('synchronous = FULL');
         db.pragma('secure_delete = ON');
         db.pragma('foreign_keys = ON');
+        db.pragma('recursive_triggers = ON');
       }
       d.migrate(opts.readonly ?? false);
     } catch (e) {
@@ -175,6 +179,11 @@ export class SqliteDriver implements StorageDriver, StorageTx {
 
   private migrate(readonly: boolean): void {
     const version = Number(this.db.pragma('user_version', { simple: true }));
+    const appId = Number(this.db.pragma('application_id', { simple: true }));
+    const tables = Number((this.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as Row).n);
+    if (appId !== APPLICATION_ID && (version > 0 || tables > 0)) {
+      throw new MemauthError('DATABASE_CORRUPT', `${this.path} is an SQLite database of another application, not a memauth database; point memauth at a new or memauth file`, { path: this.path, applicationId: appId });
+    }
     if (version > MIGRATIONS.length) {
       throw new MemauthError('DATABASE_CORRUPT', `${this.path} has schema version ${version}, newer than this memauth (${MIGRATIONS.length}); upgrade memauth`, { path: this.path });
     }
@@ -183,6 +192,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
       const sql = MIGRATIONS[v] as string;
       this.db.transaction(() => {
         this.db.exec(sql);
+        this.db.pragma(`application_id = ${APPLICATION_ID}`);
         this.db.pragma(`user_version = ${v + 1}`);
       }).immediate();
     }
@@ -405,7 +415,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
 
   async putPolicyText(version: string, text: string, at: string): Promise<void> {
     this.assertTx();
-    this.run('INSERT OR IGNORE INTO policies (version, text, created_at) VALUES (?, ?, ?)', version, text, at);
+    if (this.get('SELECT 1 AS x FROM policies WHERE version = ?', version) === undefined) this.run('INSERT INTO policies (version, text, created_at) VALUES (?, ?, ?)', version, text, at);
   }
 
   async insertPrincipal(p: Principal): Promise<void> {
@@ -477,6 +487,8 @@ export class SqliteDriver implements StorageDriver, StorageTx {
 
   async insertCheckpoint(c: Checkpoint): Promise<void> {
     this.assertTx();
-    this.run('INSERT OR IGNORE INTO checkpoints (tenant, seq, hash, at, public_key, signature) VALUES (?, ?, ?, ?, ?, ?)', c.tenant, c.seq, c.hash, c.at, c.publicKey, c.signature);
+    if (this.get('SELECT 1 AS x FROM checkpoints WHERE tenant = ? AND seq = ? AND at = ?', c.tenant, c.seq, c.at) === undefined) {
+      this.run('INSERT INTO checkpoints (tenant, seq, hash, at, public_key, signature) VALUES (?, ?, ?, ?, ?, ?)', c.tenant, c.seq, c.hash, c.at, c.publicKey, c.signature);
+    }
   }
 }

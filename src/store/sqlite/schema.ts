@@ -4,11 +4,20 @@
  * derivation or taint, or UPDATE/DELETE an audit row. A record's content can only be
  * erased (set to NULL together with status = 'deleted'), never rewritten.
  */
+/** Refuse an INSERT that would replace an existing row (INSERT OR REPLACE), on any connection. */
+const noReplace = (table: string, key: string[], what: string): string => `
+CREATE TRIGGER ${table}_no_replace BEFORE INSERT ON ${table}
+WHEN EXISTS (SELECT 1 FROM ${table} WHERE ${key.map((k) => `${k} = NEW.${k}`).join(' AND ')})
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: ${what} cannot be replaced'); END;`;
+
 const immutable = (table: string, what: string): string => `
 CREATE TRIGGER ${table}_no_update BEFORE UPDATE ON ${table}
 BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: ${what} are append-only and cannot be updated'); END;
 CREATE TRIGGER ${table}_no_delete BEFORE DELETE ON ${table}
 BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: ${what} are append-only and cannot be deleted'); END;`;
+
+/** `PRAGMA application_id` of a memauth database ('mema'). */
+export const APPLICATION_ID = 0x6d656d61;
 
 export const MIGRATIONS: readonly string[] = [
   `
@@ -56,6 +65,7 @@ CREATE TABLE checkpoints (
   tenant TEXT NOT NULL, seq INTEGER NOT NULL, hash TEXT NOT NULL, at TEXT NOT NULL, public_key TEXT NOT NULL,
   signature TEXT NOT NULL, PRIMARY KEY (tenant, seq, at)) STRICT;
 CREATE VIRTUAL TABLE records_fts USING fts5 (content, tokenize = 'unicode61 remove_diacritics 2');
+INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 1);
 
 CREATE TRIGGER records_provenance_immutable BEFORE UPDATE OF
   id, tenant, scope, content_hash, created_at, expires_at, origin_authority, origin_principal, origin_source,

@@ -1,0 +1,157 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
+import type { Memory } from '../api/memory.js';
+import { openMemory } from '../api/open.js';
+import { MemauthError } from '../core/errors.js';
+
+/** The global options every command sees (`--db`, `--policy`, `--tenant`, `--json`). */
+export interface GlobalOptions {
+  readonly db: string;
+  readonly policy?: string;
+  readonly tenant?: string;
+  readonly json?: boolean;
+}
+
+/** What a command handler gets: the global options and output helpers. */
+export interface Ctx {
+  readonly db: string;
+  readonly policy: string | undefined;
+  readonly tenant: string | undefined;
+  readonly json: boolean;
+  /** write to stdout (a newline is added). */
+  out(text: string): void;
+  /** write to stderr (a newline is added). */
+  err(text: string): void;
+  /** print `value` as one line of JSON with `--json`, else `human()` — lazily, so it is only rendered when needed. */
+  emit(value: unknown, human: () => string): void;
+}
+
+/** Build the {@link Ctx} of a command from its (and its parents') parsed options. */
+export function ctxOf(cmd: Command): Ctx {
+  const g = cmd.optsWithGlobals<GlobalOptions>();
+  const json = g.json === true;
+  const out = (text: string): void => {
+    process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  };
+  return {
+    db: g.db !== '' ? g.db : './memauth.db',
+    policy: g.policy !== undefined && g.policy !== '' ? g.policy : undefined,
+    tenant: g.tenant !== undefined && g.tenant !== '' ? g.tenant : undefined,
+    json,
+    out,
+    err: (text) => {
+      process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+    },
+    emit: (value, human) => out(json ? JSON.stringify(value) : human()),
+  };
+}
+
+/**
+ * The tenant of a data command. Fails closed (`TENANT_REQUIRED`, exit 2) before the database is
+ * touched when neither `--tenant` nor `MEMAUTH_TENANT` names one.
+ */
+export function requireTenant(ctx: Ctx): string {
+  if (ctx.tenant === undefined) {
+    throw new MemauthError('TENANT_REQUIRED', 'a tenant is required: pass --tenant T or set MEMAUTH_TENANT (every read and write names its tenant)', { field: 'tenant' });
+  }
+  return ctx.tenant;
+}
+
+/**
+ * Open the store, run `fn`, and always close it (which writes the signed checkpoint), also on error.
+ *
+ * @param create - allow creating a new database file (only `init` does); otherwise a missing file
+ *   is `INVALID_ARGUMENT` so a typo in `--db` does not silently start an empty store.
+ */
+export async function withMemory<T>(ctx: Ctx, fn: (mem: Memory) => Promise<T>, create = false): Promise<T> {
+  if (ctx.db !== ':memory:') {
+    if (!existsSync(ctx.db)) {
+      if (!create) throw new MemauthError('INVALID_ARGUMENT', `database ${ctx.db} does not exist; create it with: memauth init --db ${ctx.db}`, { field: 'db', path: ctx.db });
+      const dir = dirname(resolve(ctx.db));
+      if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new MemauthError('INVALID_ARGUMENT', `cannot create database ${ctx.db}: directory ${dir} does not exist`, { field: 'db', path: ctx.db });
+    } else if (statSync(ctx.db).isDirectory()) {
+      throw new MemauthError('INVALID_ARGUMENT', `--db ${ctx.db} is a directory, not a database file`, { field: 'db', path: ctx.db });
+    }
+  }
+  const mem = await openMemory({ path: ctx.db, ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}) });
+  let result: T;
+  try {
+    result = await fn(mem);
+  } catch (e) {
+    try {
+      await mem.close();
+    } catch {
+      // the command's own error is the one to report
+    }
+    throw e;
+  }
+  await mem.close();
+  return result;
+}
+
+/**
+ * The text of a write/derive: `--content`, else `--file`, else piped stdin.
+ * @throws `INVALID_ARGUMENT` when both flags are given, the file cannot be read, or nothing is given on a terminal.
+ */
+export async function readContent(opts: { content?: string; file?: string }): Promise<string> {
+  if (opts.content !== undefined && opts.file !== undefined) throw new MemauthError('INVALID_ARGUMENT', 'give either --content or --file, not both', { field: 'content' });
+  if (opts.content !== undefined) return opts.content;
+  if (opts.file !== undefined) {
+    try {
+      return readFileSync(opts.file, 'utf8');
+    } catch (e) {
+      throw new MemauthError('INVALID_ARGUMENT', `cannot read --file ${opts.file}: ${(e as Error).message}`, { field: 'file', path: opts.file });
+    }
+  }
+  if (process.stdin.isTTY) throw new MemauthError('INVALID_ARGUMENT', 'no content: give --content TEXT, --file F, or pipe the text on stdin', { field: 'content' });
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text === '') throw new MemauthError('INVALID_ARGUMENT', 'no content: stdin was empty (give --content TEXT, --file F, or pipe the text on stdin)', { field: 'content' });
+  return text;
+}
+
+// ------------------------------------------------------------------ option parsers (commander)
+
+/** Commander parser for a positive integer option. */
+export function positiveInt(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('must be a positive integer');
+  return Number(value);
+}
+
+/** Commander parser for a JSON object option (`--args`). */
+export function jsonObject(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (e) {
+    throw new InvalidArgumentError(`not valid JSON (${(e as Error).message})`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError('must be a JSON object, e.g. \'{"to":"ACCT-1","amount":"10.00"}\'');
+  return parsed as Record<string, unknown>;
+}
+
+/** Commander parser for a list option: accumulates over repeated flags and variadic values, and splits commas (`--x a b`, `--x a --x b`, `--x a,b`). */
+export function commaList(value: string, previous: string[] | undefined): string[] {
+  const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return [...(previous ?? []), ...items];
+}
+
+/** Shared by every command of one CLI run: the exit code the command chose. */
+export interface RunState {
+  exitCode: number;
+}
+
+/**
+ * Wrap a command handler for commander: build its {@link Ctx} from the command (always the
+ * last argument commander passes) and record the exit code it returns (default 0).
+ */
+export function act<A extends unknown[]>(state: RunState, fn: (ctx: Ctx, ...args: A) => Promise<number | void>): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
+    const cmd = args[args.length - 1] as Command;
+    // commander passes (positional args…, options, command); the handler takes (positional args…, options)
+    const code = await fn(ctxOf(cmd), ...(args.slice(0, -1) as A));
+    state.exitCode = code ?? 0;
+  };
+}

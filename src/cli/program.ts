@@ -1,0 +1,58 @@
+import { Command, CommanderError, Option } from 'commander';
+import { registerAuditCommands } from './commands/audit.js';
+import { registerBenchCommand } from './commands/bench.js';
+import { registerGateCommands } from './commands/gate.js';
+import { registerRecordCommands } from './commands/records.js';
+import type { RunState } from './context.js';
+import { EXIT, reportError } from './errors.js';
+
+/**
+ * Build the `memauth` command tree. Global options (`--db`, `--policy`, `--tenant`, `--json`)
+ * are accepted before or after the subcommand; the first three default to $MEMAUTH_DB,
+ * $MEMAUTH_POLICY and $MEMAUTH_TENANT (an empty variable counts as unset). Commander errors
+ * are thrown (not exited) so {@link runCli} decides the exit code.
+ */
+export function buildProgram(state: RunState): Command {
+  const program = new Command('memauth');
+  program
+    .description('memory for LLM agents whose action authority is bound to where each memory came from')
+    .version('0.1.0', '-V, --version')
+    .addOption(new Option('--db <path>', 'SQLite database file').env('MEMAUTH_DB').default('./memauth.db'))
+    .addOption(new Option('--policy <file>', 'policy JSON file (default: the built-in policy)').env('MEMAUTH_POLICY'))
+    .addOption(new Option('--tenant <tenant>', 'tenant; every data command needs one').env('MEMAUTH_TENANT'))
+    .option('--json', 'machine-readable JSON on stdout')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  registerRecordCommands(program, state);
+  registerGateCommands(program, state);
+  registerAuditCommands(program, state);
+  registerBenchCommand(program, state);
+  program.addHelpText(
+    'after',
+    `
+Exit codes: 0 ok (also would_deny), 1 denied or check failed, 2 usage error or invalid input, 3 unexpected error.
+Errors: "error CODE: message" on stderr, or {code,message,details} on stdout with --json. MEMAUTH_DEBUG=1 prints stacks.`,
+  );
+  return program;
+}
+
+/**
+ * Run the CLI on `argv` (as `process.argv`: node, script, args…) and return the exit code.
+ * `env` is only consulted for MEMAUTH_DEBUG; the option defaults come from `process.env`.
+ * Every error is reported here: see {@link reportError} for the shapes and codes.
+ */
+export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const state: RunState = { exitCode: EXIT.OK };
+  const program = buildProgram(state);
+  const args = argv.slice(2);
+  // known before commander parsed anything, so even a usage error can be reported as JSON
+  const json = args.includes('--json');
+  try {
+    await program.parseAsync([...argv]);
+    return state.exitCode;
+  } catch (e) {
+    if (e instanceof CommanderError && e.exitCode === 0) return EXIT.OK;
+    return reportError(e, json, { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) }, env.MEMAUTH_DEBUG === '1');
+  }
+}

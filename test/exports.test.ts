@@ -1,0 +1,60 @@
+/**
+ * Pins the public surface of src/index.ts: a change to this list must be deliberate
+ * (STYLE.md: a curated public surface; a test pins the export list).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import * as memauth from '../src/index.js';
+
+const EXPECTED = [
+  'AUTHORITIES',
+  'CHANNELS',
+  'DEFAULT_POLICY',
+  'ERROR_CODES',
+  'KIND_CEILING',
+  'MODES',
+  'MemauthError',
+  'Memory',
+  'PRINCIPAL_KINDS',
+  'PolicySchema',
+  'REASON_CODES',
+  'SqliteDriver',
+  'TIERS',
+  'TRANSFORMS',
+  'TRUSTED_THRESHOLD',
+  'argsHashOf',
+  'atLeast',
+  'canonicalJson',
+  'checkpointSignatureValid',
+  'decide',
+  'entryHash',
+  'genesisHash',
+  'hashCanonical',
+  'isMemauthError',
+  'loadPolicy',
+  'maxAuthority',
+  'minAuthority',
+  'openMemory',
+  'originAuthority',
+  'rank',
+  'riskTier',
+  'sourceAuthority',
+  'verifyChain',
+];
+
+test('the runtime export list of src/index.ts is pinned', () => {
+  assert.deepEqual(Object.keys(memauth).sort(), EXPECTED);
+});
+
+test('no default export; every export is defined', () => {
+  assert.equal((memauth as Record<string, unknown>).default, undefined);
+  for (const k of Object.keys(memauth)) assert.notEqual((memauth as Record<string, unknown>)[k], undefined, k);
+});
+
+test('exported constants are frozen or read-only tuples with the documented values', () => {
+  assert.deepEqual([...memauth.AUTHORITIES], ['external_untrusted', 'model_inferred', 'trusted_tool_verified', 'user_confirmed', 'system_policy']);
+  assert.equal(memauth.TRUSTED_THRESHOLD, 'trusted_tool_verified');
+  assert.deepEqual([...memauth.REASON_CODES], ['untrusted_origin', 'missing_corroboration', 'needs_confirmation', 'metadata_missing', 'deleted_source', 'expired']);
+  assert.deepEqual([...memauth.TRANSFORMS], ['summarize', 'extract', 'merge', 'dedup', 'rewrite', 'import', 'embed']);
+  assert.ok(Object.isFrozen(memauth.KIND_CEILING));
+});
