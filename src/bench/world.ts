@@ -263,11 +263,12 @@ export function sessionTools(mem: Memory): SessionTools {
 
 /** Session B recall: the agent searches for the task and reads everything it can reach. */
 export async function recallAll(mem: Memory, userTask: string): Promise<Array<{ id: string; text: string }>> {
-  await mem.search({ tenant: TENANT, scope: SCOPE, query: userTask, session: SESSION_B, limit: 50 });
+  const hits = new Set((await mem.search({ tenant: TENANT, scope: SCOPE, query: userTask, session: SESSION_B, limit: 50 })).map((h) => h.record.id));
   const out: Array<{ id: string; text: string }> = [];
   for (const r of await mem.list({ tenant: TENANT, scope: SCOPE, limit: 1000 })) {
     if (r.status !== 'active' || r.content === null) continue;
-    await mem.get({ tenant: TENANT, id: r.id, session: SESSION_B });
+    // search already put its hits into the session; the agent opens the rest
+    if (!hits.has(r.id)) await mem.get({ tenant: TENANT, id: r.id, session: SESSION_B });
     out.push({ id: r.id, text: r.content });
   }
   return out;
