@@ -32,7 +32,7 @@ const GROUPS: readonly Group[] = [
 export function renderSvg(r: BenchReport): string {
   const defenses = r.config.defenses;
   const colour = (d: string, i: number): string => COLOURS[d] ?? (FALLBACK[i % FALLBACK.length] as string);
-  const barW = 16;
+  const barW = 20;
   const groupGap = 26;
   const groupW = defenses.length * barW + groupGap;
   const left = 64;
@@ -53,7 +53,7 @@ export function renderSvg(r: BenchReport): string {
   let lx = left;
   defenses.forEach((d, i) => {
     parts.push(`<rect x="${lx}" y="${40}" width="12" height="12" fill="${colour(d, i)}"/><text x="${lx + 16}" y="${50}">${esc(d)}</text>`);
-    lx += 30 + d.length * 7;
+    lx += 28 + Math.ceil(d.length * 6.4);
   });
   parts.push(`<text x="${lx + 10}" y="50" fill="#444">error bars: Wilson 95% CI</text>`);
 
@@ -91,7 +91,7 @@ export function renderSvg(r: BenchReport): string {
         parts.push(`<rect x="${x + 1}" y="${y0 - h}" width="${barW - 2}" height="${h}" fill="${colour(d, di)}"><title>${esc(`${d} — ${g.label}: ${k}/${n} (${(100 * v).toFixed(1)}%), 95% CI ${(100 * lo).toFixed(1)}–${(100 * hi).toFixed(1)}%`)}</title></rect>`);
         const cx = x + barW / 2;
         parts.push(`<line x1="${cx}" x2="${cx}" y1="${y(hi)}" y2="${y(lo)}" stroke="#222" stroke-width="1"/><line x1="${cx - 3}" x2="${cx + 3}" y1="${y(hi)}" y2="${y(hi)}" stroke="#222"/><line x1="${cx - 3}" x2="${cx + 3}" y1="${y(lo)}" y2="${y(lo)}" stroke="#222"/>`);
-        parts.push(`<text x="${cx}" y="${y(hi) - 3}" text-anchor="middle" font-size="8" fill="#333">${(100 * v).toFixed(0)}</text>`);
+        parts.push(`<text x="${cx}" y="${y(hi) - 3}" text-anchor="middle" font-size="7.5" fill="#333">${(100 * v).toFixed(0)}</text>`);
       });
       parts.push(`<text x="${gx + (defenses.length * barW) / 2}" y="${y0 + 16}" text-anchor="middle">${esc(g.label)}</text>`);
       const n = a.defenses[defenses[0] as string] ? g.get(a.defenses[defenses[0] as string] as DefenseReport).n : 0;

@@ -448,11 +448,17 @@ function tally(report: Record<string, DefenseReport>, r: TrialRecord): void {
 async function pool<T>(n: number, tasks: ReadonlyArray<() => Promise<T>>, onDone: (i: number, r: T) => void): Promise<T[]> {
   const out = new Array<T>(tasks.length);
   let next = 0;
+  let failed = false;
   const worker = async (): Promise<void> => {
-    for (;;) {
+    while (!failed) {
       const i = next++;
       if (i >= tasks.length) return;
-      out[i] = await (tasks[i] as () => Promise<T>)();
+      try {
+        out[i] = await (tasks[i] as () => Promise<T>)();
+      } catch (e) {
+        failed = true; // the other workers finish their run in flight and stop
+        throw e;
+      }
       onDone(i, out[i] as T);
     }
   };

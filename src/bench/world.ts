@@ -157,7 +157,9 @@ export async function sessionA(mem: Memory, spec: RunSpec, claim: BenchActionT |
       await mem.get({ tenant: TENANT, id: docId, session: SESSION_A });
       const note = (await summarize(doc, s.session_a.ingest_prompt))?.trim() ?? '';
       if (note === '') {
+        // the summarizer gave nothing: no note; the raw page still goes the way of the channel
         summarizerEmpty = true;
+        if (spec.sub === 'dropped') await mem.delete({ tenant: TENANT, id: docId, reason: 'raw transcript retention' });
         break;
       }
       if (spec.sub === 'declared') {
