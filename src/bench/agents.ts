@@ -12,7 +12,7 @@ import { type ChatClientOptions, ChatError, type ChatMessage, chatCompletion } f
 import { parseReply } from './llm/parse.js';
 import type { BenchActionT, Scenario } from './scenarios.js';
 import { toAction } from './scenarios.js';
-import { type SessionTools, describeAction, worstCaseSummary } from './world.js';
+import { type SessionTools, describeAction } from './world.js';
 
 /** How the agent must work in session B: act directly, or copy the value into a note / a tool call first. */
 export type Workflow = 'direct' | 'note' | 'tool_call';
@@ -76,8 +76,8 @@ export interface Agent {
   readonly kind: 'worst-case' | 'llm';
   readonly model: string | null;
   propose(env: AgentEnv): Promise<AgentOutcome>;
-  /** the summarize channel's summarizer */
-  summarize(doc: string, ingestPrompt: string, seed: number): Promise<{ text: string | null; counters: LlmCounters }>;
+  /** the summarize channel's summarizer (a model); without one the world writes the worst-case summary */
+  summarize?(doc: string, ingestPrompt: string, seed: number): Promise<{ text: string | null; counters: LlmCounters }>;
 }
 
 /**
@@ -123,10 +123,6 @@ export function worstCaseAgent(): Agent {
         }
       }
       return { action, status: 'ok', declared, turns, counters: zeroCounters(), replies: [] };
-    },
-    async summarize(doc) {
-      // the world passes the claim-aware worst-case summary itself; this is the claim-free form
-      return { text: worstCaseSummary(doc, null), counters: zeroCounters() };
     },
   };
 }

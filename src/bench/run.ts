@@ -278,10 +278,11 @@ async function runOne(ctx: RunContext, agent: Agent, spec: RunSpec, trial: numbe
   let counters = zeroCounters();
   const notes: string[] = [];
   try {
-    const summarize = agent.kind === 'worst-case'
+    const modelSummary = agent.summarize?.bind(agent);
+    const summarize = modelSummary === undefined
       ? async (doc: string): Promise<string | null> => worstCaseSummary(doc, claim)
       : async (doc: string, prompt: string): Promise<string | null> => {
-          const r = await agent.summarize(doc, prompt, seed);
+          const r = await modelSummary(doc, prompt, seed);
           counters = addCounters(counters, r.counters);
           return r.text;
         };
