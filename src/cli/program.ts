@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { registerAuditCommands } from './commands/audit.js';
 import { registerBenchCommand } from './commands/bench.js';
 import { registerGateCommands } from './commands/gate.js';
+import { registerImportCommand } from './commands/import.js';
 import { registerRecordCommands } from './commands/records.js';
 import type { RunState } from './context.js';
 import { EXIT, reportError } from './errors.js';
@@ -27,6 +28,7 @@ export function buildProgram(state: RunState): Command {
   registerRecordCommands(program, state);
   registerGateCommands(program, state);
   registerAuditCommands(program, state);
+  registerImportCommand(program, state);
   registerBenchCommand(program, state);
   program.addHelpText(
     'after',
