@@ -274,9 +274,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     if (ids.length === 0) return out;
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      const rows = this.db
-        .prepare(`SELECT record_id, from_id, transform, kind FROM derivations WHERE record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY record_id, ord`)
-        .all(...chunk) as Row[];
+      const rows = this.stmt(`SELECT record_id, from_id, transform, kind FROM derivations WHERE record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY record_id, ord`).all(...chunk) as Row[];
       for (const r of rows) out.get(str(r.record_id))?.push({ from: str(r.from_id), transform: str(r.transform) as Transform, kind: str(r.kind) as EdgeKind });
     }
     return out;
@@ -292,7 +290,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     const out: Row[] = [];
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      out.push(...(this.db.prepare(`SELECT * FROM records WHERE tenant = ? AND id IN (${chunk.map(() => '?').join(',')})`).all(tenant, ...chunk) as Row[]));
+      out.push(...(this.stmt(`SELECT * FROM records WHERE tenant = ? AND id IN (${chunk.map(() => '?').join(',')})`).all(tenant, ...chunk) as Row[]));
     }
     return this.recordsFromRows(out);
   }
@@ -346,7 +344,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     const out: Corroboration[] = [];
     for (let i = 0; i < recordIds.length; i += 500) {
       const chunk = recordIds.slice(i, i + 500);
-      const rows = this.db.prepare(`SELECT * FROM corroborations WHERE tenant = ? AND record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY at, id`).all(tenant, ...chunk) as Row[];
+      const rows = this.stmt(`SELECT * FROM corroborations WHERE tenant = ? AND record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY at, id`).all(tenant, ...chunk) as Row[];
       out.push(...rows.map(toCorroboration));
     }
     return out;
