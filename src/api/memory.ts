@@ -21,7 +21,7 @@ import {
   type ValueProvenance,
   type ValueSuppliers,
 } from '../core/types.js';
-import { type ArgumentValue, argumentValues, findProduct, identifierTokens, normalizeText, prepareText, significantTokens, supplies } from '../core/values.js';
+import { type ArgumentValue, argumentValues, findProduct, normalizeText, prepareText, significantTokens, supplies } from '../core/values.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import { type ReplayResult, replayDecision } from './replay.js';
@@ -283,17 +283,6 @@ export class Memory {
   }
 
   /**
-   * Session records below `origin` whose identifiers (account ids, emails, URLs, long numbers)
-   * the new content repeats — a trusted tool echoing a value the tainted session fed it
-   * ("0 vendors match ACCT-X") must not make that value trusted (DESIGN.md: trusted-tool echo).
-   */
-  private static identifierEchoes(content: string, origin: Authority, reads: readonly MemoryRecord[]): MemoryRecord[] {
-    const ids = identifierTokens(content);
-    if (ids.size === 0) return [];
-    return reads.filter((r) => r.content !== null && !atLeast(r.taint.lowestAuthority, origin) && [...identifierTokens(r.content)].some((t) => ids.has(t)));
-  }
-
-  /**
    * Write a memory. Its origin is decided by the store, never claimed by the caller:
    * `min(principal.maxAuthority, authorityOf(source))` (DESIGN.md § Principals).
    *
@@ -328,7 +317,7 @@ export class Memory {
         await this.audit(tx, a.tenant, 'write', { refused: 'RECALL_ECHO', echoOf: exact.id, principalId: p.id, sourceRef, contentHash: sha256Hex(a.content), sessionId: a.session ?? null, at: now });
         return { record: exact, created: false, echoOf: exact.id };
       }
-      const edges: DerivationEdge[] = [...contained, ...Memory.identifierEchoes(a.content, origin, reads.filter((r) => !contained.includes(r)))].map((r) => ({ from: r.id, transform: 'import', kind: 'echo' }));
+      const edges: DerivationEdge[] = contained.map((r) => ({ from: r.id, transform: 'import', kind: 'echo' }));
       if (p.kind === 'agent') for (const r of reads) if (!edges.some((e) => e.from === r.id)) edges.push({ from: r.id, transform: 'rewrite', kind: 'session' });
       const inputs = new Map(reads.map((r) => [r.id, r]));
       const sourceAt = a.sourceAt !== undefined ? new Date(a.sourceAt).toISOString() : now;
@@ -374,7 +363,6 @@ export class Memory {
       const narrowed = a.narrowInputs === true && provesNarrowInputs(a.content, declared);
       const edges: DerivationEdge[] = declared.map((r) => ({ from: r.id, transform: a.transform, kind: 'declared' }));
       if (!narrowed) for (const r of reads) edges.push({ from: r.id, transform: a.transform, kind: 'session' });
-      else for (const r of Memory.identifierEchoes(a.content, origin, reads)) edges.push({ from: r.id, transform: 'import', kind: 'echo' });
       const inputs = new Map([...declared, ...reads].map((r) => [r.id, r]));
       const scope = a.scope ?? declared[0]?.scope;
       if (scope === undefined) throw new MemauthError('SCOPE_REQUIRED', 'derive: a scope is required when there are no declared inputs', { field: 'scope' });

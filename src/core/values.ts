@@ -138,16 +138,3 @@ export function findProduct(target: number, userTurnNumbers: readonly number[]):
   return null;
 }
 
-/**
- * Identifier-like tokens of a text: tokens with both letters and digits (`acct-9931`), with
- * `@` (emails) or `://` (URLs), or all-digit runs of 4+ (account numbers, amounts like 5000).
- */
-export function identifierTokens(text: string): Set<string> {
-  const out = new Set<string>();
-  for (const m of normalizeText(text).matchAll(/[\p{L}\p{N}][\p{L}\p{N}\-_@./:+#]*/gu)) {
-    const t = m[0].replace(/[.:]+$/, '');
-    const hasDigit = /\p{N}/u.test(t);
-    if ((hasDigit && /\p{L}/u.test(t)) || t.includes('@') || t.includes('://') || (/^[\p{N},.]+$/u.test(t) && t.replace(/\D/g, '').length >= 4)) out.add(t);
-  }
-  return out;
-}
