@@ -30,8 +30,8 @@ export interface StorageReader {
   lineage(tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>>;
   corroborationsFor(tenant: string, recordIds: readonly string[]): Promise<Corroboration[]>;
   getConfirmation(tenant: string, id: string): Promise<Confirmation | null>;
-  /** Unexpired confirmations for one action type. */
-  listConfirmations(tenant: string, actionType: string, now: string): Promise<Confirmation[]>;
+  /** Every unexpired confirmation for one action type and exact arguments hash (no limit). */
+  listConfirmations(tenant: string, actionType: string, argsHash: string, now: string): Promise<Confirmation[]>;
   confirmationUses(tenant: string, ids: readonly string[]): Promise<Map<string, number>>;
   sessionExists(tenant: string, sessionId: string): Promise<boolean>;
   sessionReads(tenant: string, sessionId: string): Promise<string[]>;

@@ -283,9 +283,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     if (ids.length === 0) return out;
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      const rows = this.db
-        .prepare(`SELECT record_id, from_id, transform, kind FROM derivations WHERE record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY record_id, ord`)
-        .all(...chunk) as Row[];
+      const rows = this.stmt(`SELECT record_id, from_id, transform, kind FROM derivations WHERE record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY record_id, ord`).all(...chunk) as Row[];
       for (const r of rows) out.get(str(r.record_id))?.push({ from: str(r.from_id), transform: str(r.transform) as Transform, kind: str(r.kind) as EdgeKind });
     }
     return out;
@@ -301,7 +299,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     const out: Row[] = [];
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      out.push(...(this.db.prepare(`SELECT * FROM records WHERE tenant = ? AND id IN (${chunk.map(() => '?').join(',')})`).all(tenant, ...chunk) as Row[]));
+      out.push(...(this.stmt(`SELECT * FROM records WHERE tenant = ? AND id IN (${chunk.map(() => '?').join(',')})`).all(tenant, ...chunk) as Row[]));
     }
     return this.recordsFromRows(out);
   }
@@ -355,7 +353,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     const out: Corroboration[] = [];
     for (let i = 0; i < recordIds.length; i += 500) {
       const chunk = recordIds.slice(i, i + 500);
-      const rows = this.db.prepare(`SELECT * FROM corroborations WHERE tenant = ? AND record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY at, id`).all(tenant, ...chunk) as Row[];
+      const rows = this.stmt(`SELECT * FROM corroborations WHERE tenant = ? AND record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY at, id`).all(tenant, ...chunk) as Row[];
       out.push(...rows.map(toCorroboration));
     }
     return out;
@@ -366,8 +364,8 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     return r ? toConfirmation(r) : null;
   }
 
-  async listConfirmations(tenant: string, actionType: string, now: string): Promise<Confirmation[]> {
-    return this.all('SELECT * FROM confirmations WHERE tenant = ? AND action_type = ? AND expires_at > ? ORDER BY created_at, id LIMIT 1000', tenant, actionType, now).map(toConfirmation);
+  async listConfirmations(tenant: string, actionType: string, argsHash: string, now: string): Promise<Confirmation[]> {
+    return this.all('SELECT * FROM confirmations WHERE tenant = ? AND action_type = ? AND args_hash = ? AND expires_at > ? ORDER BY created_at, id', tenant, actionType, argsHash, now).map(toConfirmation);
   }
 
   async confirmationUses(tenant: string, ids: readonly string[]): Promise<Map<string, number>> {

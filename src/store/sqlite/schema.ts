@@ -46,7 +46,7 @@ CREATE TABLE confirmations (
   id TEXT PRIMARY KEY, tenant TEXT NOT NULL, principal_id TEXT NOT NULL, action_type TEXT NOT NULL, resource TEXT,
   args_hash TEXT NOT NULL, args TEXT, memory_ids TEXT, expires_at TEXT NOT NULL, max_uses INTEGER NOT NULL,
   created_at TEXT NOT NULL, audit_seq INTEGER NOT NULL) STRICT;
-CREATE INDEX confirmations_action ON confirmations (tenant, action_type, expires_at);
+CREATE INDEX confirmations_action ON confirmations (tenant, action_type, args_hash, expires_at);
 CREATE TABLE confirmation_uses (
   tenant TEXT NOT NULL, confirmation_id TEXT NOT NULL, decision_id TEXT NOT NULL PRIMARY KEY, at TEXT NOT NULL) STRICT;
 CREATE INDEX confirmation_uses_conf ON confirmation_uses (tenant, confirmation_id);
