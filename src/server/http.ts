@@ -192,8 +192,9 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
       onRequest: authenticate(r.auth),
       handler: async (req, reply) => {
         const body = r.body ? parseInput(r.body, req.body ?? {}, r.operationId) : undefined;
-        const query = r.query ? parseInput(r.query, req.query ?? {}, r.operationId) : undefined;
-        const params = r.params ? parseInput(r.params, req.params ?? {}, r.operationId) : undefined;
+        // fastify's query and params objects have a prototype of their own: validate plain copies
+        const query = r.query ? parseInput(r.query, { ...(req.query as object) }, r.operationId) : undefined;
+        const params = r.params ? parseInput(r.params, { ...(req.params as object) }, r.operationId) : undefined;
         const out = await r.handler({ identity: req.identity as Identity, body, query, params, services, log: req.log });
         if ('stream' in out) return reply.code(out.status).type(out.contentType).send(out.stream);
         const declared = r.responses[out.status];
