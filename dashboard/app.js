@@ -9,7 +9,7 @@ const main = () => document.getElementById('main');
 function page(title, ...content) {
   document.title = `${title} — memauth`;
   const heading = h('h1', { tabindex: '-1' }, title);
-  main().replaceChildren(heading, ...content);
+  main().replaceChildren(heading, ...content.filter((c) => c !== null && c !== undefined));
   heading.focus();
   for (const a of document.querySelectorAll('#nav a')) {
     const here = location.hash.startsWith(a.getAttribute('href').replace(/s$/, ''));
@@ -309,7 +309,7 @@ async function drawReview(out) {
       return h('section.group', { 'aria-labelledby': `${prefix}-${c}` }, h('h3', { id: `${prefix}-${c}` }, `${CLASS_TITLE[c]} (${l.length})`), h('p.help', CLASS_HELP[c]), l.length ? h('ul.cards', l.map(card)) : h('p.muted', 'None.'));
     });
   out.replaceChildren(
-    canConfirm ? null : h('p.msg.msg-warn', { role: 'note' }, why),
+    ...(canConfirm ? [] : [h('p.msg.msg-warn', { role: 'note' }, why)]),
     h('section', { 'aria-labelledby': 'h-blocked' }, h('h2', { id: 'h-blocked' }, `Blocked, awaiting a person (${blocked.filter((i) => i.status === 'open').length} open)`), h('p.help', 'Denied with needs_confirmation or missing_corroboration: approving issues a confirmation for exactly this action and these arguments, single use, expiring.'), blocked.length ? h('ul.cards', blocked.map(card)) : h('p.muted', 'Nothing blocked.')),
     h('section', { 'aria-labelledby': 'h-would' }, h('h2', { id: 'h-would' }, `Observe mode: would have been denied (${wouldDeny.length})`), grouped(wouldDeny, 'wd')),
     h('section', { 'aria-labelledby': 'h-hard' }, h('h2', { id: 'h-hard' }, `Denied, not approvable (${otherDenied.length})`), h('p.help', 'A deleted or expired source, or missing metadata, cannot be lifted by a confirmation: fix the data, then retry.'), grouped(otherDenied, 'hd')),
@@ -413,7 +413,9 @@ async function metricsPage() {
       out.replaceChildren(errorBox(e));
       return;
     }
-    const labels = series.buckets.map((b) => b.to.slice(5, 16).replace('T', ' '));
+    // label each window by its end, as precisely as the window size needs
+    const cut = series.bucketMs < 60_000 ? [11, 19] : series.bucketMs < 86_400_000 ? [11, 16] : [5, 10];
+    const labels = series.buckets.map((b) => b.to.slice(cut[0], cut[1]));
     const charts = METRICS.map(([key, title, help]) => {
       const ser = TIERS.map((t) => ({ name: t, values: series.buckets.map((b) => b.tiers[t][key].value) }));
       const rows = series.buckets.map((b) => h('tr', h('th', { scope: 'row' }, `${fmtTime(b.from)} – ${fmtTime(b.to)}`), TIERS.map((t) => h('td', ratioText(b.tiers[t][key])))));
