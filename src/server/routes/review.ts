@@ -73,7 +73,7 @@ export const reviewRoutes: readonly AnyRoute[] = [
     operationId: 'rejectReview',
     tag: 'review',
     summary: 'Reject a decision of the review queue: an append-only review note (who, when, why); it issues nothing and changes no decision',
-    description: 'Any token of the tenant (or the admin) may reject. The note is stored as given and listed with the queue item; rejecting twice is REVIEW_ALREADY_REJECTED (409).',
+    description: 'The admin, user and system principals may reject (FORBIDDEN, 403, for agent, tool and external principals: a rejection is a person\'s call). The note is stored as given and listed with the queue item; rejecting twice is REVIEW_ALREADY_REJECTED (409).',
     auth: 'any',
     params: params.Id,
     body: requests.ReviewReject,
@@ -81,6 +81,9 @@ export const reviewRoutes: readonly AnyRoute[] = [
     errors: [404, 409],
     handler: async ({ identity, params: p, body, services }) => {
       const tenant = tenantFor(identity, body.tenant);
+      if (identity.kind === 'principal' && identity.principal.kind !== 'user' && identity.principal.kind !== 'system') {
+        throw new HttpError(403, 'FORBIDDEN', `a ${identity.principal.kind} principal cannot reject a queued decision; sign in as a user`, { kind: identity.principal.kind });
+      }
       const d = await services.mem.driver.getDecision(tenant, p.id);
       if (!d) throw new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(p.id)} in tenant ${JSON.stringify(tenant)}`, { id: p.id });
       if (d.outcome === 'allow') throw new HttpError(409, 'NOT_IN_REVIEW', 'an allowed decision is not in the review queue', { id: p.id });
