@@ -187,7 +187,7 @@ test('cache: the lineage summary of a deep chain keeps every writer (a corrobora
     assert.equal(replay.matches, true);
     // a third, independent domain lifts it
     await mem.registerPrincipal({ tenant: T, id: 'erp3', kind: 'tool', domain: 'erp-c' });
-    await mem.corroborate({ tenant: T, recordId: tip, principal: 'erp3', evidence: 'erp://bank/3' });
+    await mem.corroborate({ tenant: T, recordId: tip, principal: 'erp3', evidence: 'erp://registry/3' });
     const lifted = await mem.authorize(ask);
     assert.equal(lifted.outcome, 'allow', codes(lifted).join(','));
     assert.equal((await mem.replay({ tenant: T, decisionId: lifted.id })).matches, true);

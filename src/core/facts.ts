@@ -29,7 +29,8 @@ export interface FactsBundle {
    * Optional: for some records, the principals (and their domains) of the record's writer and
    * of every ancestor's writer, precomputed — exactly what {@link lineageOf} derives from a
    * bundle holding the whole lineage. The live gate passes it so that a decision does not walk
-   * a deep derivation chain; a record given here needs only itself in `records`.
+   * a deep derivation chain. A record given here needs only itself in `records`, unless one of
+   * its corroborations cites `memory:` evidence: then the bundle must still hold its lineage.
    */
   readonly lineage?: ReadonlyMap<string, LineageSets>;
 }
@@ -84,12 +85,16 @@ export function corroborationOf(id: string, bundle: FactsBundle, k: number, minA
   const rec = bundle.records.get(id);
   if (!rec) throw new Error(`facts bundle is missing record ${id}`);
   const { principals, domains } = bundle.lineage?.get(id) ?? lineageOf(id, bundle);
+  // only evidence cited as `memory:<id>` is checked against the record's own lineage (then the bundle holds it)
+  let own: Set<string> | null = null;
+  const ownLineage = (): Set<string> => (own ??= new Set([id, ...ancestorsOf(id, bundle.records)]));
   const corroborations: CorroborationFacts[] = (bundle.corroborations.get(id) ?? []).map((c) => {
     const evId = memoryRefId(c.evidenceRef);
-    if (evId === null) return { ...c, evidenceUsable: true, evidenceDerivedFromRecord: false };
+    if (evId === null) return { ...c, evidenceUsable: true, evidenceDerivedFromRecord: false, evidenceInLineage: false, evidenceKey: `ref:${c.evidenceRef}` };
     const ev = bundle.records.get(evId);
     const derived = evId === id || (ev !== undefined && ancestorsOf(evId, bundle.records).has(id));
-    return { ...c, evidenceUsable: ev !== undefined && ev.verified && effectiveStatus(ev, now) === 'active', evidenceDerivedFromRecord: derived };
+    const evidenceKey = ev ? `domain:${bundle.domains.get(ev.originPrincipal) ?? `principal:${ev.originPrincipal}`}` : `memory:${evId}`;
+    return { ...c, evidenceUsable: ev !== undefined && ev.verified && effectiveStatus(ev, now) === 'active', evidenceDerivedFromRecord: derived, evidenceInLineage: ownLineage().has(evId), evidenceKey };
   });
   return evaluateCorroboration({ lowestAuthority: rec.lowestAuthority, lineage: { principals, domains }, corroborations, k, minAuthority });
 }

@@ -125,8 +125,8 @@ class CacheState {
   readonly principals = new Map<string, ReadonlyMap<string, Principal>>();
   readonly records: Bounded<MemoryRecord>;
   readonly corroborations: Bounded<readonly Corroboration[]>;
-  /** per tenant and action type: every confirmation unexpired at `since`, when fewer than the driver's limit. */
-  readonly confirmations = new Map<string, { readonly since: string; readonly list: readonly Confirmation[] }>();
+  /** per tenant, action type and arguments hash: every confirmation unexpired at `since`. */
+  readonly confirmations: Bounded<{ readonly since: string; readonly list: readonly Confirmation[] }>;
   readonly uses: Bounded<number>;
   readonly sessions: Bounded<ReadonlySet<string>>;
   readonly heads = new Map<string, Head>();
@@ -138,6 +138,7 @@ class CacheState {
     this.corroborations = new Bounded(maxRecords);
     this.uses = new Bounded(10_000);
     this.sessions = new Bounded(10_000);
+    this.confirmations = new Bounded(10_000);
   }
 
   clear(): void {
@@ -161,7 +162,8 @@ class Overlay {
   readonly principals = new Map<string, Principal[]>();
   readonly records = new Map<string, Entry<MemoryRecord>>();
   readonly corroborations = new Map<string, Entry<readonly Corroboration[]>>();
-  readonly confirmations = new Map<string, Confirmation[]>();
+  /** confirmations this transaction added, per (tenant, action type + args hash) */
+  readonly confirmations = new Map<string, { readonly tenant: string; readonly id: string; readonly adds: Confirmation[] }>();
   readonly uses = new Map<string, Entry<number>>();
   readonly sessions = new Map<string, Entry<ReadonlySet<string>>>();
   readonly heads = new Map<string, Head>();
@@ -186,9 +188,9 @@ class Overlay {
     put(s.corroborations, this.corroborations);
     put(s.uses, this.uses);
     put(s.sessions, this.sessions);
-    for (const [k, adds] of this.confirmations) {
-      const base = s.confirmations.get(k);
-      if (base) s.confirmations.set(k, { since: base.since, list: [...base.list, ...adds] });
+    for (const e of this.confirmations.values()) {
+      const base = s.confirmations.get(e.tenant, e.id);
+      if (base) s.confirmations.set(e.tenant, e.id, { since: base.since, list: [...base.list, ...e.adds] });
     }
     for (const [t, h] of this.heads) s.heads.set(t, h);
     for (const p of this.policies) s.policies.add(p);
@@ -221,6 +223,10 @@ class CachedTx {
 
   private static put<V>(m: Map<string, Entry<V>>, tenant: string, id: string, v: Slot<V>): void {
     m.set(key(tenant, id), { tenant, id, v });
+  }
+
+  private static peekAdds(m: ReadonlyMap<string, { readonly adds: Confirmation[] }>, tenant: string, id: string): readonly Confirmation[] {
+    return m.size === 0 ? [] : (m.get(key(tenant, id))?.adds ?? []);
   }
 
   // ---- cached reads
@@ -320,16 +326,16 @@ class CachedTx {
     return lists.flat().sort(byAtThenId);
   }
 
-  async listConfirmations(tenant: string, actionType: string, now: string): Promise<Confirmation[]> {
-    const k = key(tenant, actionType);
-    const base = this.st.confirmations.get(k);
+  async listConfirmations(tenant: string, actionType: string, argsHash: string, now: string): Promise<Confirmation[]> {
+    const sub = key(actionType, argsHash);
+    const base = this.st.confirmations.get(tenant, sub);
     if (base && now >= base.since) {
-      const adds = this.ov.confirmations.get(k) ?? [];
-      return [...base.list, ...adds].filter((c) => c.expiresAt > now).sort(byCreatedThenId).slice(0, 1000);
+      // unexpired at `now` is a subset of unexpired at `since`; plus what was added since (merged on commit)
+      const adds = CachedTx.peekAdds(this.ov.confirmations, tenant, sub);
+      return [...base.list, ...adds].filter((c) => c.expiresAt > now).sort(byCreatedThenId);
     }
-    const rows = (await this.tx.listConfirmations(tenant, actionType, now)).map((c) => deepFreeze(c));
-    // the driver returns at most 1,000: a full page may be incomplete, so it is not kept
-    if (!this.ov.dirty && rows.length < 1000) this.st.confirmations.set(k, { since: now, list: rows });
+    const rows = (await this.tx.listConfirmations(tenant, actionType, argsHash, now)).map((c) => deepFreeze(c));
+    if (!this.ov.dirty) this.st.confirmations.set(tenant, sub, { since: now, list: rows });
     return rows;
   }
 
@@ -459,10 +465,12 @@ class CachedTx {
   async insertConfirmation(c: Confirmation, auditSeq: number): Promise<void> {
     this.wrote();
     await this.tx.insertConfirmation(c, auditSeq);
-    const k = key(c.tenant, c.actionType);
-    const list = this.ov.confirmations.get(k) ?? [];
+    const sub = key(c.actionType, c.argsHash);
+    const k = key(c.tenant, sub);
+    const entry = this.ov.confirmations.get(k) ?? { tenant: c.tenant, id: sub, adds: [] };
+    this.ov.confirmations.set(k, entry);
     // what the driver reads back: args and memory ids go through JSON
-    list.push(
+    entry.adds.push(
       deepFreeze({
         id: c.id,
         tenant: c.tenant,
@@ -478,7 +486,6 @@ class CachedTx {
         auditSeq,
       }),
     );
-    this.ov.confirmations.set(k, list);
   }
 
   async insertConfirmationUse(tenant: string, confirmationId: string, decisionId: string, at: string): Promise<void> {
@@ -665,8 +672,8 @@ export class CachingDriver {
   getConfirmation(tenant: string, id: string): Promise<Confirmation | null> {
     return this.inner.getConfirmation(tenant, id);
   }
-  listConfirmations(tenant: string, actionType: string, now: string): Promise<Confirmation[]> {
-    return this.inner.listConfirmations(tenant, actionType, now);
+  listConfirmations(tenant: string, actionType: string, argsHash: string, now: string): Promise<Confirmation[]> {
+    return this.inner.listConfirmations(tenant, actionType, argsHash, now);
   }
   confirmationUses(tenant: string, ids: readonly string[]): Promise<Map<string, number>> {
     return this.inner.confirmationUses(tenant, ids);
