@@ -140,6 +140,14 @@ function inList(values: readonly string[]): { sql: string; params: string[] } {
   return { sql: n === 1 ? '?' : `?${',?'.repeat(n - 1)}`, params };
 }
 
+/**
+ * The full-text index's key for a tenant's scope: one token (`k`, hex of the tenant's UTF-8,
+ * `x`, hex of the scope's) — migration 4 computes the same in SQL.
+ */
+export function scopeKeyOf(tenant: string, scope: string): string {
+  return `k${Buffer.from(tenant, 'utf8').toString('hex')}x${Buffer.from(scope, 'utf8').toString('hex')}`;
+}
+
 /** FTS5 query from free text: each token quoted (no operator injection), OR-ed, ranked by BM25. */
 export function ftsQuery(text: string): string | null {
   const tokens = [...text.normalize('NFKC').matchAll(/[\p{L}\p{N}]+/gu)].map((m) => m[0]).filter((t) => t.length > 0);
@@ -537,11 +545,12 @@ export class SqliteDriver implements StorageDriver, StorageTx {
   async search(tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
     const q = ftsQuery(query);
     if (q === null) return [];
+    // the index matches only this tenant's scope (scope_key, weight 0 in BM25); the row filter stays
     const rows = this.all(
-      `SELECT r.*, bm25(records_fts) AS score FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
+      `SELECT r.*, bm25(records_fts, 1.0, 0.0) AS score FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
        WHERE records_fts MATCH ? AND r.tenant = ? AND r.scope = ? AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > ?)
        ORDER BY score, r.id LIMIT ?`,
-      q,
+      `scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${q})`,
       tenant,
       scope,
       now,
@@ -668,7 +677,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
       r.taint.oldestSourceAt, r.audit.policyVersion, r.audit.writeReason, r.audit.seq,
     );
     r.derivedFrom.forEach((e, i) => this.run('INSERT INTO derivations (record_id, ord, from_id, transform, kind) VALUES (?, ?, ?, ?, ?)', r.id, i, e.from, e.transform, e.kind));
-    this.run('INSERT INTO records_fts (rowid, content) VALUES (?, ?)', lastInsertRowid, r.content);
+    this.run('INSERT INTO records_fts (rowid, content, scope_key) VALUES (?, ?, ?)', lastInsertRowid, r.content, scopeKeyOf(r.tenant, r.scope));
   }
 
   async eraseRecord(tenant: string, id: string, at: string): Promise<void> {

@@ -122,4 +122,14 @@ CREATE INDEX review_notes_decision ON review_notes (tenant, decision_id);
 ${immutable('review_notes', 'review notes')}
 ${noReplace('review_notes', ['id'], 'review notes')}
 `,
+  // 4: the full-text index also holds each record's tenant-and-scope key (scopeKeyOf in
+  // driver.ts, computed the same way here), so a search matches — and scores with BM25 — only
+  // the rows of the tenant and scope it names instead of every matching row of the database.
+  `
+DROP TABLE records_fts;
+CREATE VIRTUAL TABLE records_fts USING fts5 (content, scope_key, tokenize = 'unicode61 remove_diacritics 2');
+INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO records_fts (rowid, content, scope_key)
+  SELECT rowid, content, 'k' || lower(hex(tenant)) || 'x' || lower(hex(scope)) FROM records WHERE content IS NOT NULL;
+`,
 ];
