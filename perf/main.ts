@@ -821,7 +821,23 @@ async function main(): Promise<void> {
   }
   const opts = parseOptions(process.argv.slice(2));
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'memauth-perf-'));
-  const progress = createProgress(process.stderr, 'perf');
+  // one progress display per phase (label), so each phase reports from 0%
+  let phaseLabel = '';
+  let current: Progress = createProgress(process.stderr, 'perf');
+  const progress: Progress = {
+    update(done, total, label) {
+      const phase = label;
+      if (phase !== phaseLabel) {
+        current.finish();
+        current = createProgress(process.stderr, 'perf');
+        phaseLabel = phase;
+      }
+      current.update(done, total, label);
+    },
+    finish() {
+      current.finish();
+    },
+  };
   const m = machine();
   const profiler = opts.cpuProf !== null ? new Profiler() : null;
   await profiler?.start();
