@@ -22,7 +22,7 @@ import {
   type ValueSuppliers,
 } from '../core/types.js';
 import { type ArgumentValue, type MatchText, argumentValues, findProduct, normalizeText, prepareText, significantTokens, supplies } from '../core/values.js';
-import { type CacheOptions, CachingDriver } from '../store/cache.js';
+import { type CacheOptions, CachingDriver, derivedMemo } from '../store/cache.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import { type ReplayResult, replayDecision } from './replay.js';
@@ -786,12 +786,19 @@ export class Memory {
   /**
    * Lineage summaries of `recs`: the writers of each record and of all its ancestors, with their
    * domains — what corroboration independence is judged against. Derivation edges and origins
-   * never change, so a summary is memoised per record object and built from the parents'
-   * summaries: a record at the end of a long chain costs one walk of the chain, once (ancestors
-   * read in batches, one query per generation), then nothing.
+   * never change, so a summary is memoised — by (tenant, id) in the read cache (emptied with it),
+   * else per record object — and built from the parents' summaries: a record at the end of a
+   * long chain costs one walk of the chain, once (ancestors read in batches, one query per
+   * generation), then nothing.
    */
   private async lineageSets(tx: StorageTx, tenant: string, recs: readonly MemoryRecord[]): Promise<Map<string, LineageSets>> {
-    const pending = recs.filter((r) => !this.lineages.has(r));
+    const memo = derivedMemo(tx);
+    const known = (r: MemoryRecord): LineageMemo | undefined => this.lineages.get(r) ?? (memo?.getDerived(tenant, r.id) as LineageMemo | undefined);
+    const remember = (r: MemoryRecord, m: LineageMemo): void => {
+      this.lineages.set(r, m);
+      memo?.setDerived(tenant, r.id, m);
+    };
+    const pending = recs.filter((r) => known(r) === undefined);
     const oneOff = new Map<MemoryRecord, LineageMemo>();
     if (pending.length > 0) {
       const byId = new Map<string, MemoryRecord>();
@@ -800,7 +807,7 @@ export class Memory {
       const expand = (r: MemoryRecord): void => {
         byId.set(r.id, r);
         tried.add(r.id);
-        if (this.lineages.has(r)) return;
+        if (known(r) !== undefined) return;
         for (const e of r.derivedFrom) {
           if (!tried.has(e.from)) {
             tried.add(e.from);
@@ -815,13 +822,15 @@ export class Memory {
         for (const r of await tx.getRecords(tenant, next)) expand(r);
       }
       for (const r of pending) {
-        const m = this.summarize(r, byId);
+        const made: Array<[MemoryRecord, LineageMemo]> = [];
+        const m = Memory.summarize(r, byId, known, made);
+        for (const [x, xm] of made) remember(x, xm);
         if (m !== null) oneOff.set(r, m);
       }
     }
     const out = new Map<string, LineageSets>();
     for (const r of recs) {
-      const m = (this.lineages.get(r) ?? oneOff.get(r)) as LineageMemo;
+      const m = (known(r) ?? oneOff.get(r)) as LineageMemo;
       if (m.domains === undefined) {
         const domains = new Set<string>();
         let complete = true;
@@ -843,15 +852,22 @@ export class Memory {
   }
 
   /**
-   * Memoise the lineage summary of `root` and of its not yet summarised ancestors in `byId`
-   * (post-order, no recursion: chains can be deep). A cycle — possible only among rows forged
-   * outside the API — is not memoised: its summary is returned for this decision only.
+   * Summarise `root` and its not yet summarised ancestors in `byId` (post-order, no recursion:
+   * chains can be deep), appending them to `made` (and seeing them through `known` from then
+   * on). A cycle — possible only among rows forged outside the API — is not memoised: its
+   * summary is returned for this decision only, and nothing from this walk is kept.
    */
-  private summarize(root: MemoryRecord, byId: ReadonlyMap<string, MemoryRecord>): LineageMemo | null {
-    if (this.lineages.has(root)) return null;
+  private static summarize(
+    root: MemoryRecord,
+    byId: ReadonlyMap<string, MemoryRecord>,
+    known: (r: MemoryRecord) => LineageMemo | undefined,
+    made: Array<[MemoryRecord, LineageMemo]>,
+  ): LineageMemo | null {
+    if (known(root) !== undefined) return null;
+    const local = new Map<string, LineageMemo>();
+    const have = (r: MemoryRecord): LineageMemo | undefined => local.get(r.id) ?? known(r);
     const stack: Array<{ r: MemoryRecord; next: number }> = [{ r: root, next: 0 }];
     const onPath = new Set<string>([root.id]);
-    const made: MemoryRecord[] = [];
     let cyclic = false;
     while (stack.length > 0) {
       const top = stack[stack.length - 1] as { r: MemoryRecord; next: number };
@@ -859,7 +875,7 @@ export class Memory {
       if (edge !== undefined) {
         top.next += 1;
         const parent = byId.get(edge.from);
-        if (parent === undefined || this.lineages.has(parent)) continue;
+        if (parent === undefined || have(parent) !== undefined) continue;
         if (onPath.has(parent.id)) {
           cyclic = true;
           continue;
@@ -870,18 +886,19 @@ export class Memory {
       }
       stack.pop();
       onPath.delete(top.r.id);
-      if (this.lineages.has(top.r)) continue;
+      if (have(top.r) !== undefined) continue;
       const principals = new Set<string>([top.r.origin.principalId]);
       for (const e of top.r.derivedFrom) {
         const parent = byId.get(e.from);
-        const pm = parent !== undefined ? this.lineages.get(parent) : undefined;
+        const pm = parent !== undefined ? have(parent) : undefined;
         if (pm) for (const x of pm.principals) principals.add(x);
       }
-      this.lineages.set(top.r, { principals });
-      made.push(top.r);
+      local.set(top.r.id, { principals });
     }
-    if (!cyclic) return null;
-    for (const r of made) this.lineages.delete(r);
+    if (!cyclic) {
+      for (const [id, m] of local) made.push([byId.get(id) ?? root, m]);
+      return local.get(root.id) ?? null;
+    }
     const principals = new Set<string>();
     const seen = new Set<string>();
     const todo = [root];
@@ -889,9 +906,9 @@ export class Memory {
       const r = todo.pop() as MemoryRecord;
       if (seen.has(r.id)) continue;
       seen.add(r.id);
-      const memo = this.lineages.get(r);
-      if (memo) {
-        for (const x of memo.principals) principals.add(x);
+      const m = known(r);
+      if (m) {
+        for (const x of m.principals) principals.add(x);
         continue;
       }
       principals.add(r.origin.principalId);

@@ -28,6 +28,21 @@ export interface ChangeTracking {
   changeToken(): string;
 }
 
+/**
+ * Facts a caller derives from immutable columns of a record (and of the records it names),
+ * kept by (tenant, record id) for as long as the cache's contents are valid: emptied together
+ * with it. Offered by the transaction view of a {@link CachingDriver} (see {@link derivedMemo}).
+ */
+export interface DerivedMemo {
+  getDerived(tenant: string, id: string): unknown;
+  setDerived(tenant: string, id: string, value: unknown): void;
+}
+
+/** The transaction's {@link DerivedMemo}, when it comes from a {@link CachingDriver}. */
+export function derivedMemo(tx: StorageTx): DerivedMemo | null {
+  return tx instanceof CachedTx ? tx : null;
+}
+
 /** Options for {@link CachingDriver}. */
 export interface CacheOptions {
   /** most records kept (the oldest cached are dropped first). Default 10,000. */
@@ -132,6 +147,8 @@ class CacheState {
   readonly heads = new Map<string, Head>();
   /** (tenant, policy version) pairs whose policy entry is in the chain. */
   readonly policies = new Set<string>();
+  /** see {@link DerivedMemo} */
+  readonly derived: Bounded<unknown>;
 
   constructor(maxRecords: number) {
     this.records = new Bounded(maxRecords);
@@ -139,6 +156,7 @@ class CacheState {
     this.uses = new Bounded(10_000);
     this.sessions = new Bounded(10_000);
     this.confirmations = new Bounded(10_000);
+    this.derived = new Bounded(Math.max(100_000, maxRecords));
   }
 
   clear(): void {
@@ -150,6 +168,7 @@ class CacheState {
     this.sessions.clear();
     this.heads.clear();
     this.policies.clear();
+    this.derived.clear();
   }
 }
 
@@ -214,6 +233,16 @@ class CachedTx {
 
   private wrote(): void {
     this.ov.dirty = true;
+  }
+
+  /** {@link DerivedMemo}: only values derived from immutable columns belong here. */
+  getDerived(tenant: string, id: string): unknown {
+    return this.st.derived.get(tenant, id);
+  }
+
+  setDerived(tenant: string, id: string, value: unknown): void {
+    // not before this transaction's writes are known good: it may be rolled back
+    if (!this.ov.dirty) this.st.derived.set(tenant, id, value);
   }
 
   /** This transaction's own entry for (tenant, id), if it wrote one. */
