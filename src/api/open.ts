@@ -20,6 +20,12 @@ export interface OpenMemoryOptions {
    * key file `<path>.key` (created with mode 0600 if missing); `false` disables checkpoints.
    */
   readonly checkpointKey?: string | false;
+  /**
+   * A file to keep a copy of every signed checkpoint outside the database (one JSON line each),
+   * so truncating the audit table *and* its checkpoints is still detected. Default for an SQLite
+   * file: `<path>.checkpoints`; for a `driver` (e.g. PostgreSQL): none unless given here.
+   */
+  readonly checkpointFile?: string;
   /** clock, for tests; default `() => new Date()`. */
   readonly clock?: () => Date;
 }
@@ -93,7 +99,7 @@ export async function openMemory(opts: OpenMemoryOptions = {}): Promise<Memory> 
       }
     } else key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   }
-  const cpFile = fileBacked ? `${path}.checkpoints` : null;
+  const cpFile = opts.checkpointFile ?? (fileBacked ? `${path}.checkpoints` : null);
   return new Memory({
     driver,
     policy,

@@ -1,25 +1,10 @@
 import Database from 'better-sqlite3';
-import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
-import type { Authority } from '../../core/authority.js';
+import type { AuditEntry, Checkpoint } from '../../core/audit.js';
 import { MemauthError } from '../../core/errors.js';
-import type {
-  Channel,
-  Confirmation,
-  Corroboration,
-  Decision,
-  DerivationEdge,
-  EdgeKind,
-  MemoryRecord,
-  Principal,
-  PrincipalKind,
-  Transform,
-} from '../../core/types.js';
+import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx } from '../driver.js';
+import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord } from '../rows.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
-
-type Row = Record<string, unknown>;
-const str = (v: unknown): string => String(v);
-const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 
 /** Map a better-sqlite3 error to a MemauthError with a message a person can act on. */
 export function mapSqliteError(e: unknown, path: string): unknown {
@@ -40,88 +25,11 @@ export function mapSqliteError(e: unknown, path: string): unknown {
   return e;
 }
 
-function toRecord(row: Row, edges: DerivationEdge[], now?: string): MemoryRecord {
-  const expiresAt = strOrNull(row.expires_at);
-  const stored = str(row.status) as 'active' | 'deleted';
-  const status = stored === 'active' && expiresAt !== null && now !== undefined && expiresAt <= now ? 'expired' : stored;
-  return {
-    formatVersion: 1,
-    id: str(row.id),
-    tenant: str(row.tenant),
-    scope: str(row.scope),
-    content: strOrNull(row.content),
-    contentHash: str(row.content_hash),
-    createdAt: str(row.created_at),
-    expiresAt,
-    origin: {
-      authority: str(row.origin_authority) as Authority,
-      principalId: str(row.origin_principal),
-      sourceRef: str(row.origin_source),
-      writtenAt: str(row.origin_written_at),
-    },
-    derivedFrom: edges,
-    taint: {
-      lowestAuthority: str(row.taint_lowest) as Authority,
-      channels: JSON.parse(str(row.taint_channels)) as Channel[],
-      sources: JSON.parse(str(row.taint_sources)) as string[],
-      oldestSourceAt: str(row.taint_oldest_source_at),
-    },
-    audit: { policyVersion: str(row.policy_version), writeReason: str(row.write_reason), seq: Number(row.audit_seq) },
-    status,
-  };
-}
-
-const toPrincipal = (r: Row): Principal => ({
-  tenant: str(r.tenant),
-  id: str(r.id),
-  kind: str(r.kind) as PrincipalKind,
-  maxAuthority: str(r.max_authority) as Authority,
-  domain: str(r.domain),
-  createdAt: str(r.created_at),
-});
-
-const toCorroboration = (r: Row): Corroboration => ({
-  id: str(r.id),
-  tenant: str(r.tenant),
-  recordId: str(r.record_id),
-  principalId: str(r.principal_id),
-  authority: str(r.authority) as Authority,
-  domain: str(r.domain),
-  evidenceRef: str(r.evidence_ref),
-  at: str(r.at),
-  auditSeq: Number(r.audit_seq),
-});
-
-const toConfirmation = (r: Row): Confirmation => ({
-  id: str(r.id),
-  tenant: str(r.tenant),
-  principalId: str(r.principal_id),
-  actionType: str(r.action_type),
-  resource: strOrNull(r.resource),
-  argsHash: str(r.args_hash),
-  args: r.args === null ? null : (JSON.parse(str(r.args)) as Record<string, unknown>),
-  memoryIds: r.memory_ids === null ? null : (JSON.parse(str(r.memory_ids)) as string[]),
-  expiresAt: str(r.expires_at),
-  maxUses: Number(r.max_uses),
-  createdAt: str(r.created_at),
-  auditSeq: Number(r.audit_seq),
-});
-
-const toAudit = (r: Row): AuditEntry => ({
-  tenant: str(r.tenant),
-  seq: Number(r.seq),
-  prevHash: str(r.prev_hash),
-  op: str(r.op) as AuditOp,
-  payload: JSON.parse(str(r.payload)) as Record<string, unknown>,
-  policyVersion: str(r.policy_version),
-  hash: str(r.hash),
-});
-
 /** FTS5 query from free text: each token quoted (no operator injection), OR-ed, ranked by BM25. */
 export function ftsQuery(text: string): string | null {
-  const tokens = [...text.normalize('NFKC').matchAll(/[\p{L}\p{N}]+/gu)].map((m) => m[0]).filter((t) => t.length > 0);
+  const tokens = searchTokens(text);
   if (tokens.length === 0) return null;
-  return [...new Set(tokens.slice(0, 64))].map((t) => `"${t}"`).join(' OR ');
+  return tokens.map((t) => `"${t}"`).join(' OR ');
 }
 
 /** Options for {@link SqliteDriver.open}. */
@@ -292,8 +200,10 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     const out: Row[] = [];
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      out.push(...(this.db.prepare(`SELECT * FROM records WHERE tenant = ? AND id IN (${chunk.map(() => '?').join(',')})`).all(tenant, ...chunk) as Row[]));
+      out.push(...(this.db.prepare(`SELECT * FROM records WHERE tenant = ? AND id IN (${chunk.map(() => '?').join(',')}) ORDER BY id`).all(tenant, ...chunk) as Row[]));
     }
+    // by id, like one chunk (PostgreSQL returns the same order)
+    if (ids.length > 500) out.sort((a, b) => (str(a.id) < str(b.id) ? -1 : str(a.id) > str(b.id) ? 1 : 0));
     return this.recordsFromRows(out);
   }
 
@@ -399,9 +309,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
 
   async latestCheckpoint(tenant: string): Promise<Checkpoint | null> {
     const r = this.get('SELECT * FROM checkpoints WHERE tenant = ? ORDER BY seq DESC, at DESC LIMIT 1', tenant);
-    return r
-      ? { formatVersion: 1, tenant: str(r.tenant), seq: Number(r.seq), hash: str(r.hash), at: str(r.at), publicKey: str(r.public_key), signature: str(r.signature) }
-      : null;
+    return r ? toCheckpoint(r) : null;
   }
 
   async tenants(): Promise<string[]> {
