@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { AUTHORITIES } from '../../core/authority.js';
 import { PRINCIPAL_KINDS, TRANSFORMS } from '../../core/types.js';
-import { type RunState, act, commaList, positiveInt, readContent, requireTenant, withMemory } from '../context.js';
+import { type RunState, act, commaList, openCliMemory, positiveInt, readContent, requireTenant, withMemory } from '../context.js';
 import { formatCorroboration, formatDeleted, formatHits, formatLineageDot, formatLineageTree, formatPrincipals, formatRecord, formatRecords, formatWrite } from '../format.js';
 
 /**
@@ -13,9 +13,26 @@ import { formatCorroboration, formatDeleted, formatHits, formatLineageDot, forma
 export function registerRecordCommands(program: Command, state: RunState): void {
   program
     .command('init')
-    .description('create the database and its Ed25519 checkpoint key; print their paths')
+    .description('create the database (SQLite file and its Ed25519 checkpoint key, or the PostgreSQL schema); print where')
     .action(
       act(state, async (ctx) => {
+        if (ctx.store.kind === 'postgres') {
+          const notices: string[] = [];
+          const mem = await openCliMemory(ctx, true, (line) => notices.push(line));
+          const driver = mem.driver as unknown as { capabilities?: { vector: unknown; serverVersion: string } };
+          const pgInfo = { database: ctx.db, kind: 'postgres', serverVersion: driver.capabilities?.serverVersion ?? null, vector: driver.capabilities?.vector ?? null, policyVersion: mem.policy.version, policyName: mem.policy.document.name };
+          await mem.close();
+          ctx.emit(pgInfo, () =>
+            [
+              `ready ${pgInfo.database} (PostgreSQL ${pgInfo.serverVersion ?? '?'}; schema created or up to date)`,
+              ...notices.map((n) => `note             ${n}`),
+              `checkpoint key   ${process.env.MEMAUTH_CHECKPOINT_KEY ?? '(none: set MEMAUTH_CHECKPOINT_KEY=FILE to sign with a kept key)'}`,
+              `policy           ${pgInfo.policyName} ${pgInfo.policyVersion}`,
+              'next: memauth --database URL --tenant T principal add <id> --kind user --domain D',
+            ].join('\n'),
+          );
+          return;
+        }
         const existed = ctx.db !== ':memory:' && existsSync(ctx.db);
         const info = await withMemory(
           ctx,

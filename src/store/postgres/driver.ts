@@ -15,7 +15,8 @@ import { MemauthError } from '../../core/errors.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, SearchHit, StorageDriver, StorageReader, StorageTx } from '../driver.js';
 import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord } from '../rows.js';
-import { FTS_TEXT_FUNCTION, MIGRATIONS, TABLES, VERSION_TABLE } from './schema.js';
+import { type CopyRow, type RowStore, TABLE_COLUMNS, TABLE_KEYS, TABLE_NAMES, type TableName, copyRow } from '../tables.js';
+import { FTS_TEXT_FUNCTION, MIGRATIONS, VERSION_TABLE } from './schema.js';
 
 /** What the driver needs of a pool or a checked-out client. */
 interface Queryable {
@@ -44,6 +45,12 @@ export interface PostgresOptions {
   readonly applicationName?: string;
   /** Create or upgrade the schema (under an advisory lock, so concurrent processes do not race). Default true. */
   readonly migrate?: boolean;
+  /**
+   * Whether a database (schema) without memauth's tables may be initialised. Default true; with
+   * false it is refused with `INVALID_ARGUMENT` (the CLI's data commands: a typo in the URL must
+   * not start an empty store). An existing older schema is still upgraded when `migrate` is on.
+   */
+  readonly create?: boolean;
   /** Called with one line of information (e.g. that pgvector is absent). Default: ignored. */
   readonly onNotice?: (message: string) => void;
   /** Milliseconds to wait for a connection before `DATABASE_UNAVAILABLE`. Default 10000. */
@@ -425,7 +432,7 @@ class PgTx extends PgReader implements StorageTx {
  * const mem = await openMemory({ driver });
  * ```
  */
-export class PostgresDriver extends PgReader implements StorageDriver {
+export class PostgresDriver extends PgReader implements StorageDriver, RowStore {
   readonly kind = 'postgres';
   readonly capabilities: PostgresCapabilities;
   private readonly pool: pg.Pool;
@@ -465,8 +472,11 @@ export class PostgresDriver extends PgReader implements StorageDriver {
     // an idle client that loses its server must not crash the process; the next query reports it
     pool.on('error', () => undefined);
     try {
+      const version = await checkVersion(pool, target);
+      if (version === 0 && opts.create === false) {
+        throw new MemauthError('INVALID_ARGUMENT', `${where(target)}${schema !== null ? `, schema ${schema},` : ''} holds no memauth store; create it with: memauth init --database <url>`, { field: 'database' });
+      }
       if (opts.migrate !== false) await migrate(pool, target);
-      else await checkVersion(pool, target);
       const capabilities = await detect(pool);
       if (!capabilities.vector.available) opts.onNotice?.(capabilities.vector.message);
       return new PostgresDriver(pool, target, capabilities);
@@ -511,6 +521,62 @@ export class PostgresDriver extends PgReader implements StorageDriver {
     }
   }
 
+  /** Every row of every table from one REPEATABLE READ snapshot, through cursors (see {@link RowStore.exportRows}). */
+  async exportRows(sink: (table: TableName, rows: CopyRow[]) => Promise<void>, batchSize = 1000): Promise<void> {
+    const client = await this.unsafeClient();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      for (const t of TABLE_NAMES) {
+        await client.query(`DECLARE memauth_export NO SCROLL CURSOR FOR SELECT ${TABLE_COLUMNS[t].join(', ')} FROM ${t} ORDER BY ${TABLE_KEYS[t].join(', ')}`);
+        for (;;) {
+          const r = await client.query(`FETCH ${Math.max(1, Math.floor(batchSize))} FROM memauth_export`);
+          if (r.rows.length === 0) break;
+          await sink(t, (r.rows as Row[]).map((x) => copyRow(t, x)));
+        }
+        await client.query('CLOSE memauth_export');
+      }
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch((re: unknown) => {
+        broken = re instanceof Error ? re : new Error(String(re));
+      });
+      throw mapPgError(e, this.target);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** Insert copied rows in one transaction; refuses a schema that holds any row (see {@link RowStore.importRows}). */
+  async importRows(fill: (put: (table: TableName, rows: readonly CopyRow[]) => Promise<void>) => Promise<void>): Promise<void> {
+    const client = await this.unsafeClient();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const count = await client.query(`SELECT ${TABLE_NAMES.map((t) => `(SELECT count(*) FROM ${t})`).join(' + ')} AS n`);
+      const n = Number((count.rows[0] as Row).n);
+      if (n > 0) throw new MemauthError('INVALID_ARGUMENT', `${where(this.target)}${this.target.schema !== null ? `, schema ${this.target.schema},` : ''} already holds ${n} rows; migrate into a new, empty database or schema`, { rows: n });
+      await fill(async (table, rows) => {
+        const cols = TABLE_COLUMNS[table];
+        const per = Math.max(1, Math.floor(30_000 / cols.length));
+        for (let i = 0; i < rows.length; i += per) {
+          const chunk = rows.slice(i, i + per);
+          const values: unknown[] = [];
+          const tuples = chunk.map((r) => `(${cols.map((c) => `$${values.push(r[c] ?? null)}`).join(', ')})`);
+          await client.query({ text: `INSERT INTO ${table} (${cols.join(', ')}) VALUES ${tuples.join(', ')}`, values });
+        }
+      });
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch((re: unknown) => {
+        broken = re instanceof Error ? re : new Error(String(re));
+      });
+      throw mapPgError(e, this.target);
+    } finally {
+      client.release(broken);
+    }
+  }
+
   /** Close every pooled connection. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -539,7 +605,7 @@ async function currentVersion(c: Queryable): Promise<number | null> {
 }
 
 async function foreignTables(c: Queryable): Promise<string[]> {
-  const r = await c.query({ text: 'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ANY($1::text[]) ORDER BY 1', values: [[...TABLES]] });
+  const r = await c.query({ text: 'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ANY($1::text[]) ORDER BY 1', values: [TABLE_NAMES] });
   return r.rows.map((x: Row) => str(x.table_name));
 }
 

@@ -157,18 +157,3 @@ ${refuse('session_reads', 'session reads')}
 `,
 ];
 
-/** Tables copied by `memauth migrate`, in an order that respects no foreign keys (there are none) but reads naturally. */
-export const TABLES = [
-  'policies',
-  'principals',
-  'records',
-  'derivations',
-  'corroborations',
-  'confirmations',
-  'confirmation_uses',
-  'sessions',
-  'session_reads',
-  'decisions',
-  'audit',
-  'checkpoints',
-] as const;

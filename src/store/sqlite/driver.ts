@@ -4,6 +4,7 @@ import { MemauthError } from '../../core/errors.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx } from '../driver.js';
 import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord } from '../rows.js';
+import { type CopyRow, type RowStore, TABLE_COLUMNS, TABLE_KEYS, TABLE_NAMES, type TableName, copyRow } from '../tables.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
 
 /** Map a better-sqlite3 error to a MemauthError with a message a person can act on. */
@@ -47,7 +48,7 @@ export interface SqliteOptions {
  *
  * @throws MemauthError `DATABASE_CORRUPT` when the file is not a memauth/SQLite database.
  */
-export class SqliteDriver implements StorageDriver, StorageTx {
+export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   readonly kind = 'sqlite';
   readonly path: string;
   private readonly db: Database.Database;
@@ -159,6 +160,52 @@ export class SqliteDriver implements StorageDriver, StorageTx {
   async close(): Promise<void> {
     await this.queue;
     if (this.db.open) this.db.close();
+  }
+
+  // ---- bulk rows (memauth migrate) ----
+
+  /** Every row of every table from one read snapshot (see {@link RowStore.exportRows}). */
+  async exportRows(sink: (table: TableName, rows: CopyRow[]) => Promise<void>, batchSize = 1000): Promise<void> {
+    const run = async (): Promise<void> => {
+      this.db.exec('BEGIN');
+      try {
+        for (const t of TABLE_NAMES) {
+          const it = this.db.prepare(`SELECT ${TABLE_COLUMNS[t].join(', ')} FROM ${t} ORDER BY ${TABLE_KEYS[t].join(', ')}`).iterate() as IterableIterator<Row>;
+          let batch: CopyRow[] = [];
+          for (const r of it) {
+            batch.push(copyRow(t, r));
+            if (batch.length >= batchSize) {
+              await sink(t, batch);
+              batch = [];
+            }
+          }
+          if (batch.length > 0) await sink(t, batch);
+        }
+      } catch (e) {
+        throw mapSqliteError(e, this.path);
+      } finally {
+        if (this.db.inTransaction) this.db.exec('COMMIT');
+      }
+    };
+    const p = this.queue.then(run, run);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Insert copied rows in one transaction; refuses a store that holds any row (see {@link RowStore.importRows}). */
+  async importRows(fill: (put: (table: TableName, rows: readonly CopyRow[]) => Promise<void>) => Promise<void>): Promise<void> {
+    await this.transaction('', async () => {
+      const n = TABLE_NAMES.reduce((sum, t) => sum + Number((this.get(`SELECT count(*) AS n FROM ${t}`) as Row).n), 0);
+      if (n > 0) throw new MemauthError('INVALID_ARGUMENT', `${this.path} already holds ${n} rows; migrate into a new, empty database`, { path: this.path, rows: n });
+      await fill(async (table, rows) => {
+        const cols = TABLE_COLUMNS[table];
+        const ins = this.stmt(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
+        for (const r of rows) {
+          const info = ins.run(...cols.map((c) => r[c] ?? null));
+          if (table === 'records' && r.status === 'active') this.run('INSERT INTO records_fts (rowid, content) VALUES (?, ?)', info.lastInsertRowid, r.content);
+        }
+      });
+    });
   }
 
   // ---- reads ----
