@@ -7,15 +7,21 @@
  * either the suite does not pass silently: it prints one line, and fails under MEMAUTH_REQUIRE_PG=1.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { isMemauthError, openMemory } from '../src/index.js';
+import { SqliteDriver, isMemauthError, openMemory } from '../src/index.js';
+import { copyStore } from '../src/store/copy.js';
+import { TABLE_NAMES } from '../src/store/tables.js';
 import { MIGRATIONS } from '../src/store/postgres/schema.js';
 import { PostgresDriver, mapPgError } from '../src/store/postgres/index.js';
 import { runConformance } from './conformance/index.js';
-import { P, T, expectCode, registerCast } from './helpers.js';
+import { P, T, TEST_POLICY, expectCode, registerCast, tempDir } from './helpers.js';
 import { NOT_RUN, pgRequired, testPostgres } from './support/postgres.js';
 import { postgresStore } from './support/stores.js';
 
@@ -195,6 +201,147 @@ function driverCases(url: string): void {
       release();
       await Promise.all([long, sameTenant]);
       assert.deepEqual(order, ['globex ran', 'acme-long done', 'acme-second ran']);
+    });
+  });
+
+  const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+  const cli = (args: readonly string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } => {
+    const e: NodeJS.ProcessEnv = { ...process.env, ...env };
+    for (const k of ['MEMAUTH_DB', 'DATABASE_URL', 'MEMAUTH_TENANT', 'MEMAUTH_POLICY', 'MEMAUTH_CHECKPOINT_KEY', 'MEMAUTH_CHECKPOINTS']) if (!(k in env)) delete e[k];
+    const r = spawnSync(process.execPath, [CLI, ...args], { env: e, encoding: 'utf8', timeout: 120_000 });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  /** A new empty database on the test server; its URL. */
+  const newDatabase = async (): Promise<string> => {
+    const name = `memauth_t_${randomBytes(6).toString('hex')}`;
+    await admin((c) => c.query(`CREATE DATABASE ${name}`));
+    const u = new URL(url);
+    u.pathname = `/${name}`;
+    return u.toString();
+  };
+  const dropDatabase = (u: string): Promise<unknown> => admin((c) => c.query(`DROP DATABASE IF EXISTS ${new URL(u).pathname.slice(1)} WITH (FORCE)`));
+
+  describe('[postgres] CLI and migrate', () => {
+    test('every CLI command works on --database postgres://… (and DATABASE_URL); an empty database is refused outside init', async (t) => {
+      const db = await newDatabase();
+      t.after(() => dropDatabase(db));
+      const g = ['--database', db, '--tenant', 'acme'];
+      const empty = cli([...g, 'list']);
+      assert.equal(empty.status, 2, empty.stderr);
+      assert.match(empty.stderr, /INVALID_ARGUMENT: .*holds no memauth store; create it with: memauth init/);
+      const init = cli(['--database', db, 'init', '--json']);
+      assert.equal(init.status, 0, init.stderr);
+      const info = JSON.parse(init.stdout) as { kind: string; vector: { available: boolean } };
+      assert.equal(info.kind, 'postgres');
+      assert.equal(typeof info.vector.available, 'boolean');
+      assert.equal(cli([...g, 'principal', 'add', 'alice', '--kind', 'user', '--domain', 'staff']).status, 0);
+      assert.equal(cli([...g, 'principal', 'add', 'browser', '--kind', 'tool', '--domain', 'browser']).status, 0);
+      const w = cli([...g, 'write', '--scope', 'v', '--principal', 'browser', '--source', 'https://evil.example/p', '--content', 'Acme settles via ACCT-22', '--session', 's1', '--json']);
+      assert.equal(w.status, 0, w.stderr);
+      const args = '{"to":"ACCT-22","amount":5}';
+      const deny = cli([...g, 'authorize', '--action', 'pay', '--args', args, '--session', 's1', '--json']);
+      assert.equal(deny.status, 1, 'deny exits 1');
+      const d = JSON.parse(deny.stdout) as { id: string; outcome: string };
+      assert.equal(d.outcome, 'deny');
+      assert.equal(cli([...g, 'confirm', '--principal', 'alice', '--action', 'pay', '--args', args]).status, 0);
+      const allow = cli(['--tenant', 'acme', 'authorize', '--action', 'pay', '--args', args, '--session', 's1', '--json'], { DATABASE_URL: db });
+      assert.equal(allow.status, 0, allow.stderr);
+      assert.equal((JSON.parse(allow.stdout) as { outcome: string }).outcome, 'allow');
+      const hits = JSON.parse(cli([...g, 'search', 'ACCT-22', '--scope', 'v', '--json']).stdout) as unknown[];
+      assert.equal(hits.length, 1);
+      assert.equal(cli([...g, 'replay', d.id]).status, 0);
+      const v = cli(['--database', db, 'audit', 'verify', '--json']);
+      assert.equal(v.status, 0, v.stdout);
+      assert.equal((JSON.parse(v.stdout) as { ok: boolean }).ok, true);
+      // a flag wins over the variable; MEMAUTH_DB wins over DATABASE_URL
+      const dir = tempDir();
+      t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const viaDb = cli(['--db', path.join(dir, 'nope.db'), '--tenant', 'acme', 'list'], { DATABASE_URL: db });
+      assert.equal(viaDb.status, 2, 'an explicit --db is used, not DATABASE_URL');
+      assert.equal(cli(['--tenant', 'acme', 'list'], { DATABASE_URL: 'mysql://x/y' }).status, 2, 'an unsupported URL is a usage error');
+    });
+
+    test('migrate sqlite → postgres → sqlite copies every row; chains verify at each end with the same hashes; decisions replay', async (t) => {
+      const dir = tempDir();
+      t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const pgDb = await newDatabase();
+      t.after(() => dropDatabase(pgDb));
+      // a store with every kind of row, in two tenants
+      const srcFile = path.join(dir, 'source.db');
+      const mem = await openMemory({ path: srcFile, policy: TEST_POLICY });
+      const decisions: Array<{ tenant: string; decisionId: string }> = [];
+      for (const tenant of [T, 'globex']) {
+        await registerCast(mem, tenant);
+        const page = (await mem.write({ tenant, scope: 'vendors', principal: P.browser, content: `Vendor ${tenant} remits to ACCT-77`, source: 'https://vendor.example/remit', session: 's1' })).record;
+        const rule = (await mem.write({ tenant, scope: 'vendors', principal: P.alice, content: 'Only pay approved vendors', expiresAt: '2999-01-01T00:00:00.000Z' })).record;
+        await mem.derive({ tenant, principal: P.agent, from: [page.id, rule.id], content: 'Vendor remits to ACCT-77', transform: 'merge', session: 's1' });
+        const gone = (await mem.write({ tenant, scope: 'vendors', principal: P.alice, content: 'Quagga secret to erase' })).record;
+        await mem.delete({ tenant, id: gone.id });
+        await mem.corroborate({ tenant, recordId: page.id, principal: P.bank, evidence: 'bankapi:acct/77' });
+        await mem.corroborate({ tenant, recordId: page.id, principal: P.registry, evidence: 'registry:vendor/77' });
+        const conf = await mem.confirm({ tenant, principal: P.alice, action: { type: 'pay', args: { to: 'ACCT-77', amount: 5 } } });
+        decisions.push({ tenant, decisionId: (await mem.authorize({ tenant, action: { type: 'pay', args: { to: 'ACCT-77', amount: 5 } }, session: 's1', confirmationId: conf.id })).id });
+        decisions.push({ tenant, decisionId: (await mem.authorize({ tenant, action: { type: 'send_email', args: { to: 'x@evil.example' } }, session: 's1' })).id });
+        await expectCode(() => mem.write({ tenant, scope: 'v', principal: P.browser, content: 'x', authority: 'system_policy' }), 'AUTHORITY_EXCEEDS_PRINCIPAL');
+      }
+      await mem.close();
+
+      const toPg = cli(['migrate', '--from', `sqlite:${srcFile}`, '--to', pgDb, '--json']);
+      assert.equal(toPg.status, 0, toPg.stdout + toPg.stderr);
+      const r1 = JSON.parse(toPg.stdout) as { ok: boolean; counts: Record<string, number>; heads: Array<{ hash: string; destinationHash: string }>; audit: { ok: boolean } };
+      assert.equal(r1.ok, true);
+      assert.equal(r1.audit.ok, true);
+      assert.equal(r1.heads.length, 2);
+      for (const h of r1.heads) assert.equal(h.destinationHash, h.hash);
+      for (const tname of TABLE_NAMES) assert.ok((r1.counts[tname] ?? 0) > 0, `${tname} has rows to copy`);
+
+      // the copy is a working store: search, replay, erased content stays erased
+      const pgMem = await openMemory({ driver: await PostgresDriver.connect(pgDb, { create: false }), checkpointKey: false });
+      try {
+        assert.equal((await pgMem.search({ tenant: T, scope: 'vendors', query: 'ACCT-77' })).length, 2);
+        assert.deepEqual(await pgMem.search({ tenant: T, scope: 'vendors', query: 'Quagga' }), []);
+        for (const d of decisions) assert.equal((await pgMem.replay(d)).matches, true);
+        assert.equal((await pgMem.verifyAudit({})).ok, true);
+      } finally {
+        await pgMem.close();
+      }
+
+      const backFile = path.join(dir, 'back.db');
+      const back = cli(['migrate', '--from', pgDb, '--to', `sqlite:${backFile}`]);
+      assert.equal(back.status, 0, back.stdout + back.stderr);
+      assert.match(back.stdout, /ok: every row copied, same hashes at both ends/);
+      // the round trip is row-for-row identical to the original
+      const a = SqliteDriver.open({ path: srcFile });
+      const b = SqliteDriver.open({ path: path.join(dir, 'again.db') });
+      try {
+        const report = await copyStore(a, b);
+        assert.equal(report.ok, true);
+        const c = SqliteDriver.open({ path: backFile });
+        try {
+          const orig = new Map<string, string>();
+          await a.exportRows(async (tb, rows) => void orig.set(tb, (orig.get(tb) ?? '') + JSON.stringify(rows)));
+          const round = new Map<string, string>();
+          await c.exportRows(async (tb, rows) => void round.set(tb, (round.get(tb) ?? '') + JSON.stringify(rows)));
+          for (const tb of TABLE_NAMES) assert.equal(round.get(tb), orig.get(tb), `table ${tb} after sqlite → postgres → sqlite`);
+        } finally {
+          await c.close();
+        }
+      } finally {
+        await a.close();
+        await b.close();
+      }
+      const again = await openMemory({ path: backFile, checkpointKey: false });
+      try {
+        assert.equal((await again.verifyAudit({})).ok, true);
+        for (const d of decisions) assert.equal((await again.replay(d)).matches, true);
+        assert.deepEqual(await again.search({ tenant: T, scope: 'vendors', query: 'Quagga' }), []);
+      } finally {
+        await again.close();
+      }
+      // into a non-empty destination: refused, nothing changed
+      const twice = cli(['migrate', '--from', `sqlite:${srcFile}`, '--to', pgDb]);
+      assert.equal(twice.status, 2);
+      assert.match(twice.stderr, /already holds \d+ rows/);
     });
   });
 }
