@@ -178,6 +178,9 @@ function driverCases(url: string): void {
       t.after(() => dropSchema(schema));
       const d = await PostgresDriver.connect(url, { schema, poolSize: 4 });
       t.after(() => d.close());
+      // a second driver, as another process would have: only the advisory lock orders the two
+      const other = await PostgresDriver.connect(url, { schema, poolSize: 4 });
+      t.after(() => other.close());
       const order: string[] = [];
       let release: () => void = () => undefined;
       const held = new Promise<void>((r) => (release = r));
@@ -189,10 +192,10 @@ function driverCases(url: string): void {
         order.push('acme-long done');
       });
       await inside;
-      const sameTenant = d.transaction('acme', async () => {
+      const sameTenant = other.transaction('acme', async () => {
         order.push('acme-second ran');
       });
-      const otherTenant = d.transaction('globex', async () => {
+      const otherTenant = other.transaction('globex', async () => {
         order.push('globex ran');
       });
       await otherTenant;

@@ -437,6 +437,7 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
   readonly capabilities: PostgresCapabilities;
   private readonly pool: pg.Pool;
   private readonly lockPrefix: string;
+  private readonly tenantQueues = new Map<string, Promise<void>>();
   private closed = false;
 
   private constructor(pool: pg.Pool, target: PostgresTarget, capabilities: PostgresCapabilities) {
@@ -493,6 +494,24 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
    */
   async transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     if (this.closed) throw new MemauthError('CLOSED', 'this PostgreSQL driver is closed', {});
+    // Queue this process's transactions of one tenant here first: they would wait for each
+    // other on the advisory lock anyway, and waiting in PostgreSQL would hold a pooled
+    // connection each and lengthen the server's lock queue. Other tenants are not queued.
+    const prev = this.tenantQueues.get(tenant) ?? Promise.resolve();
+    const run = (): Promise<T> => this.locked(tenant, fn);
+    const p = prev.then(run, run);
+    const tail = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tenantQueues.set(tenant, tail);
+    void tail.then(() => {
+      if (this.tenantQueues.get(tenant) === tail) this.tenantQueues.delete(tenant);
+    });
+    return p;
+  }
+
+  private async locked<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
