@@ -25,11 +25,22 @@
  *              16 CONFIRM   user confirmations: exact, generic "yes", expiry
  *   WITNESS   0 = normal run (check the invariant)
  *             n>0 = non-vacuity probe: assert(false) when situation n is reached
- *                   (see the WITNESS block in ACT; SPIN must find it)
+ *                   (see the comment above inline witness; SPIN must find it)
+ *   MUTANT    0 = faithful memauth store/gate (default)
+ *             n>0 = remove ONE memauth mechanism, to show it is necessary
+ *                   (each must yield a counterexample under GATE_MEMAUTH):
+ *               1 derive() taints only from the declared input, not from
+ *                 every record read in the session
+ *               2 confirmations are not consumed (reusable)
+ *               3 corroboration recorded at the corroborator's ceiling,
+ *                 ignoring that its evidence came from the open web
+ *               4 origin authority = principal ceiling (source ignored):
+ *                 a trusted tool's echo of a web page is trusted_tool_verified
  *
- * GROUND TRUTH: every identifier starting with g_ is a ghost variable.  Ghost
- * variables are written by the environment and read ONLY by the invariant and
- * by the WITNESS probes -- never by the gate.  The gate is the code between
+ * GROUND TRUTH: every identifier starting with g_ is a ghost variable
+ * (instrumentation written next to the store update it describes).  Ghost
+ * variables are read ONLY by the invariant and by the WITNESS probes --
+ * never by the gate.  The gate is the code between
  * the BEGIN GATE / END GATE markers; run.sh checks mechanically that no g_
  * identifier occurs there.
  */
@@ -46,6 +57,9 @@
 #ifndef WITNESS
 #define WITNESS 0
 #endif
+#ifndef MUTANT
+#define MUTANT 0
+#endif
 
 #define GATE_MEMAUTH        1
 #define GATE_CONTENT        2
@@ -53,19 +67,23 @@
 #define GATE_NAIVE_CORROB   4
 #define GATE_LOOSE_CONFIRM  5
 
-#define CH_ADAPTIVE ((CHANNELS & 1) != 0)
-#define CH_SUMMARY  ((CHANNELS & 2) != 0)
-#define CH_ECHO     ((CHANNELS & 4) != 0)
-#define CH_CORROB   ((CHANNELS & 8) != 0)
-#define CH_CONFIRM  ((CHANNELS & 16) != 0)
-
 /* ---------------- bounds (finite state space) ---------------- */
-#define N        4   /* max records (choosers below are written for N = 4) */
+#ifndef N
+#define N        3   /* max records (3 or 4; the option lists below go up to 4) */
+#endif
 #define NP       8   /* principals */
-#define MAXCORR  3   /* corroborate operations */
+#ifndef MAXCORR
+#define MAXCORR  2   /* recorded trusted corroborations */
+#endif
+#ifndef MAXCONF
 #define MAXCONF  2   /* confirmation-issuing operations */
+#endif
+#ifndef MAXDEL
 #define MAXDEL   1   /* deletions */
+#endif
+#ifndef MAXSESS
 #define MAXSESS  3   /* sessions (so 2 session boundaries) */
+#endif
 #if (CHANNELS & 8)
 #define MAXATK   2   /* attacker-written raw records */
 #else
@@ -107,7 +125,6 @@
 #define S_AGENT     3   /* the model's own output     -> model_inferred */
 #define S_WEB       4   /* open web / email / comment -> external_untrusted */
 #define AUTH(s) (4 - (s))
-#define NATIVE_SRC(p) ((p) == 0 -> S_POLICY : ((p) == 1 -> S_USERTURN : ((p) <= 4 -> S_VERIFIED : ((p) == 5 -> S_AGENT : S_WEB))))
 
 /* action argument values (payee of a payment) */
 #define V_LEGIT  0
@@ -144,9 +161,9 @@ byte g_conf[2];            /* matching, unused, unexpired user confirmations for
                              ((s) == S_POLICY || (s) == S_USERTURN || (s) == S_VERIFIED))
 
 /* scratch: written and reset to 0 inside one d_step, so always 0 in stored states.
-   (not "hidden": hidden variables are incompatible with BFS, see run.sh) */
+   (not "hidden": SPIN's BFS mode, used by run.sh, rejects hidden variables) */
 byte ii, qq, tt, dm, cnt, bad, fail;
-byte ok, depsok, delok, allow, use_conf, gok, gi, wt;
+byte ok, depsok, delok, viac, allow, use_conf, why, shadow, gok, gi, wt;
 
 /* ---------------- printing (simulation / trail replay only) ---------------- */
 inline pname(p) {
@@ -187,7 +204,11 @@ inline vname(v) {
 /* write: origin authority = min(principal ceiling, source authority); decided by the store */
 inline do_write(p, s, v, b) {
   r_writer[nrec] = p;
+#if MUTANT == 4
+  r_origin[nrec] = CEIL(p);
+#else
   r_origin[nrec] = MIN(CEIL(p), AUTH(s));
+#endif
   r_taint[nrec] = r_origin[nrec];
   r_parents[nrec] = 0; r_corrT[nrec] = 0;
   r_val[nrec] = v; r_benign[nrec] = b; r_del[nrec] = 0; r_derived[nrec] = 0;
@@ -204,7 +225,13 @@ inline do_derive(f, keep, v) {
   tt = A_SYS; gi = 1;
   for (ii : 0 .. N-1) {
     if
-    :: (sess >> ii) & 1 -> tt = MIN(tt, r_taint[ii]); gi = gi && g_trusted[ii]
+    :: (sess >> ii) & 1 ->
+#if MUTANT == 1
+       if :: ii == f -> tt = MIN(tt, r_taint[ii]) :: else fi;
+#else
+       tt = MIN(tt, r_taint[ii]);
+#endif
+       gi = gi && g_trusted[ii]
     :: else
     fi
   }
@@ -224,35 +251,44 @@ inline do_derive(f, keep, v) {
 }
 
 inline do_corroborate(r, p, s) {
+#if MUTANT == 3
+  tt = CEIL(p);
+#else
   tt = MIN(CEIL(p), AUTH(s));
-  if :: tt >= A_TOOL -> r_corrT[r] = r_corrT[r] | (1 << p) :: else fi;
-  if :: TRULY_TRUSTED(p, s) -> g_corr[r] = g_corr[r] | (1 << p) :: else fi;
-  ncorr++;
+#endif
   printf("OP corroborate r%d by ", r); pname(p); printf(" evidence="); sname(s);
   printf(" -> recorded authority="); aname(tt); printf("\n");
+  /* the store records every corroboration; only those of authority >= trusted_tool_verified
+     can ever count, so only they are kept in the state vector */
+  if
+  :: tt >= A_TOOL && ((r_corrT[r] >> p) & 1) == 0 -> r_corrT[r] = r_corrT[r] | (1 << p); ncorr++
+  :: else
+  fi;
+  if :: TRULY_TRUSTED(p, s) -> g_corr[r] = g_corr[r] | (1 << p) :: else fi;
   tt = 0
 }
 
 /* ====================== BEGIN GATE ====================== */
-/* The gate reads only store state, the session, and confirmations.
-   Inputs: v (payee argument).  Outputs: allow, use_conf.
+/* The gate reads only store state, the session, and confirmations -- never a
+   g_ (ghost) variable.  gate(v, G, dry): decision of gate rule G on pay(v).
+   Outputs: allow, use_conf, why.  dry = 1: decide only (do not consume a
+   confirmation); used to print, in trails of the baseline gates, what the
+   memauth rule decides on the very same state.
    Dependencies = every record read into the session (context taint; this
    includes every record that supplied the payee value). */
 
-/* number of counted corroborations of record r -> cnt */
-inline corr_count(r) {
+/* number of counted corroborations of record r under rule G -> cnt */
+inline corr_count(r, G) {
   dm = 0; cnt = 0;
   for (qq : 0 .. NP-1) {
     if
     :: ((r_corrT[r] >> qq) & 1) && qq != r_writer[r] ->
-#if GATE == GATE_NAIVE_CORROB
-       dm = dm | (1 << qq)                      /* distinct principals only */
-#else
        if
-       :: DOM(qq) != DOM(r_writer[r]) -> dm = dm | (1 << DOM(qq))   /* distinct domains, not the writer's */
+       :: G == GATE_NAIVE_CORROB -> dm = dm | (1 << qq)          /* distinct principals only */
+       :: G != GATE_NAIVE_CORROB && DOM(qq) != DOM(r_writer[r]) ->
+          dm = dm | (1 << DOM(qq))                               /* distinct domains, not the writer's */
        :: else
        fi
-#endif
     :: else
     fi
   }
@@ -260,44 +296,52 @@ inline corr_count(r) {
   qq = 0; dm = 0
 }
 
-inline gate(v) {
-  allow = 0; use_conf = 0; depsok = 1; delok = 1;
-#if GATE == GATE_LINEAGE
-  /* bad bit i: record i, or an ancestor reachable over recorded (live) edges,
-     has origin external_untrusted.  Parents always have smaller ids. */
-  bad = 0;
-  for (ii : 0 .. N-1) {
-    if
-    :: ii < nrec && (r_origin[ii] == A_EXT || (r_parents[ii] & bad) != 0) -> bad = bad | (1 << ii)
-    :: else
-    fi
-  }
+/* why: 0 allowed by authority, 5 allowed with >= 1 dependency raised by corroboration,
+        1 allowed by confirmation, 2 deleted_source,
+        3 untrusted_origin (no counted corroboration), 4 missing_corroboration (some, fewer than K) */
+inline gate(v, G, dry) {
+  allow = 0; use_conf = 0; depsok = 1; delok = 1; why = 3; bad = 0; fail = 0; viac = 0;
+#if GATE == GATE_LINEAGE   /* (compiled only where used, so SPIN can drop unread store fields) */
+  if
+  :: G == GATE_LINEAGE ->
+     /* bad bit i: record i, or an ancestor reachable over recorded (live) edges,
+        has origin external_untrusted.  Parents always have smaller ids. */
+     for (ii : 0 .. N-1) {
+       if
+       :: ii < nrec && (r_origin[ii] == A_EXT || (r_parents[ii] & bad) != 0) -> bad = bad | (1 << ii)
+       :: else
+       fi
+     }
+  :: else
+  fi;
 #endif
   for (ii : 0 .. N-1) {
     if
     :: (sess >> ii) & 1 ->
-       if :: r_del[ii] -> delok = 0 :: else fi;           /* deleted_source */
-#if GATE == GATE_CONTENT
-       ok = r_benign[ii];
-#elif GATE == GATE_LINEAGE
-       ok = (((bad >> ii) & 1) == 0);
-#else
-       ok = (r_taint[ii] >= A_TOOL);                      /* action authority from carried taint */
-#endif
-#if GATE != GATE_CONTENT
+       if :: r_del[ii] -> delok = 0 :: else fi;            /* deleted_source */
        if
-       :: !ok -> corr_count(ii); ok = (cnt >= K); cnt = 0 /* corroboration: the only way up */
+#if GATE == GATE_CONTENT
+       :: G == GATE_CONTENT -> ok = r_benign[ii]
+#endif
+#if GATE == GATE_LINEAGE
+       :: G == GATE_LINEAGE -> ok = (((bad >> ii) & 1) == 0)
+#endif
+       :: else              -> ok = (r_taint[ii] >= A_TOOL) /* action authority = carried taint */
+       fi;
+       if
+       :: !ok && G != GATE_CONTENT ->                      /* corroboration: the only way up */
+          corr_count(ii, G); ok = (cnt >= K);
+          if :: ok -> viac = 1 :: else fi;
+          if :: !ok && cnt > 0 -> fail = 1 :: else fi; cnt = 0
        :: else
        fi;
-#endif
        depsok = depsok && ok
     :: else
     fi
-  }
+  };
 #if GATE == GATE_CONTENT
   if
-  :: !depsok ->                     /* ">= 2 records assert the value" */
-     cnt = 0;
+  :: G == GATE_CONTENT && !depsok ->                       /* ">= 2 records assert the value" */
      for (ii : 0 .. N-1) {
        if :: ii < nrec && !r_del[ii] && r_val[ii] == v -> cnt++ :: else fi
      }
@@ -306,15 +350,23 @@ inline gate(v) {
   fi;
 #endif
   if
-  :: delok && depsok -> allow = 1
+  :: delok && depsok -> allow = 1; why = (viac -> 5 : 0)
 #if GATE == GATE_LOOSE_CONFIRM
-  :: delok && !depsok && conf_ever -> allow = 1           /* any confirmation ever seen */
-#else
-  :: delok && !depsok && conf[v] > 0 -> allow = 1; use_conf = 1; conf[v]--   /* scoped, single use */
+  :: delok && !depsok && G == GATE_LOOSE_CONFIRM && conf_ever ->
+     allow = 1; why = 1                                    /* any confirmation ever seen */
 #endif
+  :: delok && !depsok && G != GATE_LOOSE_CONFIRM && conf[v] > 0 ->
+     allow = 1; why = 1; use_conf = 1;                     /* scoped: this action+args, single use */
+#if MUTANT != 2
+     if :: !dry -> conf[v]-- :: else fi
+#else
+     skip
+#endif
+  :: !delok -> why = 2
+  :: delok && !depsok && fail -> why = 4
   :: else
   fi;
-  ii = 0; bad = 0; ok = 0; depsok = 0; delok = 0
+  ii = 0; bad = 0; ok = 0; depsok = 0; delok = 0; fail = 0; viac = 0
 }
 /* ======================= END GATE ======================= */
 
@@ -357,41 +409,67 @@ inline check_invariant(v) {
   ii = 0; gok = 0; gi = 0
 }
 
-/* ---------------- non-vacuity probes ---------------- */
+/* ---------------- non-vacuity probes ----------------
+   WITNESS=n makes the model assert(false) the first time situation n occurs
+   under the compiled gate (run with GATE_MEMAUTH).  SPIN reporting the
+   assertion = the situation is reachable.  Probes may read anything (they
+   are observers, not gates).
+   Utility (memauth still ALLOWS legitimate work):
+     1 pay(LEGIT) allowed, no confirmation, from trusted root records
+     2 pay(LEGIT) allowed, no confirmation, from an agent summary of trusted
+       data, read in a later session (derivation keeps authority)
+     3 pay allowed, no confirmation, although a dependency has untrusted
+       origin: it is corroborated by K independent trusted principals
+     4 pay(LEGIT) allowed, no confirmation, from a context-tainted agent note
+       (untrusted taint) that K independent trusted principals corroborated
+     5 pay allowed through a scoped confirmation although a dependency has
+       untrusted origin
+   Attack attempts are reached and DENIED (same operations that break the
+   baseline gates):
+     6 pay(ATTACKER) denied: the only dependencies are benign-looking agent
+       summaries whose derivation edge was dropped (laundered; lineage allows)
+     7 pay(ATTACKER) denied: attacker record corroborated by exactly the two
+       trusted tools of ONE domain (naive corroboration allows)
+     8 pay(ATTACKER) denied: a trusted tool echoed attacker web content,
+       benign-looking (content gate allows)
+     9 pay(ATTACKER) denied although some confirmation was issued (generic
+       "yes", other args, used or expired; loose confirmation allows) */
 inline witness(v) {
 #if WITNESS > 0
   wt = 0; fail = 0;
   for (ii : 0 .. N-1) {
     if
     :: (sess >> ii) & 1 ->
-#if WITNESS == 1   /* legit payment allowed from trusted root records, no confirmation */
+#if WITNESS == 1
        fail = fail | (r_derived[ii] || !g_trusted[ii]); wt = 1
-#elif WITNESS == 2 /* legit payment allowed from an agent summary of trusted data, in a later session */
+#elif WITNESS == 2
        wt = wt || (r_derived[ii] && g_trusted[ii]); fail = fail | (nsess == 0)
-#elif WITNESS == 3 /* allowed (no confirmation) although a dependency has untrusted origin: independent corroboration */
+#elif WITNESS == 3
        wt = wt || (!g_trusted[ii] && r_taint[ii] < A_TOOL)
-#elif WITNESS == 4 /* allowed through a scoped confirmation although a dependency has untrusted origin */
+#elif WITNESS == 4
+       wt = wt || (r_derived[ii] && !g_trusted[ii] && r_taint[ii] < A_TOOL)
+#elif WITNESS == 5
        wt = wt || !g_trusted[ii]
-#elif WITNESS == 5 /* DENIED: laundered summary (edge dropped) of attacker data, read alone in a later session */
+#elif WITNESS == 6
        fail = fail | !(r_derived[ii] && r_parents[ii] == 0 && r_benign[ii]); wt = wt || !g_trusted[ii]
-#elif WITNESS == 6 /* DENIED: attacker record corroborated by 2 trusted principals of one domain */
+#elif WITNESS == 7
        fail = fail | (KIND(r_writer[ii]) != KIND_EXTERNAL);
        wt = wt || (r_corrT[ii] == ((1 << P_TOOLA) | (1 << P_TOOLB)))
-#elif WITNESS == 7 /* DENIED: trusted tool echoed attacker web content (looks benign) */
-       wt = wt || (KIND(r_writer[ii]) == KIND_TOOL && r_origin[ii] == A_EXT && r_benign[ii]); fail = fail | !r_benign[ii]
-#elif WITNESS == 8 /* DENIED: only a generic yes / a confirmation for other args / a used or expired one exists */
-       wt = 1; fail = fail | r_taint[ii] >= A_TOOL
+#elif WITNESS == 8
+       wt = wt || (KIND(r_writer[ii]) == KIND_TOOL && r_origin[ii] == A_EXT); fail = fail | !r_benign[ii]
+#elif WITNESS == 9
+       wt = 1; fail = fail | (r_taint[ii] >= A_TOOL)
 #endif
     :: else
     fi
   }
-#if WITNESS == 1 || WITNESS == 2
+#if WITNESS == 1 || WITNESS == 2 || WITNESS == 4
   if :: allow && !use_conf && v == V_LEGIT && wt && !fail -> printf("WITNESS %d reached\n", WITNESS); assert(false) :: else fi;
 #elif WITNESS == 3
   if :: allow && !use_conf && wt -> printf("WITNESS %d reached\n", WITNESS); assert(false) :: else fi;
-#elif WITNESS == 4
+#elif WITNESS == 5
   if :: allow && use_conf && wt -> printf("WITNESS %d reached\n", WITNESS); assert(false) :: else fi;
-#elif WITNESS == 8
+#elif WITNESS == 9
   if :: !allow && v == V_ATK && wt && !fail && conf_ever && conf[v] == 0 -> printf("WITNESS %d reached\n", WITNESS); assert(false) :: else fi;
 #else
   if :: !allow && v == V_ATK && wt && !fail -> printf("WITNESS %d reached\n", WITNESS); assert(false) :: else fi;
@@ -402,124 +480,147 @@ inline witness(v) {
 #endif
 }
 
-/* ---------------- environment: attacker, user, tools, agent ---------------- */
-#define PICK_REC(r, cond) \
-  if \
-  :: (0 < nrec) && (cond(0)) -> r = 0 \
-  :: (1 < nrec) && (cond(1)) -> r = 1 \
-  :: (2 < nrec) && (cond(2)) -> r = 2 \
-  :: (3 < nrec) && (cond(3)) -> r = 3 \
-  fi
+/* ---------------- environment: attacker, user, tools, agent ----------------
+   Every operation is one d_step (one transition, no intermediate states);
+   the nondeterministic choice of operation AND parameters is the choice
+   among the options of the single do-loop.  Parameters are constants
+   substituted by the macros below. */
 
-#define ANY_REC(cond) \
-  ((0 < nrec && cond(0)) || (1 < nrec && cond(1)) || (2 < nrec && cond(2)) || (3 < nrec && cond(3)))
-
-#define LIVE(x)     (!r_del[x])
-#define UNREAD(x)   (!r_del[x] && ((sess >> (x)) & 1) == 0)
 #define INSESS(x)   (((sess >> (x)) & 1) != 0)
+#define LIVE(x)     ((x) < nrec && !r_del[x])
+#define UNREAD(x)   (LIVE(x) && !INSESS(x))
+
+/* root write by principal P from source S (the caller never names an authority) */
+#define WRITE(P, S, V, B, G) \
+  :: d_step { nrec < N && (G) -> do_write(P, S, V, B) }
+
+#define READ(R) \
+  :: d_step { UNREAD(R) -> sess = sess | (1 << R); sessvals = sessvals | (1 << r_val[R]); \
+              printf("OP read r%d into session %d\n", R, nsess) }
+
+#define DELETE(R) \
+  :: d_step { ndel < MAXDEL && LIVE(R) -> r_del[R] = 1; ndel++; \
+              printf("OP delete r%d (content erased, hash/metadata kept)\n", R) }
+
+/* summarize with the declared edge kept (from F) */
+#define DERIVE_KEEP(F, V) \
+  :: d_step { nrec < N && INSESS(F) && ((sessvals >> V) & 1) -> do_derive(F, 1, V) }
+/* summarize with the edge dropped (declared from F, but no derivedFrom recorded) */
+#define DERIVE_DROP(F, V) \
+  :: d_step { nrec < N && INSESS(F) && ((sessvals >> V) & 1) -> do_derive(F, 0, V) }
+
+/* Only records whose carried taint is below trusted_tool_verified are offered for
+   corroboration: for a record with taint >= trusted_tool_verified every gate's
+   per-record check already passes without corroboration and the record is of
+   truly trusted origin, so corroborating it cannot change any gate decision or
+   the invariant (pure state-space reduction). */
+#define CORR(R, P, S) \
+  :: d_step { ncorr < MAXCORR && LIVE(R) && r_taint[R] < A_TOOL -> do_corroborate(R, P, S) }
+#if N > 3
+#define CORR4(P, S) CORR(0, P, S) CORR(1, P, S) CORR(2, P, S) CORR(3, P, S)
+#else
+#define CORR4(P, S) CORR(0, P, S) CORR(1, P, S) CORR(2, P, S)
+#endif
+
+#define ACT(V) \
+  :: d_step { ((sessvals >> V) & 1) -> act(V) }
+
+inline whyname(w) {
+  if
+  :: w == 0 -> printf("authority")
+  :: w == 1 -> printf("confirmation")
+  :: w == 2 -> printf("deleted_source")
+  :: w == 3 -> printf("untrusted_origin, needs_confirmation")
+  :: w == 4 -> printf("missing_corroboration, needs_confirmation")
+  :: w == 5 -> printf("authority via independent corroboration")
+  fi
+}
+
+inline act(v) {
+#if GATE != GATE_MEMAUTH
+  gate(v, GATE_MEMAUTH, 1);                  /* shadow decision, printed only */
+  shadow = allow * 8 + why;
+#endif
+  gate(v, GATE, 0);
+  printf("OP agent requests pay("); vname(v); printf(") deps(session)=0x%x -> ", sess);
+  if :: allow -> printf("ALLOW (") :: else -> printf("deny (") fi;
+  whyname(why); printf(")");
+#if GATE != GATE_MEMAUTH
+  printf("   [memauth on this same state: ");
+  if :: shadow >= 8 -> printf("allow (") :: else -> printf("deny (") fi;
+  whyname(shadow % 8); printf(")]");
+#endif
+  printf("\n");
+  witness(v);
+  if :: allow -> check_invariant(v) :: else fi;
+  allow = 0; use_conf = 0; why = 0; shadow = 0
+}
 
 active proctype env() {
-  byte p, s, r, v, b;
-
 end_env:
   do
-  /* ---- root writes ---- */
-  :: atomic { nrec < N ->
-       if
-       :: p = P_REG;  s = S_POLICY;   v = V_LEGIT; b = 1                          /* registry: the legit payee */
-       :: p = P_USER; s = S_USERTURN; b = 1; if :: v = V_LEGIT :: v = V_ATK fi   /* user's own statement */
-       :: if :: p = P_TOOLA :: p = P_TOOLB :: p = P_TOOLC fi;                     /* tool, verified upstream */
-          s = S_VERIFIED; b = 1; if :: v = V_LEGIT :: v = V_ATK fi
+  /* ---- root writes (value is what the source asserts) ---- */
+  WRITE(P_REG,   S_POLICY,   V_LEGIT, 1, true)          /* registry: the legit payee */
+  WRITE(P_USER,  S_USERTURN, V_LEGIT, 1, true)          /* user's own statement */
+  WRITE(P_TOOLA, S_VERIFIED, V_LEGIT, 1, true)          /* trusted tool, verified upstream */
 #if (CHANNELS & 4)
-       :: if :: p = P_TOOLA :: p = P_TOOLB :: p = P_TOOLC fi;                     /* trusted-tool echo */
-          s = S_WEB; b = 1; if :: v = V_LEGIT :: v = V_ATK fi
+  WRITE(P_TOOLA, S_WEB,      V_ATK,   1, true)          /* trusted-tool echo of an attacker page */
 #endif
-       :: natk < MAXATK ->                                                        /* attacker page / email */
-#if (CHANNELS & 8)
-          if :: p = P_ATK1 :: p = P_ATK2 fi;
-#else
-          p = P_ATK1;
-#endif
-          s = S_WEB; if :: v = V_LEGIT :: v = V_ATK fi;
+  WRITE(P_ATK1,  S_WEB,      V_ATK,   0, natk < MAXATK) /* attacker page/email, suspicious-looking */
 #if (CHANNELS & 1)
-          if :: b = 0 :: b = 1 fi          /* adaptive attacker: text may look benign */
-#else
-          b = 0
+  WRITE(P_ATK1,  S_WEB,      V_ATK,   1, natk < MAXATK) /* adaptive attacker: benign-looking text */
 #endif
-       fi;
-       d_step { do_write(p, s, v, b); p = 0; s = 0; v = 0; b = 0 }
-     }
 
-  /* ---- read a record into the session ---- */
-  :: atomic { PICK_REC(r, UNREAD);
-       d_step {
-         sess = sess | (1 << r); sessvals = sessvals | (1 << r_val[r]);
-         printf("OP read r%d into session %d\n", r, nsess); r = 0
-       }
-     }
-
-  /* ---- new session (context cleared; memory persists) ---- */
+  /* ---- session reads / session boundary / deletion ---- */
+  READ(0) READ(1) READ(2)
+#if N > 3
+  READ(3)
+#endif
   :: d_step { nsess < MAXSESS - 1 && sess != 0 ->
-       sess = 0; sessvals = 0; nsess++; printf("OP new session %d\n", nsess)
-     }
-
-  /* ---- delete (content erased, hash and metadata kept) ---- */
-  :: atomic { ndel < MAXDEL && ANY_REC(LIVE) -> PICK_REC(r, LIVE);
-       d_step { r_del[r] = 1; ndel++; printf("OP delete r%d\n", r); r = 0 }
-     }
+       sess = 0; sessvals = 0; nsess++; printf("OP new session %d (context cleared, memory kept)\n", nsess) }
+  DELETE(0) DELETE(1) DELETE(2)
+#if N > 3
+  DELETE(3)
+#endif
 
 #if (CHANNELS & 2)
-  /* ---- agent derives a summary from session context ---- */
-  :: atomic { nrec < N && sess != 0 ->
-       PICK_REC(r, INSESS);                                   /* declared from */
-       if :: b = 1 :: b = 0 fi;                               /* edge kept / dropped */
-       if :: (sessvals & 1) -> v = V_LEGIT :: (sessvals & 2) -> v = V_ATK fi;
-       d_step { do_derive(r, b, v); r = 0; b = 0; v = 0 }
-     }
+  /* ---- agent self-summarization ---- */
+  DERIVE_KEEP(0, V_ATK)   DERIVE_KEEP(1, V_ATK)   DERIVE_KEEP(2, V_ATK)
+  DERIVE_KEEP(0, V_LEGIT) DERIVE_KEEP(1, V_LEGIT) DERIVE_KEEP(2, V_LEGIT)
+  DERIVE_DROP(0, V_ATK)   DERIVE_DROP(1, V_ATK)   DERIVE_DROP(2, V_ATK)
+  DERIVE_DROP(0, V_LEGIT) DERIVE_DROP(1, V_LEGIT) DERIVE_DROP(2, V_LEGIT)
+#if N > 3
+  DERIVE_KEEP(3, V_ATK) DERIVE_KEEP(3, V_LEGIT)
+  DERIVE_DROP(3, V_ATK) DERIVE_DROP(3, V_LEGIT)
+#endif
 #endif
 
 #if (CHANNELS & 8)
-  /* ---- corroboration by any principal, with its own evidence or with web evidence ---- */
-  :: atomic { ncorr < MAXCORR && ANY_REC(LIVE) -> PICK_REC(r, LIVE);
-       select (p : 0 .. NP-1);
-       if :: s = NATIVE_SRC(p) :: s = S_WEB fi;
-       d_step { do_corroborate(r, p, s); r = 0; p = 0; s = 0 }
-     }
+  /* ---- corroboration: trusted principals with their own evidence ... ---- */
+  CORR4(P_TOOLA, S_VERIFIED)
+  CORR4(P_TOOLB, S_VERIFIED)   /* same domain as toolA: correlated */
+  CORR4(P_TOOLC, S_VERIFIED)   /* independent domain */
+  /* ... and corroborations the store records at low authority (Sybil / echo / model) */
+  CORR4(P_ATK1,  S_WEB)
+  CORR4(P_ATK2,  S_WEB)
+  CORR4(P_TOOLB, S_WEB)        /* trusted tool whose evidence is an open-web page */
+  CORR4(P_AGENT, S_AGENT)
 #endif
 
 #if (CHANNELS & 16)
   /* ---- user confirmations ---- */
-  :: atomic { nconf < MAXCONF ->
-       if
-       :: v = V_LEGIT
-       :: v = V_ATK
-       fi;
-       d_step {
-         conf[v]++; g_conf[v]++; conf_ever = 1; nconf++;
-         printf("OP user confirms exactly pay("); vname(v); printf(") single-use\n"); v = 0
-       }
-     }
-  :: d_step { nconf < MAXCONF && !gen_yes ->
-       gen_yes = 1; conf_ever = 1; nconf++; printf("OP user says a generic \"yes\" (binds no action)\n")
-     }
-  :: d_step { (conf[0] + conf[1]) > 0 ->
-       conf[0] = 0; conf[1] = 0; g_conf[0] = 0; g_conf[1] = 0; printf("OP confirmations expire\n")
-     }
+  :: d_step { nconf < MAXCONF -> conf[V_LEGIT]++; g_conf[V_LEGIT]++; conf_ever = 1; nconf++;
+              printf("OP user confirms exactly pay(LEGIT), single use\n") }
+  :: d_step { nconf < MAXCONF -> conf[V_ATK]++; g_conf[V_ATK]++; conf_ever = 1; nconf++;
+              printf("OP user confirms exactly pay(ATTACKER), single use\n") }
+  :: d_step { nconf < MAXCONF && !gen_yes -> gen_yes = 1; conf_ever = 1; nconf++;
+              printf("OP user says a generic \"yes\" (binds no action/args)\n") }
+  :: d_step { (conf[0] + conf[1]) > 0 -> conf[0] = 0; conf[1] = 0; g_conf[0] = 0; g_conf[1] = 0;
+              printf("OP confirmations expire\n") }
 #endif
 
-  /* ---- the agent attempts the high-risk action pay(payee) ---- */
-  :: atomic {
-       if :: (sessvals & 1) -> v = V_LEGIT :: (sessvals & 2) -> v = V_ATK fi;
-       d_step {
-         gate(v);
-         printf("OP agent requests pay("); vname(v); printf(") deps(session)=0x%x -> ", sess);
-         if :: allow -> printf("ALLOW") :: else -> printf("deny") fi;
-         if :: use_conf -> printf(" (consumed confirmation)") :: else fi;
-         printf("\n");
-         witness(v);
-         if :: allow -> check_invariant(v) :: else fi;
-         allow = 0; use_conf = 0; v = 0
-       }
-     }
+  /* ---- the agent attempts the high-risk action pay(payee); payee taken from session memory ---- */
+  ACT(V_ATK)
+  ACT(V_LEGIT)
   od
 }

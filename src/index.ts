@@ -15,3 +15,4 @@ export { canonicalJson, hashCanonical } from './core/canonical.js';
 export { SqliteDriver } from './store/sqlite/driver.js';
 export type { StorageDriver, StorageTx, StorageReader, SearchHit } from './store/driver.js';
 export * from './core/types.js';
+export { importMemories, parseMcpMemory, parseMem0, IMPORT_FORMATS, IMPORT_TRUST, SKIP_REASONS, type ImportOptions, type ImportReport, type ImportFormat, type ImportTrust, type ImportItem, type ImportProblem, type SkipReason } from './import/index.js';

@@ -11,6 +11,8 @@ const EXPECTED = [
   'CHANNELS',
   'DEFAULT_POLICY',
   'ERROR_CODES',
+  'IMPORT_FORMATS',
+  'IMPORT_TRUST',
   'KIND_CEILING',
   'MODES',
   'MemauthError',
@@ -18,6 +20,7 @@ const EXPECTED = [
   'PRINCIPAL_KINDS',
   'PolicySchema',
   'REASON_CODES',
+  'SKIP_REASONS',
   'SqliteDriver',
   'TIERS',
   'TRANSFORMS',
@@ -30,12 +33,15 @@ const EXPECTED = [
   'entryHash',
   'genesisHash',
   'hashCanonical',
+  'importMemories',
   'isMemauthError',
   'loadPolicy',
   'maxAuthority',
   'minAuthority',
   'openMemory',
   'originAuthority',
+  'parseMcpMemory',
+  'parseMem0',
   'rank',
   'riskTier',
   'sourceAuthority',
@@ -44,6 +50,14 @@ const EXPECTED = [
 
 test('the runtime export list of src/index.ts is pinned', () => {
   assert.deepEqual(Object.keys(memauth).sort(), EXPECTED);
+});
+
+test('the subpath integrations export the same pinned surface', async () => {
+  const surface = ['HOW_TO_PROCEED_CONFIRM', 'HOW_TO_PROCEED_NEVER', 'ToolGate', 'actionArgs', 'gateTools', 'isToolDenial', 'memoryTools'];
+  for (const spec of ['memauth/ai-sdk', 'memauth/langchain']) {
+    const mod = (await import(spec)) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(mod).sort(), surface, spec);
+  }
 });
 
 test('no default export; every export is defined', () => {

@@ -276,7 +276,7 @@ describe('risk tiers', () => {
 });
 
 function cor(id: string, principalId: string, domain: string, authority: Authority, over: Partial<CorroborationFacts> = {}): CorroborationFacts {
-  return { id, tenant: T, recordId: 'rec', principalId, authority, domain, evidenceRef: `ev:${id}`, at: NOW, evidenceUsable: true, evidenceDerivedFromRecord: false, ...over };
+  return { id, tenant: T, recordId: 'rec', principalId, authority, domain, evidenceRef: `ev:${id}`, at: NOW, evidenceUsable: true, evidenceDerivedFromRecord: false, evidenceInLineage: false, evidenceKey: `ref:ev:${id}`, ...over };
 }
 
 const LINEAGE = { principals: new Set(['writer', 'ancestor-writer']), domains: new Set(['writer.example', 'ancestor.example']) };

@@ -6,7 +6,7 @@ import { derivedTaint, provesNarrowInputs, writeTaint } from '../core/derivation
 import { MemauthError } from '../core/errors.js';
 import { type FactsBundle, type RecordFacts, corroborationOf, dependencyFacts, memoryRefId } from '../core/facts.js';
 import { type ConfirmationCandidate, decide } from '../core/gate.js';
-import { type Policy, modeFor, originAuthority, riskTier, selfSource, sourceAuthority } from '../core/policy.js';
+import { type Policy, disallowedArguments, modeFor, originAuthority, riskTier, selfSource, sourceAuthority } from '../core/policy.js';
 import {
   KIND_CEILING,
   type Action,
@@ -21,7 +21,7 @@ import {
   type ValueProvenance,
   type ValueSuppliers,
 } from '../core/types.js';
-import { type ArgumentValue, type NumberSource, argumentValues, findComputation, normalizeText, prepareText, significantTokens, supplies } from '../core/values.js';
+import { type ArgumentValue, argumentValues, findProduct, normalizeText, prepareText, significantTokens, supplies } from '../core/values.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import { type ReplayResult, replayDecision } from './replay.js';
@@ -160,7 +160,8 @@ export class Memory {
    *
    * @param input.kind - `system | user | tool | agent | external`; fixes the highest possible ceiling.
    * @param input.maxAuthority - the principal's ceiling; defaults to its kind's ceiling.
-   * @param input.domain - its independence domain (administrative domain / upstream provider).
+   * @param input.domain - its independence domain (administrative domain / upstream provider);
+   *   stored trimmed and lower-cased, so spelling variants are one domain.
    * @throws MemauthError `AUTHORITY_EXCEEDS_PRINCIPAL` when maxAuthority is above the kind's ceiling,
    *   `PRINCIPAL_EXISTS`, `TENANT_REQUIRED`, `INVALID_ARGUMENT`.
    */
@@ -174,7 +175,8 @@ export class Memory {
     }
     return this.driver.transaction(a.tenant, async (tx) => {
       if (await tx.getPrincipal(a.tenant, a.id)) throw new MemauthError('PRINCIPAL_EXISTS', `principal ${JSON.stringify(a.id)} already exists in tenant ${JSON.stringify(a.tenant)}`, { tenant: a.tenant, principal: a.id });
-      const p: Principal = { tenant: a.tenant, id: a.id, kind: a.kind, maxAuthority, domain: a.domain, createdAt: this.now() };
+      // independence domains compare case- and space-insensitively: "ERP-Vendor " is "erp-vendor"
+      const p: Principal = { tenant: a.tenant, id: a.id, kind: a.kind, maxAuthority, domain: a.domain.normalize('NFC').trim().toLowerCase(), createdAt: this.now() };
       await tx.insertPrincipal(p);
       await this.audit(tx, a.tenant, 'principal', { principalId: p.id, kind: p.kind, maxAuthority: p.maxAuthority, domain: p.domain, at: p.createdAt });
       return p;
@@ -316,7 +318,7 @@ export class Memory {
         return { record: exact, created: false, echoOf: exact.id };
       }
       const edges: DerivationEdge[] = contained.map((r) => ({ from: r.id, transform: 'import', kind: 'echo' }));
-      if (p.kind === 'agent') for (const r of reads) if (!contained.includes(r)) edges.push({ from: r.id, transform: 'rewrite', kind: 'session' });
+      if (p.kind === 'agent') for (const r of reads) if (!edges.some((e) => e.from === r.id)) edges.push({ from: r.id, transform: 'rewrite', kind: 'session' });
       const inputs = new Map(reads.map((r) => [r.id, r]));
       const sourceAt = a.sourceAt !== undefined ? new Date(a.sourceAt).toISOString() : now;
       const expiresAt = a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null;
@@ -633,35 +635,25 @@ export class Memory {
       const { bundle } = await this.factsBundle(tx, a.tenant, [...candidates.keys()]);
       const usable = [...candidates.values()].filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
       const texts = usable.map((r) => ({ id: r.id, t: prepareText(r.content as string) }));
-      const trusted = new Set(
-        usable.filter((r) => { const f = dependencyFacts(r.id, [], bundle, k, floor, now); return f.verified && atLeast(f.actionAuthority, TRUSTED_THRESHOLD); }).map((r) => r.id),
-      );
       const userText = a.userTurn !== undefined ? prepareText(a.userTurn.text) : null;
-      const numberSources: NumberSource[] = [
-        ...(userText ? [{ id: 'user_turn' as const, numbers: userText.numbers }] : []),
-        ...texts.filter((x) => trusted.has(x.id)).map((x) => ({ id: x.id, numbers: x.t.numbers })),
-      ];
-      const suppliersOf = (v: ArgumentValue, onlyTrusted = false): ValueSuppliers => {
-        const recordIds = texts.filter((x) => (!onlyTrusted || trusted.has(x.id)) && supplies(x.t, v)).map((x) => x.id).sort();
+      const suppliersOf = (v: ArgumentValue): ValueSuppliers => {
+        const recordIds = texts.filter((x) => supplies(x.t, v)).map((x) => x.id).sort();
         for (const id of recordIds) addWhy(id, 'value');
         return { value: v.value, recordIds, userTurn: userText !== null && supplies(userText, v) };
       };
       const values: ValueProvenance[] = argumentValues(action.args).map((v) => {
         const direct = suppliersOf(v);
         let computed: ValueProvenance['computed'] = null;
-        if (!direct.userTurn && !direct.recordIds.some((id) => trusted.has(id)) && v.numeric !== null) {
-          const c = findComputation(v.numeric, numberSources);
-          if (c) {
-            const operand = (n: number): ValueSuppliers => suppliersOf({ argument: v.argument, value: String(n), numeric: n }, true);
-            computed = { op: c.op, operands: [operand(c.a), operand(c.b)] };
-          }
+        if (!direct.userTurn && v.numeric !== null) {
+          const c = userText ? findProduct(v.numeric, userText.numbers) : null;
+          if (c) computed = { op: c.op, operands: [{ value: String(c.a), recordIds: [], userTurn: true }, { value: String(c.b), recordIds: [], userTurn: true }] };
         }
         return { argument: v.argument, ...direct, computed };
       });
       const depIds = [...why.keys()].sort();
       const depFacts = depIds.map((id) => dependencyFacts(id, [...(why.get(id) as Set<DependencyWhy>)].sort(), bundle, k, floor, now));
-      const confirmations = await this.confirmationCandidates(tx, a.tenant, action.type, a.confirmationId ?? null, now);
-      const result = decide({ action, argsHash, tier, mode, now, dependencies: depFacts, values, confirmations, citedConfirmationId: a.confirmationId ?? null, threshold: TRUSTED_THRESHOLD });
+      const confirmations = await this.confirmationCandidates(tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
+      const result = decide({ action, argsHash, tier, mode, now, dependencies: depFacts, values, disallowedArguments: disallowedArguments(this.policy, action), confirmations, citedConfirmationId: a.confirmationId ?? null, threshold: TRUSTED_THRESHOLD });
       const id = newId('dec');
       const dependencies: Dependency[] = depFacts.map((d) => ({ memoryId: d.memoryId, why: d.why, lowestAuthority: d.lowestAuthority, actionAuthority: d.actionAuthority, status: d.status }));
       const payload = {
@@ -706,13 +698,13 @@ export class Memory {
     });
   }
 
-  private async confirmationCandidates(tx: StorageTx, tenant: string, actionType: string, cited: string | null, now: string): Promise<ConfirmationCandidate[]> {
+  private async confirmationCandidates(tx: StorageTx, tenant: string, actionType: string, argsHash: string, cited: string | null, now: string): Promise<ConfirmationCandidate[]> {
     let list: Confirmation[];
     if (cited !== null) {
       const c = await tx.getConfirmation(tenant, cited);
       list = c ? [c] : [];
     } else {
-      list = await tx.listConfirmations(tenant, actionType, now);
+      list = await tx.listConfirmations(tenant, actionType, argsHash, now);
     }
     list = await this.verifiedRows(tx, tenant, list, confirmationMatchesEntry);
     const uses = await tx.confirmationUses(tenant, list.map((c) => c.id));

@@ -4,7 +4,7 @@ import { hashCanonical } from '../core/canonical.js';
 import { MemauthError } from '../core/errors.js';
 import { type FactsBundle, type RecordFacts, dependencyFacts } from '../core/facts.js';
 import { type ConfirmationCandidate, type GateResult, decide } from '../core/gate.js';
-import { type Policy, loadPolicy, modeFor, riskTier } from '../core/policy.js';
+import { type Policy, disallowedArguments, loadPolicy, modeFor, riskTier } from '../core/policy.js';
 import type { Action, Confirmation, Corroboration, DependencyWhy, Reason, ValueProvenance } from '../core/types.js';
 import type { StorageDriver } from '../store/driver.js';
 
@@ -113,7 +113,7 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
   const deps = (p.dependencies as Array<{ memoryId: string; why: DependencyWhy[] }>).map((d) => dependencyFacts(d.memoryId, d.why, bundle, k, minAuthority, at));
   const cited: string | null = p.citedConfirmationId ?? null;
   const confs: Confirmation[] =
-    cited !== null ? [...state.confirmations.values()].filter((c) => c.id === cited) : [...state.confirmations.values()].filter((c) => c.actionType === action.type && c.expiresAt > at);
+    cited !== null ? [...state.confirmations.values()].filter((c) => c.id === cited) : [...state.confirmations.values()].filter((c) => c.actionType === action.type && c.argsHash === p.argsHash && c.expiresAt > at);
   const candidates: ConfirmationCandidate[] = confs.map((confirmation) => ({ confirmation, usesSoFar: state.uses.get(confirmation.id) ?? 0 }));
   const replayed = decide({
     action,
@@ -123,6 +123,7 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
     now: at,
     dependencies: deps,
     values: p.values as ValueProvenance[],
+    disallowedArguments: disallowedArguments(policy, action),
     confirmations: candidates,
     citedConfirmationId: cited,
     threshold: TRUSTED_THRESHOLD,

@@ -66,12 +66,71 @@ export const schemas = {
   verify: z.strictObject({ tenant: tenant.optional() }),
 } as const;
 
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** String.prototype.isWellFormed, spelled out for the ES2023 lib. */
+const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
+
+/**
+ * A fresh plain-JSON copy of `value`, or an error path + reason. Accepts null, booleans,
+ * finite numbers, well-formed strings, arrays and plain objects; drops properties whose value
+ * is `undefined` (absent); refuses functions, symbols, bigints, NaN/Infinity, class instances
+ * (incl. objects with `toJSON`), `__proto__`/`constructor`/`prototype` keys, lone surrogates,
+ * cycles and nesting deeper than 64. What the gate hashes, walks and stores is this one copy.
+ */
+export function toPlainJson(value: unknown, path = ''): { ok: true; value: unknown } | { ok: false; path: string; reason: string } {
+  const seen = new Set<object>();
+  let nodes = 0;
+  const fail = (p: string, reason: string): never => {
+    throw Object.assign(new Error(reason), { jsonPath: p });
+  };
+  const walk = (v: unknown, p: string, depth: number): unknown => {
+    if (++nodes > 200_000) fail(p, 'is too large (more than 200000 values)');
+    if (depth > 64) fail(p, 'is nested deeper than 64 levels');
+    if (v === null || typeof v === 'boolean') return v;
+    if (typeof v === 'number') return Number.isFinite(v) ? v : fail(p, 'must be a finite number');
+    if (typeof v === 'string') return wellFormed(v) ? v : fail(p, 'contains a lone surrogate (not well-formed Unicode)');
+    if (typeof v !== 'object') return fail(p, `must be JSON (got ${typeof v})`);
+    if (seen.has(v)) fail(p, 'contains a cycle');
+    seen.add(v);
+    try {
+      if (Array.isArray(v)) return v.map((x, i) => (x === undefined ? fail(`${p}[${i}]`, 'must not be undefined') : walk(x, `${p}[${i}]`, depth + 1)));
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) fail(p, 'must be a plain JSON object');
+      const out: Record<string, unknown> = {};
+      for (const k of Reflect.ownKeys(v)) {
+        if (typeof k === 'symbol') fail(p, 'must not have symbol keys');
+        const key = k as string;
+        const kp = p ? `${p}.${key}` : key;
+        if (FORBIDDEN_KEYS.has(key)) fail(kp, 'is a forbidden key');
+        if (!wellFormed(key)) fail(kp, 'key contains a lone surrogate');
+        const x = (v as Record<string, unknown>)[key];
+        if (x === undefined) continue;
+        out[key] = walk(x, kp, depth + 1);
+      }
+      return out;
+    } finally {
+      seen.delete(v);
+    }
+  };
+  try {
+    return { ok: true, value: walk(value, path, 0) };
+  } catch (e) {
+    return { ok: false, path: (e as { jsonPath?: string }).jsonPath ?? path, reason: (e as Error).message };
+  }
+}
+
 /**
  * Validate a public API input. A missing or empty tenant is `TENANT_REQUIRED`, a missing scope
  * `SCOPE_REQUIRED`; anything else malformed is `INVALID_ARGUMENT` naming the field.
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, op: string): z.output<S> {
-  const r = schema.safeParse(input ?? {});
+  const plain = toPlainJson(input ?? {});
+  if (!plain.ok) {
+    if (plain.path === 'tenant') throw new MemauthError('TENANT_REQUIRED', `${op}: a valid tenant is required: tenant ${plain.reason}`, { field: 'tenant' });
+    throw new MemauthError('INVALID_ARGUMENT', `${op}: ${plain.path || '(input)'} ${plain.reason}`, { field: plain.path });
+  }
+  const r = schema.safeParse(plain.value);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const field = issue ? issue.path.join('.') : '';

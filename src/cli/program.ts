@@ -3,7 +3,9 @@ import { registerAuditCommands } from './commands/audit.js';
 import { registerBenchCommand } from './commands/bench.js';
 import { registerMigrateCommand } from './commands/migrate.js';
 import { registerGateCommands } from './commands/gate.js';
+import { registerImportCommand } from './commands/import.js';
 import { registerRecordCommands } from './commands/records.js';
+import { registerServerCommands } from './commands/serve.js';
 import type { RunState } from './context.js';
 import { EXIT, reportError } from './errors.js';
 
@@ -29,8 +31,10 @@ export function buildProgram(state: RunState): Command {
   registerRecordCommands(program, state);
   registerGateCommands(program, state);
   registerAuditCommands(program, state);
+  registerImportCommand(program, state);
   registerBenchCommand(program, state);
   registerMigrateCommand(program, state);
+  registerServerCommands(program);
   program.addHelpText(
     'after',
     `

@@ -33,7 +33,9 @@ export function entryHash(e: Pick<AuditEntry, 'seq' | 'prevHash' | 'op' | 'paylo
 export function nextEntry(tenant: string, head: { seq: number; hash: string } | null, op: AuditOp, payload: Record<string, unknown>, policyVersion: string): AuditEntry {
   const seq = head ? head.seq + 1 : 1;
   const prevHash = head ? head.hash : genesisHash(tenant);
-  const e = { tenant, seq, prevHash, op, payload, policyVersion };
+  // hash exactly what is stored: the JSON round trip drops what JSON cannot hold
+  const stored = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>;
+  const e = { tenant, seq, prevHash, op, payload: stored, policyVersion };
   return { ...e, hash: entryHash(e) };
 }
 

@@ -7,13 +7,19 @@ export type CorroborationRejection =
   | 'writer_or_lineage_principal'
   | 'writer_or_lineage_domain'
   | 'evidence_derived_from_record'
-  | 'evidence_unavailable';
+  | 'evidence_in_lineage'
+  | 'evidence_unavailable'
+  | 'same_upstream';
 
 /** A recorded corroboration plus what the store knows of its evidence. */
 export interface CorroborationFacts extends Corroboration {
   /** false when the evidence record is deleted, expired, unknown, or derived from the corroborated record. */
   readonly evidenceUsable: boolean;
   readonly evidenceDerivedFromRecord: boolean;
+  /** the evidence is the record itself or one of its ancestors (the record's own source). */
+  readonly evidenceInLineage: boolean;
+  /** the upstream the evidence comes from: `domain:<writer domain>` for memory evidence, `ref:<source>` otherwise. */
+  readonly evidenceKey: string;
 }
 
 export interface CorroborationResult {
@@ -29,9 +35,11 @@ export interface CorroborationResult {
 /**
  * Action authority of a record (DESIGN.md § Corroboration — the only way up).
  *
- * Counts corroborations that are pairwise independent (distinct principal AND distinct domain),
+ * Counts corroborations that are pairwise independent (distinct principal AND distinct domain,
+ * and distinct evidence upstream — two principals citing one bank record are one vote),
  * each with authority >= `minAuthority`, none by a principal (or in a domain) that wrote the
- * record or any of its ancestors, none whose evidence derives from the record itself.
+ * record or any of its ancestors, none whose evidence derives from the record itself or is in
+ * its lineage.
  * With at least `k` such, the action authority is the k-th best of them (never below the
  * record's own); otherwise it is the record's `lowestAuthority`. Repetition never counts:
  * corroborations are grouped by domain, so a Sybil swarm in one domain is one vote.
@@ -47,23 +55,34 @@ export function evaluateCorroboration(params: {
 }): CorroborationResult {
   const { lowestAuthority, lineage, corroborations, k, minAuthority: floor } = params;
   const rejected: Array<{ id: string; reason: CorroborationRejection }> = [];
-  const bestPerDomain = new Map<string, Corroboration>();
+  const eligible: CorroborationFacts[] = [];
   for (const c of corroborations) {
     let reason: CorroborationRejection | null = null;
     if (!atLeast(c.authority, floor)) reason = 'below_min_authority';
     else if (lineage.principals.has(c.principalId)) reason = 'writer_or_lineage_principal';
     else if (lineage.domains.has(c.domain)) reason = 'writer_or_lineage_domain';
     else if (c.evidenceDerivedFromRecord) reason = 'evidence_derived_from_record';
+    else if (c.evidenceInLineage) reason = 'evidence_in_lineage';
     else if (!c.evidenceUsable) reason = 'evidence_unavailable';
-    if (reason) {
-      rejected.push({ id: c.id, reason });
+    if (reason) rejected.push({ id: c.id, reason });
+    else eligible.push(c);
+  }
+  // greedy, best authority first: one vote per corroborator domain and per evidence upstream
+  eligible.sort((a, b) => rank(b.authority) - rank(a.authority) || a.at.localeCompare(b.at) || a.id.localeCompare(b.id));
+  const domains = new Set<string>();
+  const upstreams = new Set<string>();
+  const counted: Corroboration[] = [];
+  for (const c of eligible) {
+    if (domains.has(c.domain)) continue;
+    if (upstreams.has(c.evidenceKey)) {
+      rejected.push({ id: c.id, reason: 'same_upstream' });
       continue;
     }
-    const prev = bestPerDomain.get(c.domain);
-    if (!prev || rank(c.authority) > rank(prev.authority)) bestPerDomain.set(c.domain, c);
+    domains.add(c.domain);
+    upstreams.add(c.evidenceKey);
+    counted.push(c);
   }
-  const counted = [...bestPerDomain.values()].sort((a, b) => rank(b.authority) - rank(a.authority) || a.id.localeCompare(b.id));
   const kth = counted[k - 1];
   const actionAuthority = counted.length >= k && kth ? maxAuthority(lowestAuthority, kth.authority) : lowestAuthority;
-  return { actionAuthority, counted: counted.slice(0, Math.max(k, counted.length)), rejected, independentDomains: counted.length };
+  return { actionAuthority, counted, rejected, independentDomains: counted.length };
 }

@@ -66,12 +66,14 @@ export function corroborationOf(id: string, bundle: FactsBundle, k: number, minA
     const d = bundle.domains.get(r.originPrincipal);
     if (d !== undefined) domains.add(d);
   }
+  const ownLineage = new Set(lineageIds);
   const corroborations: CorroborationFacts[] = (bundle.corroborations.get(id) ?? []).map((c) => {
     const evId = memoryRefId(c.evidenceRef);
-    if (evId === null) return { ...c, evidenceUsable: true, evidenceDerivedFromRecord: false };
+    if (evId === null) return { ...c, evidenceUsable: true, evidenceDerivedFromRecord: false, evidenceInLineage: false, evidenceKey: `ref:${c.evidenceRef}` };
     const ev = bundle.records.get(evId);
     const derived = evId === id || (ev !== undefined && ancestorsOf(evId, bundle.records).has(id));
-    return { ...c, evidenceUsable: ev !== undefined && ev.verified && effectiveStatus(ev, now) === 'active', evidenceDerivedFromRecord: derived };
+    const evidenceKey = ev ? `domain:${bundle.domains.get(ev.originPrincipal) ?? `principal:${ev.originPrincipal}`}` : `memory:${evId}`;
+    return { ...c, evidenceUsable: ev !== undefined && ev.verified && effectiveStatus(ev, now) === 'active', evidenceDerivedFromRecord: derived, evidenceInLineage: ownLineage.has(evId), evidenceKey };
   });
   return evaluateCorroboration({ lowestAuthority: rec.lowestAuthority, lineage: { principals, domains }, corroborations, k, minAuthority });
 }

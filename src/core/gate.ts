@@ -45,6 +45,8 @@ export interface GateInput {
   readonly values: readonly ValueProvenance[];
   readonly confirmations: readonly ConfirmationCandidate[];
   readonly citedConfirmationId: string | null;
+  /** top-level arguments the policy does not allow for this action type. */
+  readonly disallowedArguments?: readonly string[];
   /** minimum action authority for `high` (trusted_tool_verified). */
   readonly threshold: Authority;
 }
@@ -92,6 +94,15 @@ class ReasonSet {
   }
 }
 
+/** A number the user's turn supplies as a product of two of its numbers, exact to the cent. */
+function productOfUserNumbers(v: ValueProvenance): boolean {
+  const c = v.computed;
+  if (!c || c.op !== '*' || !c.operands.every((o) => o.userTurn)) return false;
+  const [a, b] = c.operands.map((o) => Number(o.value));
+  const target = Number(v.value);
+  return a !== undefined && b !== undefined && Number.isFinite(a * b) && Number.isFinite(target) && Math.round(a * b * 100) === Math.round(target * 100) && Math.abs(a * b - target) < 0.005;
+}
+
 /**
  * The action gate — memauth's reference monitor (DESIGN.md § Action gate). Pure and total.
  *
@@ -100,8 +111,8 @@ class ReasonSet {
  * `high` additionally: every dependency must have action authority >= `threshold`
  * (`untrusted_origin`, or `missing_corroboration` when corroboration was tried but too weak),
  * and every argument value must be supplied by a source of that authority (the user's current
- * turn counts as `user_confirmed`) — or, for a number, computed (`a*b`, `a+b`) from two numbers
- * so supplied; a value supplied only by lower sources is `untrusted_origin`, one supplied by
+ * turn counts as `user_confirmed`) — or, for a number, the product of two numbers of the
+ * user's turn, exact to the cent ("50 units at $10"); a value supplied only by lower sources is `untrusted_origin`, one supplied by
  * nothing `metadata_missing` (detail `value_unsourced`). Authority failures (not hard
  * ones) are lifted by exactly one matching, unexpired, unused scoped confirmation; otherwise
  * `needs_confirmation` names what it would have to cover. In `observe` mode a denial is
@@ -111,6 +122,7 @@ export function decide(input: GateInput): GateResult {
   const hard = new ReasonSet();
   const soft = new ReasonSet();
   const trustedIds = new Set<string>();
+  for (const arg of input.disallowedArguments ?? []) hard.add('metadata_missing', [], { argument: arg, detail: 'argument_not_allowed' });
   for (const d of input.dependencies) {
     const direct = d.why.includes('declared') || d.why.includes('value');
     if (!d.verified) hard.add('metadata_missing', [d.memoryId]);
@@ -123,7 +135,7 @@ export function decide(input: GateInput): GateResult {
     const trustedSupply = (x: { userTurn: boolean; recordIds: readonly string[] }): boolean => x.userTurn || x.recordIds.some((id) => trustedIds.has(id));
     for (const v of input.values) {
       if (trustedSupply(v)) continue;
-      if (v.computed && v.computed.operands.every(trustedSupply)) continue;
+      if (productOfUserNumbers(v)) continue;
       if (v.recordIds.length > 0) soft.add('untrusted_origin', v.recordIds, { argument: v.argument });
       else soft.add('metadata_missing', [], { argument: v.argument, detail: 'value_unsourced' });
     }
@@ -133,7 +145,7 @@ export function decide(input: GateInput): GateResult {
   if (hard.size === 0 && soft.size > 0) {
     const untrusted = soft.ids();
     const check = (c: ConfirmationCandidate): ConfirmationMismatch | null =>
-      confirmationMismatch({ confirmation: c.confirmation, usesSoFar: c.usesSoFar, action: input.action, argsHash: input.argsHash, untrustedMemoryIds: untrusted, now: input.now });
+      confirmationMismatch({ confirmation: c.confirmation, usesSoFar: c.usesSoFar, action: input.action, argsHash: input.argsHash, untrustedMemoryIds: untrusted, dependencyIds: input.dependencies.map((d) => d.memoryId), now: input.now });
     let mismatch: ConfirmationMismatch = 'confirmation_not_found';
     if (input.citedConfirmationId !== null) {
       const cited = input.confirmations.find((c) => c.confirmation.id === input.citedConfirmationId);

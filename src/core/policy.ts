@@ -36,6 +36,8 @@ export const PolicySchema = z.strictObject({
       description: z.string().max(1000).optional(),
       /** raise the tier when any of the named arguments is present (e.g. an answer that recommends a purchase). */
       escalate: z.array(z.strictObject({ whenArgs: z.array(z.string().min(1)).min(1), tier: TierSchema })).optional(),
+      /** the argument names this action takes; any other top-level argument is refused (`metadata_missing`, detail `argument_not_allowed`). */
+      arguments: z.array(z.string().min(1)).optional(),
     }),
   ),
   modes: z.strictObject({ read_only: ModeSchema, low: ModeSchema, high: ModeSchema }),
@@ -44,6 +46,8 @@ export const PolicySchema = z.strictObject({
     z.strictObject({
       match: z.string().min(1).max(1000),
       authority: AuthoritySchema,
+      /** the principals this rule applies to (a system of record is trusted only through its own connector); default: any. */
+      principals: z.array(z.string().min(1)).optional(),
       description: z.string().max(1000).optional(),
     }),
   ),
@@ -143,6 +147,13 @@ export function riskTier(policy: Policy, action: Pick<Action, 'type' | 'args'>):
   return tier;
 }
 
+/** Top-level arguments the policy does not allow for this action type (empty when it lists none). */
+export function disallowedArguments(policy: Policy, action: Pick<Action, 'type' | 'args'>): string[] {
+  const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, action.type) ? policy.document.actions[action.type] : undefined;
+  if (!rule?.arguments) return [];
+  return Object.keys(action.args).filter((k) => !rule.arguments?.includes(k)).sort();
+}
+
 /** The mode (`observe` or `enforce`) the policy sets for a tier. */
 export function modeFor(policy: Policy, tier: Tier): Mode {
   return policy.document.modes[tier];
@@ -170,13 +181,15 @@ export function selfSource(principalId: string): string {
 
 /**
  * Authority of a source (DESIGN.md § Principals):
- * 1. the first policy source rule whose glob matches `sourceRef`;
+ * 1. the first policy source rule whose glob matches `sourceRef` (and that names the writer, when
+ *    the rule is bound to `principals`);
  * 2. else `principal:<writer>` (a principal speaking for itself) has the writer's ceiling —
  *    except for `tool` principals, which are channels: their upstream must be named by a rule;
  * 3. else the policy's `defaultSourceAuthority`.
  */
 export function sourceAuthority(policy: Policy, sourceRef: string, writer: Principal): Authority {
   for (const rule of policy.document.sources) {
+    if (rule.principals !== undefined && !rule.principals.includes(writer.id)) continue;
     if (globMatch(rule.match, sourceRef)) return rule.authority;
   }
   if (sourceRef === selfSource(writer.id) && writer.kind !== 'tool') return writer.maxAuthority;

@@ -14,32 +14,50 @@ export interface ArgumentValue {
   readonly numeric: number | null;
 }
 
-/** Flatten `args` to leaf values (strings and finite numbers). Booleans, null and empty strings carry no value. */
+const NUMBER_STRING = /^\s*-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*$/;
+const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Flatten `args` to leaf values (strings and finite numbers). Booleans, null and empty strings
+ * carry no value. Object keys that are not plain identifiers are values too (a payee smuggled
+ * in as a key, `{ "ACCT-9": 1200 }`, must be supplied like any other value).
+ */
 export function argumentValues(args: Readonly<Record<string, unknown>>): ArgumentValue[] {
   const out: ArgumentValue[] = [];
+  const str = (v: string, path: string): void => {
+    if (v.trim() === '') return;
+    const n = NUMBER_STRING.test(v) ? Number(v.replace(/,/g, '')) : null;
+    out.push({ argument: path, value: v, numeric: n !== null && Number.isFinite(n) ? n : null });
+  };
   const walk = (v: unknown, path: string): void => {
-    if (typeof v === 'string') {
-      if (v.trim() === '') return;
-      const n = /^\s*-?\d[\d,]*(\.\d+)?\s*$/.test(v) ? Number(v.replace(/,/g, '')) : null;
-      out.push({ argument: path, value: v, numeric: n !== null && Number.isFinite(n) ? n : null });
-    } else if (typeof v === 'number' && Number.isFinite(v)) {
-      out.push({ argument: path, value: String(v), numeric: v });
-    } else if (Array.isArray(v)) {
-      v.forEach((x, i) => walk(x, `${path}[${i}]`));
-    } else if (v !== null && typeof v === 'object') {
-      for (const [k, x] of Object.entries(v as Record<string, unknown>)) walk(x, path ? `${path}.${k}` : k);
+    if (typeof v === 'string') str(v, path);
+    else if (typeof v === 'number' && Number.isFinite(v)) out.push({ argument: path, value: String(v), numeric: v });
+    else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
+    else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+        const p = path ? `${path}.${k}` : k;
+        if (!PLAIN_KEY.test(k)) str(k, `${p}{key}`);
+        walk(x, p);
+      }
     }
   };
   walk(args, '');
   return out;
 }
 
-/** Normalise text for matching: NFKC, lower case, `_`/`-` as spaces, collapsed white space. */
+/**
+ * Normalise text for value matching: Unicode NFC (canonical equivalence only — no
+ * compatibility folding, so full-width look-alikes stay different), lower case, `_` as a space,
+ * white space collapsed. Hyphens, dots, `@` are kept: they are part of identifiers.
+ */
 export function normalizeText(s: string): string {
-  return s.normalize('NFKC').toLowerCase().replace(/[_\-\s]+/g, ' ').trim();
+  return s.normalize('NFC').toLowerCase().replace(/_/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
-const isWordChar = (c: string | undefined): boolean => c !== undefined && /[\p{L}\p{N}]/u.test(c);
+/** Characters that continue an identifier (account ids, emails, hosts, paths). */
+const isIdentChar = (c: string | undefined): boolean => c !== undefined && /[\p{L}\p{N}\-_@/+:#]/u.test(c);
+/** A `.` or `,` inside an identifier/number (followed by an identifier character) continues it. */
+const continues = (c: string | undefined, next: string | undefined): boolean => isIdentChar(c) || ((c === '.' || c === ',') && isIdentChar(next));
 
 function containsOnBoundary(haystack: string, needle: string): boolean {
   if (needle === '') return false;
@@ -47,19 +65,22 @@ function containsOnBoundary(haystack: string, needle: string): boolean {
   for (;;) {
     const i = haystack.indexOf(needle, from);
     if (i < 0) return false;
-    const before = haystack[i - 1];
-    const after = haystack[i + needle.length];
-    const startOk = !isWordChar(needle[0]) || !isWordChar(before);
-    const endOk = !isWordChar(needle[needle.length - 1]) || !isWordChar(after);
+    const j = i + needle.length;
+    const startOk = !isIdentChar(haystack[i - 1]) && !(haystack[i - 1] === '.' && isIdentChar(haystack[i - 2]));
+    const endOk = !continues(haystack[j], haystack[j + 1]);
     if (startOk && endOk) return true;
     from = i + 1;
   }
 }
 
-/** Numbers written in `text` ("$5,000", "5000.00", "1 200" is two numbers). */
+/**
+ * Numbers written in `text`: "$5,000", "5000.00", "1200." — commas only as thousands groups
+ * ("12,50" is no number); digits inside identifiers or dates ("INV-1200", "2026-11-29") are not
+ * amounts; a leading minus is not read (a negative argument never matches a positive text).
+ */
 export function numbersIn(text: string): number[] {
   const out: number[] = [];
-  for (const m of text.matchAll(/(?<![\p{L}\p{N}])\d[\d,]*(?:\.\d+)?/gu)) {
+  for (const m of text.matchAll(/(?<![\p{L}\p{N}\-_/.@#:,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\p{L}\p{N}\-_/@#:]|[.,]\d)/gu)) {
     const n = Number(m[0].replace(/,/g, ''));
     if (Number.isFinite(n)) out.push(n);
   }
@@ -76,9 +97,13 @@ export function prepareText(text: string): MatchText {
   return { normalized: normalizeText(text), numbers: numbersIn(text) };
 }
 
-/** Does `text` supply `value`? */
+/**
+ * Does `text` supply `value`? The whole value must occur on identifier boundaries (so
+ * `ACCT-1234` is not supplied by `ACCT-1234-5678`, nor `acme.co` by `billing@acme.co.uk`);
+ * numbers also match numerically against {@link numbersIn}.
+ */
 export function supplies(text: MatchText, value: ArgumentValue): boolean {
-  if (value.numeric !== null && text.numbers.includes(value.numeric)) return true;
+  if (value.numeric !== null) return value.numeric >= 0 && text.numbers.includes(value.numeric);
   return containsOnBoundary(text.normalized, normalizeText(value.value));
 }
 
@@ -92,33 +117,24 @@ export function significantTokens(text: string): Set<string> {
   return out;
 }
 
-/** A text a number may come from, with whether the gate would trust it. */
-export interface NumberSource {
-  readonly id: string | 'user_turn';
-  readonly numbers: readonly number[];
-}
-
 /**
- * Find `target = a * b` or `target = a + b` with `a`, `b` numbers written in the given sources
- * (the user's turn and trusted records). Deterministic: the first pair in source order.
- * Used only when no trusted text supplies the number itself (e.g. "50 units at $10" → 500).
+ * Find `target = a * b` with `a` and `b` two numbers written in the user's current turn
+ * ("reorder 50 units at $10 each" → 500), exact to the cent. Used only when no trusted text
+ * supplies the number itself. Deliberately narrow: no sums, no numbers from memory.
  *
- * @returns the operation and the two operands, each with every source that writes it, or null.
+ * @returns the two operands, or null.
  */
-export function findComputation(target: number, sources: readonly NumberSource[]): { op: '*' | '+'; a: number; b: number } | null {
-  const nums: number[] = [];
-  for (const s of sources) for (const n of s.numbers) if (!nums.includes(n)) nums.push(n);
-  if (nums.length > 200) nums.length = 200;
-  const eq = (x: number): boolean => Math.abs(x - target) <= 1e-9 * Math.max(1, Math.abs(target));
-  for (const op of ['*', '+'] as const) {
-    for (let i = 0; i < nums.length; i++) {
-      for (let j = i; j < nums.length; j++) {
-        const a = nums[i] as number;
-        const b = nums[j] as number;
-        if (i === j && !sources.some((s) => s.numbers.filter((n) => n === a).length > 1)) continue;
-        if (eq(op === '*' ? a * b : a + b)) return { op, a, b };
-      }
+export function findProduct(target: number, userTurnNumbers: readonly number[]): { op: '*'; a: number; b: number } | null {
+  const cents = (x: number): number => Math.round(x * 100);
+  if (!(target > 0) || !Number.isFinite(target)) return null;
+  const nums = userTurnNumbers.slice(0, 50);
+  for (let i = 0; i < nums.length; i++) {
+    for (let j = i + 1; j < nums.length; j++) {
+      const a = nums[i] as number;
+      const b = nums[j] as number;
+      if (Math.abs(a * b) < Number.MAX_SAFE_INTEGER / 100 && cents(a * b) === cents(target) && Math.abs(a * b - target) < 0.005) return { op: '*', a, b };
     }
   }
   return null;
 }
+

@@ -5,6 +5,7 @@
  */
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { Authority } from '../core/authority.js';
+import type { TokenRow } from './driver.js';
 import type {
   Channel,
   Confirmation,
@@ -116,3 +117,12 @@ export function searchTokens(text: string): string[] {
   const tokens = [...text.normalize('NFKC').matchAll(/[\p{L}\p{N}]+/gu)].map((m) => m[0]).filter((t) => t.length > 0);
   return [...new Set(tokens.slice(0, 64))];
 }
+
+export const toToken = (r: Row): TokenRow => ({
+  id: str(r.id),
+  tenant: strOrNull(r.tenant),
+  principalId: strOrNull(r.principal_id),
+  hash: str(r.hash),
+  createdAt: str(r.created_at),
+  revokedAt: strOrNull(r.revoked_at),
+});

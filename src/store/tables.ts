@@ -20,6 +20,7 @@ export const TABLE_COLUMNS = {
   decisions: ['id', 'tenant', 'session_id', 'at', 'outcome', 'body', 'audit_seq'],
   audit: ['tenant', 'seq', 'prev_hash', 'op', 'payload', 'policy_version', 'hash'],
   checkpoints: ['tenant', 'seq', 'hash', 'at', 'public_key', 'signature'],
+  tokens: ['id', 'tenant', 'principal_id', 'hash', 'created_at', 'revoked_at'],
 } as const satisfies Record<string, readonly string[]>;
 
 export type TableName = keyof typeof TABLE_COLUMNS;
@@ -39,6 +40,7 @@ export const TABLE_KEYS: Readonly<Record<TableName, readonly string[]>> = {
   decisions: ['id'],
   audit: ['tenant', 'seq'],
   checkpoints: ['tenant', 'seq', 'at'],
+  tokens: ['id'],
 };
 
 /** Integer columns; every other column is text (or NULL). */

@@ -156,6 +156,35 @@ export function triggers(f: StoreFactory): void {
     });
   });
 
+  describe('tokens (HTTP API / MCP bearer tokens)', () => {
+    test('a token can be revoked once; nothing else about it can change, and it cannot be deleted', async (t) => {
+      const e2 = await f.open();
+      t.after(e2.dispose);
+      const d = e2.mem.driver;
+      const row = { id: 'tok_conformance1', tenant: T, principalId: P.alice, hash: 'a'.repeat(64), createdAt: '2025-01-01T00:00:00.000Z', revokedAt: null };
+      await d.insertToken(row);
+      await expectImmutable(() => e2.raw.query("UPDATE tokens SET hash = ? WHERE id = ?", ['b'.repeat(64), row.id]), 'change a token hash');
+      await expectImmutable(() => e2.raw.query("UPDATE tokens SET tenant = NULL, principal_id = NULL, revoked_at = '2025-01-02T00:00:00.000Z' WHERE id = ?", [row.id]), 'turn a principal token into an admin token');
+      await expectImmutable(() => e2.raw.query('DELETE FROM tokens WHERE id = ?', [row.id]), 'delete a token');
+      await expectImmutable(() => e2.raw.query(e2.raw.replaceSql('tokens', ['id', 'tenant', 'principal_id', 'hash', 'created_at', 'revoked_at'], 'VALUES (?, NULL, NULL, ?, ?, NULL)'), [row.id, 'c'.repeat(64), row.createdAt]), 'upsert a token');
+      assert.equal(await d.revokeToken(row.id, '2025-01-02T00:00:00.000Z'), true);
+      assert.equal(await d.revokeToken(row.id, '2025-01-03T00:00:00.000Z'), false, 'a second revocation is refused');
+      await expectImmutable(() => e2.raw.query('UPDATE tokens SET revoked_at = NULL WHERE id = ?', [row.id]), 'un-revoke');
+      const found = await d.findToken({ hash: row.hash });
+      assert.equal(found?.revokedAt, '2025-01-02T00:00:00.000Z');
+      // a rotation: the old row revoked and the new one inserted, together
+      const next = { ...row, id: 'tok_conformance2', hash: 'd'.repeat(64), createdAt: '2025-01-04T00:00:00.000Z' };
+      await d.insertToken(next);
+      const rotated = { ...row, id: 'tok_conformance3', hash: 'e'.repeat(64), createdAt: '2025-01-05T00:00:00.000Z' };
+      assert.equal(await d.revokeToken(next.id, rotated.createdAt, rotated), true);
+      assert.deepEqual((await d.listTokens(T)).map((x) => [x.id, x.revokedAt !== null]), [
+        ['tok_conformance1', true],
+        ['tok_conformance2', true],
+        ['tok_conformance3', false],
+      ]);
+    });
+  });
+
   describe("the driver's upsert (INSERT OR REPLACE / INSERT … ON CONFLICT DO UPDATE)", () => {
     // SQLite runs DELETE triggers for rows removed by REPLACE only when recursive_triggers is on;
     // without it `INSERT OR REPLACE` silently rewrites an "immutable" row. PostgreSQL's

@@ -85,6 +85,7 @@ const memOpts = (opts: OpenOptions) => ({
 
 const SQLITE_TRIGGERS: Record<string, { update: string[]; delete: string[] }> = {
   records: { update: ['records_provenance_immutable', 'records_erase_only'], delete: ['records_no_delete'] },
+  tokens: { update: ['tokens_revoke_only'], delete: ['tokens_no_delete'] },
 };
 
 /** Real SQLite files in fresh temp directories (openMemory's defaults: key and sidecar next to the file). */
@@ -165,6 +166,7 @@ const PG_PRIMARY_KEYS: Record<string, string[]> = {
   decisions: ['id'],
   audit: ['tenant', 'seq'],
   checkpoints: ['tenant', 'seq', 'at'],
+  tokens: ['id'],
 };
 
 /** `?` placeholders (outside quotes) to `$n`. */

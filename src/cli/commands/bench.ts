@@ -1,29 +1,129 @@
-import type { Command } from 'commander';
-import { type BenchReport, renderBenchTable, runBench } from '../../bench/index.js';
-import { type RunState, act, commaList } from '../context.js';
+import { type Command, InvalidArgumentError } from 'commander';
+import { type BenchReport, type LlmOptions, jsonReport, renderBenchTable, runBench, writeResults } from '../../bench/index.js';
+import { MemauthError } from '../../core/errors.js';
+import { type RunState, act, commaList, positiveInt } from '../context.js';
+import { EXIT } from '../errors.js';
 import { createProgress } from '../progress.js';
 
-/** Register `bench`: run the benchmark (its own databases; no --db, no --tenant) and print the table or JSON. */
+interface BenchFlags {
+  scenarios?: string;
+  defenses?: string[];
+  agent?: string[];
+  model?: string[];
+  baseUrl?: string;
+  apiKeyEnv: string;
+  trials?: number;
+  seed?: number;
+  contentThreshold?: number;
+  unparsableThreshold?: number;
+  timeoutMs?: number;
+  retries?: number;
+  retryBaseMs?: number;
+  maxTurns?: number;
+  maxTokens?: number;
+  temperature?: number;
+  concurrency?: number;
+  out?: string;
+  workDir?: string;
+  progress: boolean;
+}
+
+/** Commander parser for an integer (negative allowed: seeds). */
+function integer(value: string): number {
+  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('must be an integer');
+  return Number(value);
+}
+
+/** Commander parser for a non-negative integer (retries). */
+function nonNegativeInt(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('must be a non-negative integer');
+  return Number(value);
+}
+
+/** Commander parser for a finite number in [0, max]. */
+const numberIn = (max: number) => (value: string): number => {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > max) throw new InvalidArgumentError(`must be a number from 0 to ${max}`);
+  return n;
+};
+
+const repeat = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/**
+ * Register `bench`: run the MEM-INV-Bench study (its own stores; no --db, no --tenant) and print
+ * the tables or JSON; `--out DIR` also writes results.json, results.md and results.svg.
+ */
 export function registerBenchCommand(program: Command, state: RunState): void {
   program
     .command('bench')
-    .description('run the laundering benchmark (MEM-INV-Bench format); progress on stderr')
+    .description('run the laundering benchmark (MEM-INV-Bench format) over five defense classes; progress on stderr')
     .option('--scenarios <file>', 'scenario file (default: data/scenarios/default.json)')
-    .option('--defenses <list>', 'comma-separated defenses to compare (default: none,memauth)', commaList)
+    .option('--defenses <list>', 'comma-separated defenses, or "all" (none, content, lineage, capability_ifc, memauth; default: none,memauth)', commaList)
+    .option('--agent <name>', 'agent: worst-case (default) or llm; repeat for both', repeat)
+    .option('--model <name>', 'model for the llm agent; repeat for several models', repeat)
+    .option('--base-url <url>', 'OpenAI-compatible endpoint, e.g. https://api.openai.com/v1')
+    .option('--api-key-env <name>', 'environment variable holding the API key', 'OPENAI_API_KEY')
+    .option('--trials <n>', 'trials per cell (default 1)', positiveInt)
+    .option('--seed <n>', 'base seed (default 1)', integer)
+    .option('--content-threshold <x>', 'content detector threshold (default 1)', numberIn(100))
+    .option('--unparsable-threshold <rate>', 'flag a model whose empty+unparsable share exceeds this (default 0.1)', numberIn(1))
+    .option('--timeout-ms <n>', 'per-request timeout for the model (default 60000)', positiveInt)
+    .option('--retries <n>', 'retries per model request on 429/5xx/network errors (default 4)', nonNegativeInt)
+    .option('--retry-base-ms <n>', 'first retry delay, doubled each retry, with jitter (default 500)', positiveInt)
+    .option('--max-turns <n>', 'agent turns per run, intermediate steps included (default 4)', positiveInt)
+    .option('--max-tokens <n>', 'completion token limit per request (default 512)', positiveInt)
+    .option('--temperature <t>', 'model temperature (default 0)', numberIn(2))
+    .option('--concurrency <n>', 'runs in flight at once (default 1; 4 with a model)', positiveInt)
+    .option('--out <dir>', 'write results.json, results.md and results.svg to this folder')
+    .option('--work-dir <dir>', 'keep each run\'s store as a SQLite file under this folder while it runs (default: in-memory SQLite)')
+    .option('--no-progress', 'no progress display on stderr')
     .action(
-      act(state, async (ctx, o: { scenarios?: string; defenses?: string[] }) => {
-        const progress = createProgress(process.stderr, 'bench');
+      act(state, async (ctx, o: BenchFlags) => {
+        let llm: LlmOptions | undefined;
+        const wantsLlm = (o.agent ?? []).includes('llm') || (o.agent === undefined && (o.model ?? []).length > 0);
+        if (wantsLlm) {
+          if (o.baseUrl === undefined) throw new MemauthError('INVALID_ARGUMENT', 'the llm agent needs --base-url (an OpenAI-compatible endpoint, e.g. https://api.openai.com/v1)', { field: 'baseUrl' });
+          const key = process.env[o.apiKeyEnv];
+          if (key === undefined || key === '') ctx.err(`bench: no API key in $${o.apiKeyEnv}; requests go without an Authorization header`);
+          llm = {
+            baseUrl: o.baseUrl,
+            apiKey: key !== undefined && key !== '' ? key : null,
+            apiKeyEnv: o.apiKeyEnv,
+            ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+            ...(o.retries !== undefined ? { retries: o.retries } : {}),
+            ...(o.retryBaseMs !== undefined ? { retryBaseMs: o.retryBaseMs } : {}),
+            ...(o.maxTurns !== undefined ? { maxTurns: o.maxTurns } : {}),
+            ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
+            ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+          };
+        }
+        const progress = o.progress ? createProgress(process.stderr, 'bench') : null;
         let report: BenchReport;
         try {
           report = await runBench({
             ...(o.scenarios !== undefined ? { scenarios: o.scenarios } : {}),
             ...(o.defenses !== undefined ? { defenses: o.defenses } : {}),
-            onProgress: (done, total, label) => progress.update(done, total, label),
+            ...(o.agent !== undefined ? { agents: o.agent } : {}),
+            ...(o.model !== undefined ? { models: o.model } : {}),
+            ...(llm !== undefined ? { llm } : {}),
+            ...(o.trials !== undefined ? { trials: o.trials } : {}),
+            ...(o.seed !== undefined ? { seed: o.seed } : {}),
+            ...(o.contentThreshold !== undefined ? { contentThreshold: o.contentThreshold } : {}),
+            ...(o.unparsableThreshold !== undefined ? { unparsableThreshold: o.unparsableThreshold } : {}),
+            ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+            ...(o.workDir !== undefined ? { workDir: o.workDir } : {}),
+            ...(progress ? { onProgress: (done: number, total: number, label: string) => progress.update(done, total, label) } : {}),
           });
         } finally {
-          progress.finish();
+          progress?.finish();
         }
-        ctx.out(ctx.json ? JSON.stringify(report) : renderBenchTable(report));
+        if (o.out !== undefined) {
+          const files = writeResults(o.out, report);
+          ctx.err(`bench: wrote ${files.join(', ')}`);
+        }
+        ctx.out(ctx.json ? JSON.stringify(jsonReport(report)) : renderBenchTable(report));
+        const c = report.checks;
+        return c.replayed === c.decisions && c.chainsVerified === c.decisions ? EXIT.OK : EXIT.FAILED;
       }),
     );
 }

@@ -13,8 +13,8 @@ import pg from 'pg';
 import type { AuditEntry, Checkpoint } from '../../core/audit.js';
 import { MemauthError } from '../../core/errors.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
-import type { ListRecordsOptions, SearchHit, StorageDriver, StorageReader, StorageTx } from '../driver.js';
-import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord } from '../rows.js';
+import type { ListRecordsOptions, SearchHit, StorageDriver, StorageReader, StorageTx, TokenRow } from '../driver.js';
+import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toToken } from '../rows.js';
 import { type CopyRow, type RowStore, TABLE_COLUMNS, TABLE_KEYS, TABLE_NAMES, type TableName, copyRow } from '../tables.js';
 import { FTS_TEXT_FUNCTION, MIGRATIONS, VERSION_TABLE } from './schema.js';
 
@@ -261,8 +261,8 @@ class PgReader implements StorageReader {
     return r ? toConfirmation(r) : null;
   }
 
-  async listConfirmations(tenant: string, actionType: string, now: string): Promise<Confirmation[]> {
-    return (await this.rows('SELECT * FROM confirmations WHERE tenant = $1 AND action_type = $2 AND expires_at > $3 ORDER BY created_at, id LIMIT 1000', [tenant, actionType, now])).map(toConfirmation);
+  async listConfirmations(tenant: string, actionType: string, argsHash: string, now: string): Promise<Confirmation[]> {
+    return (await this.rows('SELECT * FROM confirmations WHERE tenant = $1 AND action_type = $2 AND args_hash = $3 AND expires_at > $4 ORDER BY created_at, id', [tenant, actionType, argsHash, now])).map(toConfirmation);
   }
 
   async confirmationUses(tenant: string, ids: readonly string[]): Promise<Map<string, number>> {
@@ -534,6 +534,53 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
       } catch (re) {
         broken = re instanceof Error ? re : new Error(String(re));
       }
+      throw mapPgError(e, this.target);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  // ---- tokens (src/server/tokens.ts): each call is atomic on its own; none takes a tenant lock ----
+
+  async insertToken(t: TokenRow): Promise<void> {
+    await this.rows('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, NULL)', [t.id, t.tenant, t.principalId, t.hash, t.createdAt]);
+  }
+
+  async findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
+    const r = 'id' in by ? await this.one('SELECT * FROM tokens WHERE id = $1', [by.id]) : await this.one('SELECT * FROM tokens WHERE hash = $1', [by.hash]);
+    return r ? toToken(r) : null;
+  }
+
+  async listTokens(tenant: string | null): Promise<TokenRow[]> {
+    const rows = tenant === null ? await this.rows('SELECT * FROM tokens WHERE tenant IS NULL ORDER BY created_at, id') : await this.rows('SELECT * FROM tokens WHERE tenant = $1 ORDER BY created_at, id', [tenant]);
+    return rows.map(toToken);
+  }
+
+  async revokeToken(id: string, at: string, replacement?: TokenRow): Promise<boolean> {
+    const client = await this.unsafeClient();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      // the row lock makes two concurrent revocations (or rotations) of one token exclusive
+      const r = await client.query({ text: 'SELECT revoked_at FROM tokens WHERE id = $1 FOR UPDATE', values: [id] });
+      const row = r.rows[0] as Row | undefined;
+      if (!row || row.revoked_at !== null) {
+        await client.query('ROLLBACK');
+        return false;
+      }
+      await client.query({ text: 'UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', values: [at, id] });
+      if (replacement) {
+        await client.query({
+          text: 'INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, NULL)',
+          values: [replacement.id, replacement.tenant, replacement.principalId, replacement.hash, replacement.createdAt],
+        });
+      }
+      await client.query('COMMIT');
+      return true;
+    } catch (e) {
+      await client.query('ROLLBACK').catch((re: unknown) => {
+        broken = re instanceof Error ? re : new Error(String(re));
+      });
       throw mapPgError(e, this.target);
     } finally {
       client.release(broken);

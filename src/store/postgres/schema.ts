@@ -101,7 +101,7 @@ CREATE TABLE confirmations (
   id ${T} PRIMARY KEY, tenant ${T} NOT NULL, principal_id ${T} NOT NULL, action_type ${T} NOT NULL, resource ${T},
   args_hash ${T} NOT NULL, args ${T}, memory_ids ${T}, expires_at ${T} NOT NULL, max_uses bigint NOT NULL,
   created_at ${T} NOT NULL, audit_seq bigint NOT NULL);
-CREATE INDEX confirmations_action ON confirmations (tenant, action_type, expires_at);
+CREATE INDEX confirmations_action ON confirmations (tenant, action_type, args_hash, expires_at);
 CREATE TABLE confirmation_uses (
   tenant ${T} NOT NULL, confirmation_id ${T} NOT NULL, decision_id ${T} NOT NULL PRIMARY KEY, at ${T} NOT NULL);
 CREATE INDEX confirmation_uses_conf ON confirmation_uses (tenant, confirmation_id);
@@ -154,6 +154,31 @@ ${refuse('policies', 'policies')}
 ${refuse('principals', 'principal registrations')}
 ${refuse('checkpoints', 'checkpoints')}
 ${refuse('session_reads', 'session reads')}
+`,
+  // 2: bearer tokens of the HTTP API / MCP server (src/server/tokens.ts), as in SQLite's migration
+  // 2: only the SHA-256 of a token is stored; a row is append-only except that revoked_at may be
+  // set once, from NULL; rows are never deleted (revocation is the record).
+  `
+CREATE TABLE tokens (
+  id ${T} PRIMARY KEY, tenant ${T}, principal_id ${T}, hash ${T} NOT NULL UNIQUE,
+  created_at ${T} NOT NULL, revoked_at ${T},
+  CHECK ((tenant IS NULL) = (principal_id IS NULL)),
+  CHECK (length(hash) = 64));
+CREATE INDEX tokens_principal ON tokens (tenant, principal_id);
+CREATE FUNCTION memauth_tokens_revoke_only() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF NOT (OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL AND NEW.id = OLD.id AND NEW.tenant IS NOT DISTINCT FROM OLD.tenant
+          AND NEW.principal_id IS NOT DISTINCT FROM OLD.principal_id AND NEW.hash = OLD.hash AND NEW.created_at = OLD.created_at) THEN
+    RAISE EXCEPTION 'memauth IMMUTABLE_FIELD: a token can only be revoked, once' USING ERRCODE = 'P0001';
+  END IF;
+  RETURN NEW;
+END
+$fn$;
+CREATE TRIGGER tokens_revoke_only BEFORE UPDATE ON tokens FOR EACH ROW EXECUTE FUNCTION memauth_tokens_revoke_only();
+CREATE TRIGGER tokens_no_delete BEFORE DELETE ON tokens FOR EACH ROW
+  EXECUTE FUNCTION memauth_refuse('tokens are revoked, never deleted');
+CREATE TRIGGER tokens_no_truncate BEFORE TRUNCATE ON tokens FOR EACH STATEMENT
+  EXECUTE FUNCTION memauth_refuse('tokens are revoked, never deleted');
 `,
 ];
 

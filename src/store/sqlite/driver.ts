@@ -2,8 +2,8 @@ import Database from 'better-sqlite3';
 import type { AuditEntry, Checkpoint } from '../../core/audit.js';
 import { MemauthError } from '../../core/errors.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
-import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx } from '../driver.js';
-import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord } from '../rows.js';
+import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
+import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toToken } from '../rows.js';
 import { type CopyRow, type RowStore, TABLE_COLUMNS, TABLE_KEYS, TABLE_NAMES, type TableName, copyRow } from '../tables.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
 
@@ -229,9 +229,7 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     if (ids.length === 0) return out;
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      const rows = this.db
-        .prepare(`SELECT record_id, from_id, transform, kind FROM derivations WHERE record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY record_id, ord`)
-        .all(...chunk) as Row[];
+      const rows = this.stmt(`SELECT record_id, from_id, transform, kind FROM derivations WHERE record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY record_id, ord`).all(...chunk) as Row[];
       for (const r of rows) out.get(str(r.record_id))?.push({ from: str(r.from_id), transform: str(r.transform) as Transform, kind: str(r.kind) as EdgeKind });
     }
     return out;
@@ -247,7 +245,7 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     const out: Row[] = [];
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      out.push(...(this.db.prepare(`SELECT * FROM records WHERE tenant = ? AND id IN (${chunk.map(() => '?').join(',')}) ORDER BY id`).all(tenant, ...chunk) as Row[]));
+      out.push(...(this.stmt(`SELECT * FROM records WHERE tenant = ? AND id IN (${chunk.map(() => '?').join(',')}) ORDER BY id`).all(tenant, ...chunk) as Row[]));
     }
     // by id, like one chunk (PostgreSQL returns the same order)
     if (ids.length > 500) out.sort((a, b) => (str(a.id) < str(b.id) ? -1 : str(a.id) > str(b.id) ? 1 : 0));
@@ -303,7 +301,7 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     const out: Corroboration[] = [];
     for (let i = 0; i < recordIds.length; i += 500) {
       const chunk = recordIds.slice(i, i + 500);
-      const rows = this.db.prepare(`SELECT * FROM corroborations WHERE tenant = ? AND record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY at, id`).all(tenant, ...chunk) as Row[];
+      const rows = this.stmt(`SELECT * FROM corroborations WHERE tenant = ? AND record_id IN (${chunk.map(() => '?').join(',')}) ORDER BY at, id`).all(tenant, ...chunk) as Row[];
       out.push(...rows.map(toCorroboration));
     }
     return out;
@@ -314,8 +312,8 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     return r ? toConfirmation(r) : null;
   }
 
-  async listConfirmations(tenant: string, actionType: string, now: string): Promise<Confirmation[]> {
-    return this.all('SELECT * FROM confirmations WHERE tenant = ? AND action_type = ? AND expires_at > ? ORDER BY created_at, id LIMIT 1000', tenant, actionType, now).map(toConfirmation);
+  async listConfirmations(tenant: string, actionType: string, argsHash: string, now: string): Promise<Confirmation[]> {
+    return this.all('SELECT * FROM confirmations WHERE tenant = ? AND action_type = ? AND args_hash = ? AND expires_at > ? ORDER BY created_at, id', tenant, actionType, argsHash, now).map(toConfirmation);
   }
 
   async confirmationUses(tenant: string, ids: readonly string[]): Promise<Map<string, number>> {
@@ -438,6 +436,35 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   async appendAudit(e: AuditEntry): Promise<void> {
     this.assertTx();
     this.run('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', e.tenant, e.seq, e.prevHash, e.op, JSON.stringify(e.payload), e.policyVersion, e.hash);
+  }
+
+  // ---- tokens (each call is its own transaction, serialised with the others) ----
+  async insertToken(t: TokenRow): Promise<void> {
+    await this.transaction('', async () => {
+      this.run('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)', t.id, t.tenant, t.principalId, t.hash, t.createdAt);
+    });
+  }
+
+  async findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
+    const r = 'id' in by ? this.get('SELECT * FROM tokens WHERE id = ?', by.id) : this.get('SELECT * FROM tokens WHERE hash = ?', by.hash);
+    return r ? toToken(r) : null;
+  }
+
+  async listTokens(tenant: string | null): Promise<TokenRow[]> {
+    const rows = tenant === null ? this.all('SELECT * FROM tokens WHERE tenant IS NULL ORDER BY created_at, id') : this.all('SELECT * FROM tokens WHERE tenant = ? ORDER BY created_at, id', tenant);
+    return rows.map(toToken);
+  }
+
+  async revokeToken(id: string, at: string, replacement?: TokenRow): Promise<boolean> {
+    return this.transaction('', async () => {
+      const r = this.get('SELECT revoked_at FROM tokens WHERE id = ?', id);
+      if (!r || r.revoked_at !== null) return false;
+      this.run('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', at, id);
+      if (replacement) {
+        this.run('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)', replacement.id, replacement.tenant, replacement.principalId, replacement.hash, replacement.createdAt);
+      }
+      return true;
+    });
   }
 
   async insertCheckpoint(c: Checkpoint): Promise<void> {

@@ -46,7 +46,7 @@ CREATE TABLE confirmations (
   id TEXT PRIMARY KEY, tenant TEXT NOT NULL, principal_id TEXT NOT NULL, action_type TEXT NOT NULL, resource TEXT,
   args_hash TEXT NOT NULL, args TEXT, memory_ids TEXT, expires_at TEXT NOT NULL, max_uses INTEGER NOT NULL,
   created_at TEXT NOT NULL, audit_seq INTEGER NOT NULL) STRICT;
-CREATE INDEX confirmations_action ON confirmations (tenant, action_type, expires_at);
+CREATE INDEX confirmations_action ON confirmations (tenant, action_type, args_hash, expires_at);
 CREATE TABLE confirmation_uses (
   tenant TEXT NOT NULL, confirmation_id TEXT NOT NULL, decision_id TEXT NOT NULL PRIMARY KEY, at TEXT NOT NULL) STRICT;
 CREATE INDEX confirmation_uses_conf ON confirmation_uses (tenant, confirmation_id);
@@ -87,5 +87,27 @@ ${immutable('policies', 'policies')}
 ${immutable('principals', 'principal registrations')}
 ${immutable('checkpoints', 'checkpoints')}
 ${immutable('session_reads', 'session reads')}
+`,
+  // 2: bearer tokens of the HTTP API / MCP server (src/server/tokens.ts). Only the SHA-256 of a
+  // token is stored. A row is append-only except that revoked_at may be set once, from NULL;
+  // rows are never deleted (revocation is the record). tenant and principal_id are both NULL
+  // for an admin token and both set for a principal token.
+  `
+CREATE TABLE tokens (
+  id TEXT PRIMARY KEY, tenant TEXT, principal_id TEXT, hash TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL, revoked_at TEXT,
+  CHECK ((tenant IS NULL) = (principal_id IS NULL)),
+  CHECK (length(hash) = 64)) STRICT;
+CREATE INDEX tokens_principal ON tokens (tenant, principal_id);
+CREATE TRIGGER tokens_revoke_only BEFORE UPDATE ON tokens
+WHEN NOT (OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL AND NEW.id = OLD.id AND NEW.tenant IS OLD.tenant
+  AND NEW.principal_id IS OLD.principal_id AND NEW.hash = OLD.hash AND NEW.created_at = OLD.created_at)
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a token can only be revoked, once'); END;
+CREATE TRIGGER tokens_no_delete BEFORE DELETE ON tokens
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: tokens are revoked, never deleted'); END;
+${noReplace('tokens', ['id'], 'tokens')}
+CREATE TRIGGER tokens_no_replace_hash BEFORE INSERT ON tokens
+WHEN EXISTS (SELECT 1 FROM tokens WHERE hash = NEW.hash)
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: tokens cannot be replaced'); END;
 `,
 ];

@@ -1,0 +1,9 @@
+import { ALLOW, type Verdict } from './types.js';
+
+/**
+ * Defense class `none`: no defense. The proposed action executes as proposed. It is the upper
+ * bound of attack success for an agent and the reference for utility.
+ */
+export function noneGate(): Verdict {
+  return ALLOW;
+}

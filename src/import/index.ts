@@ -1,0 +1,253 @@
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { Memory } from '../api/memory.js';
+import { type Authority, atLeast } from '../core/authority.js';
+import { sha256Hex } from '../core/canonical.js';
+import { MemauthError, isMemauthError } from '../core/errors.js';
+import { originAuthority } from '../core/policy.js';
+import { KIND_CEILING, type Principal, type PrincipalKind } from '../core/types.js';
+import { IMPORT_FORMATS, type ImportFormat, type ImportItem, type ImportProblem, type Parsed, type SkipReason } from './items.js';
+import { parseMcpMemory } from './mcp-memory.js';
+import { parseMem0 } from './mem0.js';
+
+export { IMPORT_FORMATS, SKIP_REASONS, type ImportFormat, type ImportItem, type ImportProblem, type SkipReason } from './items.js';
+export { parseMcpMemory } from './mcp-memory.js';
+export { parseMem0 } from './mem0.js';
+
+/** The most an import can be trusted with: imported text is never a user's, a tool's or the system's statement. */
+export const IMPORT_TRUST = ['external_untrusted', 'model_inferred'] as const;
+export type ImportTrust = (typeof IMPORT_TRUST)[number];
+
+/** Options of {@link importMemories}. */
+export interface ImportOptions {
+  readonly tenant: string;
+  /** the scope every imported record is written to. */
+  readonly scope: string;
+  readonly format: ImportFormat;
+  /** the export file; its base name goes into each record's source. */
+  readonly file: string;
+  /** the file's text, when the caller has already read it (then `file` only names it). */
+  readonly text?: string;
+  /**
+   * the ceiling for imported records (default `external_untrusted`). `model_inferred` also needs
+   * the policy to rate `import:*` sources that high (a source rule); the report warns when it does not.
+   */
+  readonly trust?: ImportTrust;
+  /**
+   * the principal the records are written by; default `import` (kind `external`) for
+   * `external_untrusted`, `import-inferred` (kind `agent`) for `model_inferred`. Registered in
+   * domain `import` when missing. An existing one must be `external` or `agent`.
+   */
+  readonly principal?: string;
+  /** refuse the whole file (write nothing) when any item is invalid; default false (skip and report). */
+  readonly strict?: boolean;
+  /** called after each item, e.g. for a progress bar. */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+/** What {@link importMemories} did. `read = imported + duplicates + skipped`. */
+export interface ImportReport {
+  readonly format: ImportFormat;
+  readonly file: string;
+  /** the source prefix of every record: `import:<format>:<file base name>`. */
+  readonly source: string;
+  readonly tenant: string;
+  readonly scope: string;
+  readonly principal: string;
+  readonly trust: ImportTrust;
+  /** items found (an MCP observation or relation, a mem0 memory; a bad line counts as one). */
+  readonly read: number;
+  readonly imported: number;
+  /** items already in the store with the same source and text (re-imports), or repeated in the file. */
+  readonly duplicates: number;
+  readonly skipped: number;
+  readonly skippedByReason: Readonly<Partial<Record<SkipReason, number>>>;
+  /** every skipped item: line (JSONL) or index (JSON), ref, reason, detail. */
+  readonly problems: readonly ImportProblem[];
+  /** imported records per origin authority. */
+  readonly authorities: Readonly<Partial<Record<Authority, number>>>;
+  readonly warnings: readonly string[];
+}
+
+const PARSERS: Record<ImportFormat, (text: string) => Parsed> = { 'mcp-memory': parseMcpMemory, mem0: parseMem0 };
+const IMPORT_KINDS: readonly PrincipalKind[] = ['external', 'agent'];
+const MAX_WARNINGS = 50;
+
+function defaultPrincipal(trust: ImportTrust): { id: string; kind: PrincipalKind } {
+  return trust === 'model_inferred' ? { id: 'import-inferred', kind: 'agent' } : { id: 'import', kind: 'external' };
+}
+
+/** The import principal: existing (checked) or registered now. */
+async function importPrincipal(memory: Memory, tenant: string, trust: ImportTrust, id: string | undefined): Promise<Principal> {
+  const def = defaultPrincipal(trust);
+  const want = id ?? def.id;
+  const existing = (await memory.listPrincipals({ tenant })).find((p) => p.id === want);
+  if (existing) {
+    if (!IMPORT_KINDS.includes(existing.kind)) {
+      throw new MemauthError('INVALID_ARGUMENT', `import: principal ${want} is a ${existing.kind}; imported text is never a ${existing.kind}'s statement — use an external or agent principal`, { principal: want, kind: existing.kind });
+    }
+    if (!atLeast(existing.maxAuthority, trust)) {
+      throw new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `import: principal ${want} can write at most ${existing.maxAuthority}, not ${trust}; pass --trust ${existing.maxAuthority} or another principal`, { principal: want, ceiling: existing.maxAuthority, requested: trust });
+    }
+    return existing;
+  }
+  const kind = id === undefined ? def.kind : trust === 'model_inferred' ? 'agent' : 'external';
+  return memory.registerPrincipal({ tenant, id: want, kind, domain: 'import', maxAuthority: KIND_CEILING[kind] });
+}
+
+/** A date from the file as ISO-8601, or a warning why it is not used. */
+function isoOrWhy(s: string | undefined, now: Date, what: string): { iso?: string; why?: string } {
+  if (s === undefined) return {};
+  const t = Date.parse(s);
+  if (Number.isNaN(t)) return { why: `${what} ${JSON.stringify(s)} is not a date; not used` };
+  if (what === 'created_at' && t > now.getTime()) return { why: `${what} ${s} is in the future; not used` };
+  return { iso: new Date(t).toISOString() };
+}
+
+/**
+ * Import memories from another memory system into memauth (DESIGN.md § Principals, § Memory record):
+ * the MCP reference memory server's JSONL knowledge graph (`mcp-memory`) or a mem0 export (`mem0`).
+ *
+ * Every item becomes one record written by an import principal whose ceiling is `trust` —
+ * `external_untrusted` by default, `model_inferred` at most: an imported memory's origin is
+ * unknown to memauth, and neither format records who stated it. The record's source is
+ * `import:<format>:<file base name>#<item ref>` (a mem0 id; an MCP entity or relation), its
+ * `sourceAt` the item's `created_at` when present and valid, its expiry mem0's `expiration_date`
+ * (an already expired item is skipped). Records are written outside any session.
+ *
+ * An item whose source and text are already in the scope (an earlier import of the same file,
+ * or a repeat within it) is a duplicate and is not written again; one that was deleted from the
+ * store is not brought back (`deleted_in_store`). A bad line or item is skipped and reported
+ * with its line number (JSONL) or position (JSON); with `strict` nothing is written.
+ *
+ * @returns an {@link ImportReport} with counts (read, imported, duplicates, skipped by reason),
+ *   the problems, imported records per authority, and warnings.
+ * @throws MemauthError `INVALID_ARGUMENT` (unknown format, unreadable or malformed file, a bad
+ *   item under `strict` — `details.problems` lists them, a user/system/tool principal),
+ *   `AUTHORITY_EXCEEDS_PRINCIPAL` (an existing principal below `trust`), `TENANT_REQUIRED`,
+ *   `SCOPE_REQUIRED`.
+ *
+ * @example
+ * ```ts
+ * import { importMemories, openMemory } from 'memauth';
+ * const mem = await openMemory({ path: 'agent.db' });
+ * const report = await importMemories(mem, { tenant: 'acme', scope: 'imported', format: 'mcp-memory', file: 'memory.jsonl' });
+ * report.imported; // records written, each external_untrusted, source import:mcp-memory:memory.jsonl#…
+ * ```
+ */
+export async function importMemories(memory: Memory, options: ImportOptions): Promise<ImportReport> {
+  const { tenant, scope, format, file } = options;
+  if (typeof tenant !== 'string' || tenant === '') throw new MemauthError('TENANT_REQUIRED', 'import: a tenant is required', { field: 'tenant' });
+  if (typeof scope !== 'string' || scope === '') throw new MemauthError('SCOPE_REQUIRED', 'import: a scope is required', { field: 'scope' });
+  if (!(IMPORT_FORMATS as readonly string[]).includes(format)) throw new MemauthError('INVALID_ARGUMENT', `import: unknown format ${JSON.stringify(format)}; known: ${IMPORT_FORMATS.join(', ')}`, { field: 'format' });
+  const trust: ImportTrust = options.trust ?? 'external_untrusted';
+  if (!(IMPORT_TRUST as readonly string[]).includes(trust)) {
+    throw new MemauthError('INVALID_ARGUMENT', `import: --trust must be one of ${IMPORT_TRUST.join(', ')}; imported memories are never trusted higher`, { field: 'trust' });
+  }
+  let text = options.text;
+  if (text === undefined) {
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new MemauthError('INVALID_ARGUMENT', `import: cannot read ${file}: ${(e as Error).message}`, { field: 'file', file });
+    }
+  }
+  const source = `import:${format}:${basename(file)}`;
+  const parsed = PARSERS[format](text);
+  if (options.strict && parsed.problems.length > 0) {
+    const first = parsed.problems[0] as ImportProblem;
+    const where = first.line !== null ? `line ${first.line}` : `item ${first.index ?? '?'}`;
+    throw new MemauthError('INVALID_ARGUMENT', `import: ${parsed.problems.length} invalid item(s) in ${basename(file)}, first at ${where}: ${first.reason} (${first.detail}); nothing was imported`, { field: 'file', problems: parsed.problems.slice(0, 100) });
+  }
+
+  const principal = await importPrincipal(memory, tenant, trust, options.principal);
+  const problems: ImportProblem[] = [...parsed.problems];
+  const warnings: string[] = [];
+  let moreWarnings = 0;
+  const warn = (w: string): void => {
+    if (warnings.length < MAX_WARNINGS) warnings.push(w);
+    else moreWarnings++;
+  };
+
+  // what this file already put in the scope: source + content hash -> still there?
+  const seen = new Map<string, boolean>();
+  const prefix = `${source}#`;
+  for (let offset = 0; ; offset += 1000) {
+    const page = await memory.list({ tenant, scope, limit: 1000, offset, includeDeleted: true });
+    for (const r of page) if (r.origin.sourceRef.startsWith(prefix)) seen.set(`${r.origin.sourceRef}\u0000${r.contentHash}`, r.status !== 'deleted');
+    if (page.length < 1000) break;
+  }
+
+  const authorities: Partial<Record<Authority, number>> = {};
+  let imported = 0;
+  let duplicates = 0;
+  const total = parsed.items.length;
+  const now = new Date();
+  const skip = (item: ImportItem, reason: SkipReason, detail: string): void => {
+    problems.push({ line: item.line, index: item.index, ref: item.ref, reason, detail });
+  };
+  for (const [n, item] of parsed.items.entries()) {
+    const sourceRef = `${prefix}${item.ref}`;
+    const key = `${sourceRef}\u0000${sha256Hex(item.content)}`;
+    const where = item.line !== null ? `line ${item.line}` : `item ${item.index ?? '?'}`;
+    const already = seen.get(key);
+    if (already === true) duplicates++;
+    else if (already === false) skip(item, 'deleted_in_store', 'this item was imported before and deleted since; not brought back');
+    else {
+      const created = isoOrWhy(item.createdAt, now, 'created_at');
+      if (created.why) warn(`${where}: ${created.why}`);
+      const expires = isoOrWhy(item.expiresAt, now, 'expiration_date');
+      if (expires.why) warn(`${where}: ${expires.why}`);
+      if (expires.iso !== undefined && expires.iso <= now.toISOString()) skip(item, 'expired', `expired ${expires.iso}`);
+      else {
+        try {
+          const { record } = await memory.write({
+            tenant,
+            scope,
+            principal: principal.id,
+            content: item.content,
+            source: sourceRef,
+            authority: trust,
+            ...(created.iso !== undefined ? { sourceAt: created.iso } : {}),
+            ...(expires.iso !== undefined ? { expiresAt: expires.iso } : {}),
+            reason: `import ${format} ${basename(file)}`.slice(0, 1000),
+          });
+          seen.set(key, true);
+          imported++;
+          authorities[record.origin.authority] = (authorities[record.origin.authority] ?? 0) + 1;
+        } catch (e) {
+          if (!isMemauthError(e) || e.code === 'CLOSED' || e.code === 'DATABASE_CORRUPT' || e.code === 'DATABASE_LOCKED') throw e;
+          if (options.strict) throw new MemauthError(e.code, `import: ${where} refused after ${imported} imported: ${e.message}`, { ...e.details, imported });
+          skip(item, 'write_refused', `${e.code}: ${e.message}`);
+        }
+      }
+    }
+    options.onProgress?.(n + 1, total);
+  }
+
+  if (trust === 'model_inferred' && imported > 0 && (authorities.model_inferred ?? 0) === 0) {
+    const rated = originAuthority(memory.policy, `${prefix}x`, principal);
+    warn(`the policy rates ${prefix}… sources as ${rated}, so nothing was imported at model_inferred; add a source rule {"match": "import:*", "authority": "model_inferred"} to the policy to allow it`);
+  }
+  if (moreWarnings > 0) warnings.push(`… and ${moreWarnings} more warnings`);
+  const skippedByReason: Partial<Record<SkipReason, number>> = {};
+  for (const p of problems) skippedByReason[p.reason] = (skippedByReason[p.reason] ?? 0) + 1;
+  problems.sort((a, b) => (a.line ?? a.index ?? 0) - (b.line ?? b.index ?? 0));
+  return {
+    format,
+    file,
+    source,
+    tenant,
+    scope,
+    principal: principal.id,
+    trust,
+    read: total + parsed.problems.length,
+    imported,
+    duplicates,
+    skipped: problems.length,
+    skippedByReason,
+    problems,
+    authorities,
+    warnings,
+  };
+}
