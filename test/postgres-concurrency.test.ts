@@ -1,6 +1,7 @@
 /**
- * Several memauth processes on one PostgreSQL (DESIGN.md: "PostgreSQL for scale"): 4 worker
- * processes, each with its own connection pool and several requests in flight, write and decide
+ * Several memauth servers on one PostgreSQL (DESIGN.md: "PostgreSQL for scale"): 4 real
+ * `memauth serve --database postgres://…` processes, each with its own connection pool and 4
+ * HTTP requests in flight (principal bearer tokens, as clients would send them), write and decide
  * at once — all on one tenant (one audit chain, every append serialised by the advisory lock
  * across processes), and spread over many tenants. Afterwards every acknowledged write and
  * decision is present, every chain verifies (no fork, no duplicate or missing sequence number)
@@ -26,10 +27,10 @@ if ('unavailable' in server) {
   });
 } else {
   after(() => server.stop());
-  describe(`[postgres] ${PROCESSES} processes on one database, ${COUNT} writes and ${COUNT} decisions each`, () => {
+  describe(`[postgres] ${PROCESSES} memauth serve processes on one database over HTTP, ${COUNT} writes and ${COUNT} decisions each`, () => {
     for (const tenants of [1, 16]) {
       test(tenants === 1 ? 'all on one tenant (one chain)' : `spread over ${tenants} tenants`, async (t) => {
-        const r = await runLoad({ url: server.url, processes: PROCESSES, count: COUNT, tenants });
+        const r = await runLoad({ url: server.url, processes: PROCESSES, count: COUNT, tenants, via: 'http' });
         t.diagnostic(`${r.writes} writes + ${r.decisions} decisions in ${r.seconds.toFixed(1)} s: ${r.writesPerSecond.toFixed(0)} writes/s, ${r.decisionsPerSecond.toFixed(0)} decisions/s; outcomes ${JSON.stringify(r.outcomes)}; ${r.replayed} replayed`);
         assert.deepEqual(r.errors, [], 'no request failed');
         assert.equal(r.writes, PROCESSES * COUNT, 'every write acknowledged');

@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { SqliteDriver, isMemauthError, openMemory } from '../src/index.js';
 import { copyStore } from '../src/store/copy.js';
+import { TokenService } from '../src/server/tokens.js';
 import { TABLE_NAMES } from '../src/store/tables.js';
 import { MIGRATIONS } from '../src/store/postgres/schema.js';
 import { PostgresDriver, mapPgError } from '../src/store/postgres/index.js';
@@ -287,6 +288,11 @@ function driverCases(url: string): void {
         decisions.push({ tenant, decisionId: (await mem.authorize({ tenant, action: { type: 'send_email', args: { to: 'x@evil.example' } }, session: 's1' })).id });
         await expectCode(() => mem.write({ tenant, scope: 'v', principal: P.browser, content: 'x', authority: 'system_policy' }), 'AUTHORITY_EXCEEDS_PRINCIPAL');
       }
+      // bearer tokens of the HTTP API: an admin token, a principal token, and a revoked one
+      const tokens = new TokenService(mem.driver);
+      await tokens.issue('admin');
+      await tokens.issue({ tenant: T, principal: P.agent });
+      await tokens.revoke((await tokens.issue({ tenant: T, principal: P.alice })).info.id);
       await mem.close();
 
       const toPg = cli(['migrate', '--from', `sqlite:${srcFile}`, '--to', pgDb, '--json']);
