@@ -240,157 +240,157 @@ const RUNS = Number(process.env.MEMAUTH_PROPERTY_RUNS ?? 120);
 
 /** The store properties, against the factory's store. */
 export function properties(f: StoreFactory): void {
-describe('store properties (random operation sequences on a real store)', () => {
-  let env: Env;
-  const clock = manualClock('2025-03-01T00:00:00.000Z');
-  let run = 0;
-  before(async () => {
-    env = await f.open({ clock: clock.now, policy: TEST_POLICY });
-  });
-  after(async () => {
-    await env.dispose();
-  });
+  describe('store properties (random operation sequences on a real store)', () => {
+    let env: Env;
+    const clock = manualClock('2025-03-01T00:00:00.000Z');
+    let run = 0;
+    before(async () => {
+      env = await f.open({ clock: clock.now, policy: TEST_POLICY });
+    });
+    after(async () => {
+      await env.dispose();
+    });
 
-  test('(a)+(b)+(d): taint never raised, derived ≤ inputs, high allowed only when trusted or confirmed, replay reproduces every decision', async (t) => {
-    let allows = 0;
-    let confirmedAllows = 0;
-    let highDenies = 0;
-    await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 4, maxLength: 22 }), async (ops) => {
-        const tenant = `t${run++}`;
-        await registerCast(env.mem, tenant);
-        const s: RunState = { tenant, reads: new Map(), records: [], confirmations: [], decisions: [] };
-        const uses = new Map<string, number>();
-        let before = await allRecords(env, tenant);
-        for (const op of ops) {
-          const d = await runOp(env, clock, s, op);
-          const afterOp = await allRecords(env, tenant);
-          // (a) nothing already stored changes its origin or taint; lowestAuthority never rises
-          for (const [id, r0] of before) {
-            const r1 = afterOp.get(id);
-            assert.ok(r1, `record ${id} vanished after ${op.k}`);
-            assert.ok(rank(r1.taint.lowestAuthority) <= rank(r0.taint.lowestAuthority), `${op.k} raised ${id} from ${r0.taint.lowestAuthority} to ${r1.taint.lowestAuthority}`);
-            assert.deepEqual(r1.taint, r0.taint, `${op.k} changed the taint of ${id}`);
-            assert.deepEqual(r1.origin, r0.origin, `${op.k} changed the origin of ${id}`);
-            assert.deepEqual(r1.derivedFrom, r0.derivedFrom);
-          }
-          // new records: never above their own origin, nor above any input
-          for (const [id, r] of afterOp) {
-            if (before.has(id)) continue;
-            assert.ok(rank(r.taint.lowestAuthority) <= rank(r.origin.authority), `new record ${id} above its origin`);
-            for (const e of r.derivedFrom) {
-              const input = afterOp.get(e.from);
-              assert.ok(input, `input ${e.from} of ${id} is in the tenant`);
-              assert.ok(rank(r.taint.lowestAuthority) <= rank(input.taint.lowestAuthority), `derived ${id} (${r.taint.lowestAuthority}) above input ${e.from} (${input.taint.lowestAuthority})`);
-              for (const src of input.taint.sources) assert.ok(r.taint.sources.includes(src), 'sources carried');
-              for (const ch of input.taint.channels) assert.ok(r.taint.channels.includes(ch), 'channels carried');
-              assert.ok(r.taint.oldestSourceAt <= input.taint.oldestSourceAt, 'oldest source date carried');
+    test('(a)+(b)+(d): taint never raised, derived ≤ inputs, high allowed only when trusted or confirmed, replay reproduces every decision', async (t) => {
+      let allows = 0;
+      let confirmedAllows = 0;
+      let highDenies = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(opArb, { minLength: 4, maxLength: 22 }), async (ops) => {
+          const tenant = `t${run++}`;
+          await registerCast(env.mem, tenant);
+          const s: RunState = { tenant, reads: new Map(), records: [], confirmations: [], decisions: [] };
+          const uses = new Map<string, number>();
+          let before = await allRecords(env, tenant);
+          for (const op of ops) {
+            const d = await runOp(env, clock, s, op);
+            const afterOp = await allRecords(env, tenant);
+            // (a) nothing already stored changes its origin or taint; lowestAuthority never rises
+            for (const [id, r0] of before) {
+              const r1 = afterOp.get(id);
+              assert.ok(r1, `record ${id} vanished after ${op.k}`);
+              assert.ok(rank(r1.taint.lowestAuthority) <= rank(r0.taint.lowestAuthority), `${op.k} raised ${id} from ${r0.taint.lowestAuthority} to ${r1.taint.lowestAuthority}`);
+              assert.deepEqual(r1.taint, r0.taint, `${op.k} changed the taint of ${id}`);
+              assert.deepEqual(r1.origin, r0.origin, `${op.k} changed the origin of ${id}`);
+              assert.deepEqual(r1.derivedFrom, r0.derivedFrom);
             }
-            if (r.derivedFrom.length === 0 && r.audit.writeReason !== 'write') {
-              // a derivation with no inputs at all is at most model_inferred
-              assert.ok(rank(r.taint.lowestAuthority) <= rank('model_inferred'));
+            // new records: never above their own origin, nor above any input
+            for (const [id, r] of afterOp) {
+              if (before.has(id)) continue;
+              assert.ok(rank(r.taint.lowestAuthority) <= rank(r.origin.authority), `new record ${id} above its origin`);
+              for (const e of r.derivedFrom) {
+                const input = afterOp.get(e.from);
+                assert.ok(input, `input ${e.from} of ${id} is in the tenant`);
+                assert.ok(rank(r.taint.lowestAuthority) <= rank(input.taint.lowestAuthority), `derived ${id} (${r.taint.lowestAuthority}) above input ${e.from} (${input.taint.lowestAuthority})`);
+                for (const src of input.taint.sources) assert.ok(r.taint.sources.includes(src), 'sources carried');
+                for (const ch of input.taint.channels) assert.ok(r.taint.channels.includes(ch), 'channels carried');
+                assert.ok(r.taint.oldestSourceAt <= input.taint.oldestSourceAt, 'oldest source date carried');
+              }
+              if (r.derivedFrom.length === 0 && r.audit.writeReason !== 'write') {
+                // a derivation with no inputs at all is at most model_inferred
+                assert.ok(rank(r.taint.lowestAuthority) <= rank('model_inferred'));
+              }
+            }
+            before = afterOp;
+            // (b)
+            if (d) {
+              await checkHighAllow(env, s, d, uses);
+              if (d.confirmationId) uses.set(d.confirmationId, (uses.get(d.confirmationId) ?? 0) + 1);
+              if (d.tier === 'high' && d.outcome === 'allow') (d.confirmationId ? confirmedAllows++ : allows++);
+              if (d.tier === 'high' && d.outcome === 'deny') highDenies++;
             }
           }
-          before = afterOp;
-          // (b)
-          if (d) {
-            await checkHighAllow(env, s, d, uses);
-            if (d.confirmationId) uses.set(d.confirmationId, (uses.get(d.confirmationId) ?? 0) + 1);
-            if (d.tier === 'high' && d.outcome === 'allow') (d.confirmationId ? confirmedAllows++ : allows++);
-            if (d.tier === 'high' && d.outcome === 'deny') highDenies++;
+          // (d) every decision replays to the same outcome from the log alone
+          for (const d of s.decisions) {
+            const r = await env.mem.replay({ tenant, decisionId: d.id });
+            assert.equal(r.matches, true, `replay of ${d.id} (${d.action.type}, ${d.outcome}) → ${r.replayed.outcome} ${JSON.stringify(r.replayed.reasons)} vs ${JSON.stringify(r.recorded.reasons)}`);
+            assert.equal(r.recorded.outcome, d.outcome);
           }
-        }
-        // (d) every decision replays to the same outcome from the log alone
-        for (const d of s.decisions) {
-          const r = await env.mem.replay({ tenant, decisionId: d.id });
-          assert.equal(r.matches, true, `replay of ${d.id} (${d.action.type}, ${d.outcome}) → ${r.replayed.outcome} ${JSON.stringify(r.replayed.reasons)} vs ${JSON.stringify(r.recorded.reasons)}`);
-          assert.equal(r.recorded.outcome, d.outcome);
-        }
-        const report = await env.mem.verifyAudit({ tenant });
-        assert.equal(report.ok, true, report.tenants.map((x) => x.message).join('; '));
-      }),
-      { numRuns: RUNS },
+          const report = await env.mem.verifyAudit({ tenant });
+          assert.equal(report.ok, true, report.tenants.map((x) => x.message).join('; '));
+        }),
+        { numRuns: RUNS },
+      );
+      t.diagnostic(`high: ${allows} allowed on trust, ${confirmedAllows} allowed by confirmation, ${highDenies} denied`);
+      // the generator must actually reach the interesting cases
+      assert.ok(highDenies > 0, 'some high actions were denied');
+      assert.ok(allows + confirmedAllows > 0, `some high actions were allowed (plain ${allows}, confirmed ${confirmedAllows})`);
+    });
+  });
+
+  describe('audit tamper detection (property c)', () => {
+    let env: Env;
+    const clock = manualClock('2025-04-01T00:00:00.000Z');
+    let run = 0;
+    before(async () => {
+      env = await f.open({ clock: clock.now, policy: TEST_POLICY });
+      await dropAuditTriggers(env.raw);
+    });
+    after(async () => {
+      await env.dispose();
+    });
+
+    type Mutation = { kind: 'change'; field: 'payload' | 'op' | 'prev_hash' | 'hash' | 'policy_version'; at: number } | { kind: 'remove'; at: number } | { kind: 'reorder'; at: number; gap: number };
+    const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
+      fc.record({ kind: fc.constant('change' as const), field: fc.constantFrom('payload' as const, 'op' as const, 'prev_hash' as const, 'hash' as const, 'policy_version' as const), at: fc.nat() }),
+      fc.record({ kind: fc.constant('remove' as const), at: fc.nat() }),
+      fc.record({ kind: fc.constant('reorder' as const), at: fc.nat(), gap: fc.integer({ min: 1, max: 8 }) }),
     );
-    t.diagnostic(`high: ${allows} allowed on trust, ${confirmedAllows} allowed by confirmation, ${highDenies} denied`);
-    // the generator must actually reach the interesting cases
-    assert.ok(highDenies > 0, 'some high actions were denied');
-    assert.ok(allows + confirmedAllows > 0, `some high actions were allowed (plain ${allows}, confirmed ${confirmedAllows})`);
-  });
-});
 
-describe('audit tamper detection (property c)', () => {
-  let env: Env;
-  const clock = manualClock('2025-04-01T00:00:00.000Z');
-  let run = 0;
-  before(async () => {
-    env = await f.open({ clock: clock.now, policy: TEST_POLICY });
-    await dropAuditTriggers(env.raw);
-  });
-  after(async () => {
-    await env.dispose();
-  });
-
-  type Mutation = { kind: 'change'; field: 'payload' | 'op' | 'prev_hash' | 'hash' | 'policy_version'; at: number } | { kind: 'remove'; at: number } | { kind: 'reorder'; at: number; gap: number };
-  const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
-    fc.record({ kind: fc.constant('change' as const), field: fc.constantFrom('payload' as const, 'op' as const, 'prev_hash' as const, 'hash' as const, 'policy_version' as const), at: fc.nat() }),
-    fc.record({ kind: fc.constant('remove' as const), at: fc.nat() }),
-    fc.record({ kind: fc.constant('reorder' as const), at: fc.nat(), gap: fc.integer({ min: 1, max: 8 }) }),
-  );
-
-  test('verifyAudit detects any single changed, removed or reordered entry and names the first bad seq', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 8 }), mutationArb, async (ops, m) => {
-        const tenant = `tamper${run++}`;
-        await registerCast(env.mem, tenant);
-        const s: RunState = { tenant, reads: new Map(), records: [], confirmations: [], decisions: [] };
-        for (const op of ops) await runOp(env, clock, s, op);
-        await env.mem.checkpoint({ tenant });
-        assert.equal((await env.mem.verifyAudit({ tenant })).ok, true);
-        const head = (await env.mem.driver.auditHead(tenant))?.seq ?? 0;
-        assert.ok(head >= 2);
-        const raw = env.raw;
-        const row = async (seq: number) => (await raw.query('SELECT * FROM audit WHERE tenant = ? AND seq = ?', [tenant, seq]))[0] as Record<string, string | number>;
-        const at = 1 + (m.at % head);
-        let expectedSeq: number | 'checkpoint' = at;
-        switch (m.kind) {
-          case 'change': {
-            const r = await row(at);
-            let v: string;
-            if (m.field === 'payload') v = JSON.stringify({ ...JSON.parse(String(r.payload)), tampered: `x${at}` });
-            else if (m.field === 'op') v = AUDIT_OPS[(AUDIT_OPS.indexOf(String(r.op) as (typeof AUDIT_OPS)[number]) + 1) % AUDIT_OPS.length] as string;
-            else v = String(r[m.field]).replace(/^./, (ch) => (ch === 'f' ? '0' : 'f'));
-            await raw.query(`UPDATE audit SET ${m.field} = ? WHERE tenant = ? AND seq = ?`, [v, tenant, at]);
-            break;
+    test('verifyAudit detects any single changed, removed or reordered entry and names the first bad seq', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 8 }), mutationArb, async (ops, m) => {
+          const tenant = `tamper${run++}`;
+          await registerCast(env.mem, tenant);
+          const s: RunState = { tenant, reads: new Map(), records: [], confirmations: [], decisions: [] };
+          for (const op of ops) await runOp(env, clock, s, op);
+          await env.mem.checkpoint({ tenant });
+          assert.equal((await env.mem.verifyAudit({ tenant })).ok, true);
+          const head = (await env.mem.driver.auditHead(tenant))?.seq ?? 0;
+          assert.ok(head >= 2);
+          const raw = env.raw;
+          const row = async (seq: number) => (await raw.query('SELECT * FROM audit WHERE tenant = ? AND seq = ?', [tenant, seq]))[0] as Record<string, string | number>;
+          const at = 1 + (m.at % head);
+          let expectedSeq: number | 'checkpoint' = at;
+          switch (m.kind) {
+            case 'change': {
+              const r = await row(at);
+              let v: string;
+              if (m.field === 'payload') v = JSON.stringify({ ...JSON.parse(String(r.payload)), tampered: `x${at}` });
+              else if (m.field === 'op') v = AUDIT_OPS[(AUDIT_OPS.indexOf(String(r.op) as (typeof AUDIT_OPS)[number]) + 1) % AUDIT_OPS.length] as string;
+              else v = String(r[m.field]).replace(/^./, (ch) => (ch === 'f' ? '0' : 'f'));
+              await raw.query(`UPDATE audit SET ${m.field} = ? WHERE tenant = ? AND seq = ?`, [v, tenant, at]);
+              break;
+            }
+            case 'remove':
+              await raw.query('DELETE FROM audit WHERE tenant = ? AND seq = ?', [tenant, at]);
+              if (at === head) expectedSeq = 'checkpoint';
+              break;
+            case 'reorder': {
+              const i = Math.min(at, head - 1);
+              const j = Math.min(head, i + m.gap);
+              const a = await row(i);
+              const b = await row(j);
+              const put = 'UPDATE audit SET prev_hash = ?, op = ?, payload = ?, policy_version = ?, hash = ? WHERE tenant = ? AND seq = ?';
+              await raw.query(put, [b.prev_hash, b.op, b.payload, b.policy_version, b.hash, tenant, i]);
+              await raw.query(put, [a.prev_hash, a.op, a.payload, a.policy_version, a.hash, tenant, j]);
+              expectedSeq = i;
+              break;
+            }
           }
-          case 'remove':
-            await raw.query('DELETE FROM audit WHERE tenant = ? AND seq = ?', [tenant, at]);
-            if (at === head) expectedSeq = 'checkpoint';
-            break;
-          case 'reorder': {
-            const i = Math.min(at, head - 1);
-            const j = Math.min(head, i + m.gap);
-            const a = await row(i);
-            const b = await row(j);
-            const put = 'UPDATE audit SET prev_hash = ?, op = ?, payload = ?, policy_version = ?, hash = ? WHERE tenant = ? AND seq = ?';
-            await raw.query(put, [b.prev_hash, b.op, b.payload, b.policy_version, b.hash, tenant, i]);
-            await raw.query(put, [a.prev_hash, a.op, a.payload, a.policy_version, a.hash, tenant, j]);
-            expectedSeq = i;
-            break;
+          const report = await env.mem.verifyAudit({ tenant });
+          assert.equal(report.ok, false, `${JSON.stringify(m)} went undetected`);
+          const tr = report.tenants[0];
+          assert.ok(tr);
+          if (expectedSeq === 'checkpoint') {
+            assert.equal(tr.checkpoint?.problem, 'chain_shorter_than_checkpoint');
+          } else {
+            assert.equal(tr.chain.ok, false);
+            assert.equal(tr.chain.firstBadSeq, expectedSeq, `${JSON.stringify(m)}: ${tr.message}`);
           }
-        }
-        const report = await env.mem.verifyAudit({ tenant });
-        assert.equal(report.ok, false, `${JSON.stringify(m)} went undetected`);
-        const tr = report.tenants[0];
-        assert.ok(tr);
-        if (expectedSeq === 'checkpoint') {
-          assert.equal(tr.checkpoint?.problem, 'chain_shorter_than_checkpoint');
-        } else {
-          assert.equal(tr.chain.ok, false);
-          assert.equal(tr.chain.firstBadSeq, expectedSeq, `${JSON.stringify(m)}: ${tr.message}`);
-        }
-      }),
-      { numRuns: RUNS },
-    );
+        }),
+        { numRuns: RUNS },
+      );
+    });
   });
-});
 }

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { P, T, manualClock } from '../helpers.js';
+import { P, T, expectCode, manualClock } from '../helpers.js';
 import { type StoreFactory, setupWith } from './common.js';
 
 /** Search and concurrency cases, against the factory's store. */
@@ -67,6 +67,22 @@ export function store(f: StoreFactory): void {
       assert.deepEqual(hits.map((h) => h.record.id), [two.id, one.id]);
       assert.ok((hits[0]?.score ?? 0) > (hits[1]?.score ?? 0), 'higher score is better');
       assert.equal((await mem.search({ tenant: T, scope: 's', query: 'payroll', limit: 1 })).length, 1);
+    });
+  });
+
+  describe('text every store can hold', () => {
+    test('U+0000 in stored text is refused alike (INVALID_ARGUMENT); in action arguments it is kept', async (t) => {
+      const env = await setupWith(f);
+      t.after(env.dispose);
+      const { mem } = env;
+      await expectCode(() => mem.write({ tenant: T, scope: 's', principal: P.alice, content: 'nul \u0000 inside' }), 'INVALID_ARGUMENT');
+      await expectCode(() => mem.write({ tenant: T, scope: 's', principal: P.alice, content: 'ok', source: 'https://x.example/\u0000' }), 'INVALID_ARGUMENT');
+      const rec = (await mem.write({ tenant: T, scope: 's', principal: P.alice, content: 'Zürich 😀 "quoted" \\ text' })).record;
+      assert.equal((await mem.get({ tenant: T, id: rec.id })).content, 'Zürich 😀 "quoted" \\ text');
+      const d = await mem.authorize({ tenant: T, action: { type: 'answer', args: { q: 'a\u0000b', emoji: '😀' } } });
+      assert.deepEqual((await mem.getDecision({ tenant: T, decisionId: d.id })).action.args, { q: 'a\u0000b', emoji: '😀' });
+      assert.equal((await mem.replay({ tenant: T, decisionId: d.id })).matches, true);
+      assert.equal((await mem.verifyAudit({})).ok, true);
     });
   });
 
