@@ -141,7 +141,7 @@ function driverCases(url: string): void {
       t.after(() => mem.close());
       await registerCast(mem);
       await mem.write({ tenant: T, scope: 'n', principal: P.alice, content: 'keep me' });
-      for (const table of ['records', 'audit', 'derivations', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads']) {
+      for (const table of ['records', 'audit', 'derivations', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads', 'tokens', 'review_notes']) {
         await assert.rejects(
           admin((c) => c.query(`TRUNCATE ${schema}.${table} CASCADE`)),
           (e: unknown) => e instanceof Error && e.message.includes('IMMUTABLE_FIELD'),
@@ -293,6 +293,7 @@ function driverCases(url: string): void {
       await tokens.issue('admin');
       await tokens.issue({ tenant: T, principal: P.agent });
       await tokens.revoke((await tokens.issue({ tenant: T, principal: P.alice })).info.id);
+      await mem.driver.insertReviewNote({ id: 'rev_1', tenant: T, decisionId: (decisions[1] as { decisionId: string }).decisionId, verdict: 'rejected', by: P.alice, note: 'not ours', at: new Date().toISOString() });
       await mem.close();
 
       const toPg = cli(['migrate', '--from', `sqlite:${srcFile}`, '--to', pgDb, '--json']);

@@ -5,7 +5,7 @@
  */
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { Authority } from '../core/authority.js';
-import type { TokenRow } from './driver.js';
+import type { ReviewNoteRow, TokenRow } from './driver.js';
 import type {
   Channel,
   Confirmation,
@@ -125,4 +125,14 @@ export const toToken = (r: Row): TokenRow => ({
   hash: str(r.hash),
   createdAt: str(r.created_at),
   revokedAt: strOrNull(r.revoked_at),
+});
+
+export const toReviewNote = (r: Row): ReviewNoteRow => ({
+  id: str(r.id),
+  tenant: str(r.tenant),
+  decisionId: str(r.decision_id),
+  verdict: 'rejected',
+  by: str(r.by_principal),
+  note: str(r.note),
+  at: str(r.at),
 });

@@ -21,6 +21,7 @@ export const TABLE_COLUMNS = {
   audit: ['tenant', 'seq', 'prev_hash', 'op', 'payload', 'policy_version', 'hash'],
   checkpoints: ['tenant', 'seq', 'hash', 'at', 'public_key', 'signature'],
   tokens: ['id', 'tenant', 'principal_id', 'hash', 'created_at', 'revoked_at'],
+  review_notes: ['id', 'tenant', 'decision_id', 'verdict', 'by_principal', 'note', 'at'],
 } as const satisfies Record<string, readonly string[]>;
 
 export type TableName = keyof typeof TABLE_COLUMNS;
@@ -41,6 +42,7 @@ export const TABLE_KEYS: Readonly<Record<TableName, readonly string[]>> = {
   audit: ['tenant', 'seq'],
   checkpoints: ['tenant', 'seq', 'at'],
   tokens: ['id'],
+  review_notes: ['id'],
 };
 
 /** Integer columns; every other column is text (or NULL). */

@@ -42,6 +42,7 @@ export function triggers(f: StoreFactory): void {
     const dec = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-77', amount: 5 } }, session: 'ses-trig', dependsOn: [page.id], confirmationId: conf.id });
     assert.equal(dec.outcome, 'allow', JSON.stringify(dec.reasons));
     await mem.checkpoint({ tenant: T });
+    await mem.driver.insertReviewNote({ id: 'rev_trig1', tenant: T, decisionId: dec.id, verdict: 'rejected', by: P.alice, note: 'not this vendor', at: '2025-01-01T00:00:00.000Z' });
     Object.assign(ids, { page: page.id, rule: rule.id, derived: derived.id, gone: gone.id, conf: conf.id, dec: dec.id });
     for (const t of PROTECTED_TABLES) assert.ok(Number(await scalar(raw, `SELECT count(*) AS n FROM ${t}`)) > 0, `fixture has rows in ${t}`);
   });
@@ -119,7 +120,7 @@ export function triggers(f: StoreFactory): void {
   });
 
   describe('append-only tables', () => {
-    for (const table of ['audit', 'derivations', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads']) {
+    for (const table of ['audit', 'derivations', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads', 'review_notes']) {
       test(`${table}: UPDATE of every column and DELETE are refused (IMMUTABLE_FIELD); data unchanged`, async () => {
         const before = await snapshotAll(raw);
         const cols = await raw.columns(table);
@@ -140,7 +141,7 @@ export function triggers(f: StoreFactory): void {
     test('the triggers are all installed', async () => {
       const names = await raw.triggerNames();
       for (const t of ['records_provenance_immutable', 'records_erase_only', 'records_no_delete']) assert.ok(names.includes(t), t);
-      for (const t of ['derivations', 'audit', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads']) {
+      for (const t of ['derivations', 'audit', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads', 'review_notes']) {
         assert.ok(names.includes(`${t}_no_update`), `${t}_no_update`);
         assert.ok(names.includes(`${t}_no_delete`), `${t}_no_delete`);
       }

@@ -167,6 +167,7 @@ const PG_PRIMARY_KEYS: Record<string, string[]> = {
   audit: ['tenant', 'seq'],
   checkpoints: ['tenant', 'seq', 'at'],
   tokens: ['id'],
+  review_notes: ['id'],
 };
 
 /** `?` placeholders (outside quotes) to `$n`. */

@@ -13,8 +13,8 @@ import pg from 'pg';
 import type { AuditEntry, Checkpoint } from '../../core/audit.js';
 import { MemauthError } from '../../core/errors.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
-import type { ListRecordsOptions, SearchHit, StorageDriver, StorageReader, StorageTx, TokenRow } from '../driver.js';
-import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toToken } from '../rows.js';
+import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageDriver, StorageReader, StorageTx, TokenRow } from '../driver.js';
+import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken } from '../rows.js';
 import { type CopyRow, type RowStore, TABLE_COLUMNS, TABLE_KEYS, TABLE_NAMES, type TableName, copyRow } from '../tables.js';
 import { FTS_TEXT_FUNCTION, MIGRATIONS, VERSION_TABLE } from './schema.js';
 
@@ -585,6 +585,16 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
     } finally {
       client.release(broken);
     }
+  }
+
+  // ---- review notes (src/server/routes/review.ts): append-only ----
+
+  async insertReviewNote(n: ReviewNoteRow): Promise<void> {
+    await this.rows('INSERT INTO review_notes (id, tenant, decision_id, verdict, by_principal, note, at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [n.id, n.tenant, n.decisionId, n.verdict, n.by, n.note, n.at]);
+  }
+
+  async listReviewNotes(tenant: string): Promise<ReviewNoteRow[]> {
+    return (await this.rows('SELECT * FROM review_notes WHERE tenant = $1 ORDER BY at, id', [tenant])).map(toReviewNote);
   }
 
   /** Every row of every table from one REPEATABLE READ snapshot, through cursors (see {@link RowStore.exportRows}). */

@@ -180,5 +180,14 @@ CREATE TRIGGER tokens_no_delete BEFORE DELETE ON tokens FOR EACH ROW
 CREATE TRIGGER tokens_no_truncate BEFORE TRUNCATE ON tokens FOR EACH STATEMENT
   EXECUTE FUNCTION memauth_refuse('tokens are revoked, never deleted');
 `,
+  // 3: review notes of the dashboard's review queue (src/server/routes/review.ts), as in SQLite's
+  // migration 3: a person's rejection of a decision; append-only.
+  `
+CREATE TABLE review_notes (
+  id ${T} PRIMARY KEY, tenant ${T} NOT NULL, decision_id ${T} NOT NULL, verdict ${T} NOT NULL CHECK (verdict IN ('rejected')),
+  by_principal ${T} NOT NULL, note ${T} NOT NULL, at ${T} NOT NULL);
+CREATE INDEX review_notes_decision ON review_notes (tenant, decision_id);
+${refuse('review_notes', 'review notes')}
+`,
 ];
 

@@ -2,8 +2,8 @@ import Database from 'better-sqlite3';
 import type { AuditEntry, Checkpoint } from '../../core/audit.js';
 import { MemauthError } from '../../core/errors.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
-import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
-import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toToken } from '../rows.js';
+import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
+import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken } from '../rows.js';
 import { type CopyRow, type RowStore, TABLE_COLUMNS, TABLE_KEYS, TABLE_NAMES, type TableName, copyRow } from '../tables.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
 
@@ -465,6 +465,17 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
       }
       return true;
     });
+  }
+
+  // ---- review notes (append-only) ----
+  async insertReviewNote(n: ReviewNoteRow): Promise<void> {
+    await this.transaction(n.tenant, async () => {
+      this.run('INSERT INTO review_notes (id, tenant, decision_id, verdict, by_principal, note, at) VALUES (?, ?, ?, ?, ?, ?, ?)', n.id, n.tenant, n.decisionId, n.verdict, n.by, n.note, n.at);
+    });
+  }
+
+  async listReviewNotes(tenant: string): Promise<ReviewNoteRow[]> {
+    return this.all('SELECT * FROM review_notes WHERE tenant = ? ORDER BY at, id', tenant).map(toReviewNote);
   }
 
   async insertCheckpoint(c: Checkpoint): Promise<void> {
