@@ -66,7 +66,7 @@ function rehash(db: Db, t: string, from: number): void {
 const MUTATIONS: Mutation[] = [
   { kind: 'record.content', apply: recField('content', (v) => `${String(v)} (edited)`) },
   { kind: 'record.origin', apply: recField('origin_authority', (v, r) => r.pick(AUTH.filter((a) => a !== v))) },
-  { kind: 'record.origin_principal', apply: recField('origin_principal', () => 'alice') },
+  { kind: 'record.origin_principal', apply: recField('origin_principal', (v) => (v === 'alice' ? 'mallory' : 'alice')) },
   { kind: 'record.taint', apply: recField('taint_lowest', (v, r) => r.pick(AUTH.filter((a) => a !== v))) },
   { kind: 'record.taint_channels', apply: recField('taint_channels', (v) => (v === '[]' ? '["merge"]' : '[]')) },
   { kind: 'record.source', apply: recField('origin_source', () => 'bankapi:forged') },
