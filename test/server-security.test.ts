@@ -94,6 +94,7 @@ describe('an external principal cannot produce a record above external_untrusted
       '/v1/principals': [{ tenant: 'acme', id: 'ext-admin', kind: 'system', domain: 'x' }],
       '/v1/tokens': [{ tenant: 'acme', principal: 'sys' }, { admin: true }],
       '/v1/tokens/{id}/rotate': [{}],
+      '/v1/review/{id}/reject': [{ note: 'x' }, { tenant: 'globex' }],
     };
     const doc = (await http(srv.url, 'GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     const posts = Object.entries(doc.paths).filter(([p, ops]) => ops.post !== undefined && p !== '/mcp').map(([p]) => p);
@@ -111,7 +112,7 @@ describe('an external principal cannot produce a record above external_untrusted
       }
     }
     // the refusals a caller meets on the way, each with its code
-    for (const expected of ['/v1/memories 403 AUTHORITY_EXCEEDS_PRINCIPAL', '/v1/memories 403 PRINCIPAL_MISMATCH', '/v1/memories 403 TENANT_MISMATCH', '/v1/derivations 403 PRINCIPAL_MISMATCH', '/v1/confirmations 403 CONFIRMATION_REQUIRES_USER', '/v1/decisions 403 USER_TURN_NOT_CALLER', '/v1/principals 403 ADMIN_REQUIRED', '/v1/tokens 403 ADMIN_REQUIRED', '/v1/tokens/{id}/rotate 403 ADMIN_REQUIRED']) {
+    for (const expected of ['/v1/memories 403 AUTHORITY_EXCEEDS_PRINCIPAL', '/v1/memories 403 PRINCIPAL_MISMATCH', '/v1/memories 403 TENANT_MISMATCH', '/v1/derivations 403 PRINCIPAL_MISMATCH', '/v1/confirmations 403 CONFIRMATION_REQUIRES_USER', '/v1/decisions 403 USER_TURN_NOT_CALLER', '/v1/principals 403 ADMIN_REQUIRED', '/v1/tokens 403 ADMIN_REQUIRED', '/v1/tokens/{id}/rotate 403 ADMIN_REQUIRED', '/v1/review/{id}/reject 403 FORBIDDEN', '/v1/review/{id}/reject 403 TENANT_MISMATCH']) {
       assert.ok(statuses.includes(expected), `${expected} in ${statuses.join(' | ')}`);
     }
 

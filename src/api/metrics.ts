@@ -77,6 +77,10 @@ export interface MetricsOptions {
   readonly replaySample?: number | 'all';
   /** newest decisions considered at most (default 100 000). */
   readonly maxDecisions?: number;
+  /** only decisions taken at or after this ISO time (records are bucketed by the decisions kept). */
+  readonly since?: string;
+  /** only decisions taken before this ISO time. */
+  readonly until?: string;
 }
 
 const ratio = (numerator: number, denominator: number): Ratio => ({ numerator, denominator, value: denominator === 0 ? null : numerator / denominator });
@@ -159,7 +163,9 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
     const e = c.auditSeq === undefined ? undefined : await entryAt(c.auditSeq);
     if (e && corroborationMatchesEntry(c, e)) corroborationVerified.add(c.id);
   }
-  const decisions = (await driver.listDecisions(tenant, maxDecisions)).sort((a, b) => a.auditSeq - b.auditSeq);
+  const decisions = (await driver.listDecisions(tenant, maxDecisions))
+    .filter((d) => (opts.since === undefined || d.at >= opts.since) && (opts.until === undefined || d.at < opts.until))
+    .sort((a, b) => a.auditSeq - b.auditSeq);
 
   // ---- the provenance bundle the gate would see (verified rows only)
   const facts = new Map<string, RecordFacts>();
@@ -314,4 +320,46 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
     tiers,
     unused: { records: unusedIds.length, originCoverage: originCoverage(unusedIds), taintRetention: taintRetention(unusedIds), corroborationValidity: corroborationValidity(unusedIds) },
   };
+}
+
+/** One time bucket of {@link computeMetricsSeries}. */
+export interface MetricsBucket {
+  /** ISO start (inclusive) and end (exclusive) of the bucket. */
+  readonly from: string;
+  readonly to: string;
+  readonly tiers: Readonly<Record<Tier, TierMetrics>>;
+}
+
+/** What {@link computeMetricsSeries} returns. */
+export interface MetricsSeries {
+  readonly tenant: string;
+  readonly computedAt: string;
+  readonly policyVersion: string;
+  readonly bucketMs: number;
+  readonly buckets: readonly MetricsBucket[];
+}
+
+/**
+ * The seven metrics per risk tier over time: the tenant's decisions are split into `buckets`
+ * equal time windows from the first decision to now, and {@link computeMetrics} is computed for
+ * the decisions of each window (record metrics over the records those decisions depended on).
+ * Each bucket replays at most `replaySample` decisions per tier (default 20).
+ */
+export async function computeMetricsSeries(mem: Memory, opts: { tenant: string; buckets?: number; replaySample?: number | 'all' }): Promise<MetricsSeries> {
+  const { tenant } = parseInput(schemas.tenant, { tenant: opts.tenant }, 'metricsSeries');
+  const n = opts.buckets ?? 12;
+  if (!Number.isInteger(n) || n < 1 || n > 200) throw new MemauthError('INVALID_ARGUMENT', 'metricsSeries: buckets must be an integer from 1 to 200', { field: 'buckets' });
+  const nowMs = Date.now();
+  const all = await mem.driver.listDecisions(tenant, 100_000);
+  const firstMs = all.reduce((m, d) => Math.min(m, Date.parse(d.at)), nowMs);
+  const span = Math.max(1, nowMs + 1 - firstMs);
+  const bucketMs = Math.ceil(span / n);
+  const buckets: MetricsBucket[] = [];
+  for (let i = 0; i < n; i++) {
+    const from = new Date(firstMs + i * bucketMs).toISOString();
+    const to = new Date(firstMs + (i + 1) * bucketMs).toISOString();
+    const m = await computeMetrics(mem, { tenant, since: from, until: to, replaySample: opts.replaySample ?? 20 });
+    buckets.push({ from, to, tiers: m.tiers });
+  }
+  return { tenant, computedAt: new Date(nowMs).toISOString(), policyVersion: mem.policy.version, bucketMs, buckets };
 }

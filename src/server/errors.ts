@@ -24,6 +24,10 @@ export const SERVER_ERROR_CODES = [
   'TOKEN_NOT_FOUND',
   /** the token is already revoked (409). */
   'TOKEN_REVOKED',
+  /** review queue: an allowed decision cannot be rejected (409). */
+  'NOT_IN_REVIEW',
+  /** review queue: the decision was already rejected (409). */
+  'REVIEW_ALREADY_REJECTED',
   /** no such route (404) or method (405). */
   'NOT_FOUND',
   'METHOD_NOT_ALLOWED',

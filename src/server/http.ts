@@ -8,12 +8,14 @@ import { parseInput } from '../api/validation.js';
 import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
 import { HttpError, errorResponse } from './errors.js';
 import { McpHttp } from './mcp-http.js';
+import { registerDashboard } from './dashboard.js';
 import { buildOpenApi } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
 import { auditRoutes } from './routes/audit.js';
 import { type AnyRoute, type Auth, type Services, route } from './routes/common.js';
 import { gateRoutes } from './routes/gate.js';
 import { memoryRoutes } from './routes/memories.js';
+import { reviewRoutes } from './routes/review.js';
 import { responses } from './schemas.js';
 import { type Identity, type IssuedToken, TokenService } from './tokens.js';
 
@@ -88,7 +90,7 @@ function fastifyError(e: unknown): HttpError | null {
 
 /** The REST routes, in documentation order. */
 export function apiRoutes(): AnyRoute[] {
-  return [...adminRoutes, ...memoryRoutes, ...gateRoutes, ...auditRoutes];
+  return [...adminRoutes, ...memoryRoutes, ...gateRoutes, ...auditRoutes, ...reviewRoutes];
 }
 
 /**
@@ -184,6 +186,7 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
     VERSION,
   );
   app.get('/openapi.json', async () => openapi);
+  registerDashboard(app);
 
   for (const r of routes) {
     app.route({

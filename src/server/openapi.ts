@@ -104,7 +104,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], version: string): Json
         'Long-term memory for LLM agents whose authority to drive an action is bound to where each memory came from, at write time. The bearer token fixes the principal, its tenant and its authority ceiling; a request can never claim a higher origin than its principal\'s.',
     },
     servers: [{ url: '/' }],
-    tags: ['auth', 'principals', 'tokens', 'memories', 'gate', 'audit', 'system', 'mcp'].map((name) => ({ name })),
+    tags: ['auth', 'principals', 'tokens', 'memories', 'gate', 'audit', 'review', 'system', 'mcp'].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'mat_… (memauth token)' } },

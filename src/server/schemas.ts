@@ -43,6 +43,10 @@ export const requests = {
       .optional()
       .describe("the user's current turn; only that user principal (default: the caller) or the admin may give it"),
   }),
+  ReviewReject: z.strictObject({
+    tenant: ident.optional(),
+    note: z.string().max(2000).optional().describe('why it was rejected (stored as given, shown as text)'),
+  }),
 } as const;
 
 const boolString = z.enum(['true', 'false']).transform((v) => v === 'true');
@@ -63,6 +67,15 @@ export const queries = {
   Metrics: z.strictObject({
     tenant: ident.optional(),
     replaySample: z.union([z.coerce.number().int().min(0).max(100_000), z.literal('all')]).optional().describe('decisions replayed per tier (default 100), or all'),
+  }),
+  MetricsSeries: z.strictObject({
+    tenant: ident.optional(),
+    buckets: z.coerce.number().int().min(1).max(200).optional().describe('equal time windows from the first decision to now (default 12)'),
+    replaySample: z.union([z.coerce.number().int().min(0).max(100_000), z.literal('all')]).optional().describe('decisions replayed per tier and bucket (default 20), or all'),
+  }),
+  ReviewQueue: z.strictObject({
+    tenant: ident.optional(),
+    limit: z.coerce.number().int().min(1).max(10_000).optional().describe('newest decisions scanned (default 1000)'),
   }),
   ListTokens: z.strictObject({ tenant: ident.optional().describe('list this tenant\'s tokens; without it, the admin tokens') }),
 } as const;
@@ -204,6 +217,10 @@ const TokenInfo = z.strictObject({ id: z.string(), admin: z.boolean(), tenant: z
 const IssuedToken = z.strictObject({ token: z.string().describe('the bearer token; shown once, only its hash is stored'), info: TokenInfo });
 const AuditEntry = z.strictObject({ tenant: z.string(), seq: z.number().int(), prevHash: z.string(), op: z.enum(AUDIT_OPS), payload: json, policyVersion: z.string(), hash: z.string() });
 
+const reviewClass = z.enum(['real_risk', 'missing_corroboration', 'missing_metadata']).describe('real_risk: untrusted_origin, deleted_source, expired (or a bare needs_confirmation); missing_corroboration; missing_metadata: metadata_missing');
+const ReviewNote = z.strictObject({ id: z.string(), tenant: z.string(), decisionId: z.string(), verdict: z.literal('rejected'), by: z.string(), note: z.string(), at: z.string() });
+const MetricsBucket = z.strictObject({ from: z.string(), to: z.string(), tiers: z.strictObject({ read_only: TierMetrics, low: TierMetrics, high: TierMetrics }) });
+
 /** Response schemas, by name (names are the OpenAPI component names). */
 export const responses = {
   Error: z.strictObject({ code: z.string(), message: z.string(), details: json }).describe('every error: {code, message, details}; never a stack trace'),
@@ -244,6 +261,21 @@ export const responses = {
     replaySample: z.union([z.number().int(), z.literal('all')]),
     tiers: z.strictObject({ read_only: TierMetrics, low: TierMetrics, high: TierMetrics }),
     unused: z.strictObject({ records: z.number().int(), originCoverage: Ratio, taintRetention: Ratio, corroborationValidity: WithRejected }),
+  }),
+  MetricsSeries: z.strictObject({ tenant: z.string(), computedAt: z.string(), policyVersion: z.string(), bucketMs: z.number().int(), buckets: z.array(MetricsBucket) }),
+  ReviewNote,
+  ReviewQueue: z.strictObject({
+    items: z.array(
+      z.strictObject({
+        decision: Decision,
+        kind: z.enum(['blocked', 'would_deny']).describe('blocked: outcome deny (enforce); would_deny: observe mode let it through'),
+        reviewClass,
+        approvable: z.boolean().describe('deny with needs_confirmation and no hard reason: a scoped confirmation by a user principal lets the exact action through once'),
+        status: z.enum(['open', 'approved', 'rejected']),
+        confirmations: z.array(z.strictObject({ id: z.string(), principalId: z.string(), createdAt: z.string(), expiresAt: z.string(), maxUses: z.number().int(), uses: z.number().int() })),
+        rejection: ReviewNote.nullable(),
+      }),
+    ),
   }),
 } as const;
 

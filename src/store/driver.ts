@@ -91,11 +91,30 @@ export interface TokenStore {
   revokeToken(id: string, at: string, replacement?: TokenRow): Promise<boolean>;
 }
 
+/** A person's verdict on a decision of the review queue (append-only; the dashboard's "reject"). */
+export interface ReviewNoteRow {
+  readonly id: string;
+  readonly tenant: string;
+  readonly decisionId: string;
+  readonly verdict: 'rejected';
+  /** the principal (or `(admin)`) that rejected it. */
+  readonly by: string;
+  readonly note: string;
+  readonly at: string;
+}
+
+/** Review notes (src/server/routes/review.ts). Append-only. */
+export interface ReviewStore {
+  insertReviewNote(n: ReviewNoteRow): Promise<void>;
+  /** The tenant's review notes, oldest first. */
+  listReviewNotes(tenant: string): Promise<ReviewNoteRow[]>;
+}
+
 /**
  * The storage port (STYLE.md: port and drivers). SQLite (`src/store/sqlite/`) is the embedded
  * default; PostgreSQL lives under its own path. Every driver passes one conformance suite.
  */
-export interface StorageDriver extends StorageReader, TokenStore {
+export interface StorageDriver extends StorageReader, TokenStore, ReviewStore {
   readonly kind: string;
   /** Run `fn` atomically while holding the tenant's audit-chain lock. Rolls back on throw. */
   transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T>;

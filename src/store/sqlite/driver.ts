@@ -14,7 +14,7 @@ import type {
   PrincipalKind,
   Transform,
 } from '../../core/types.js';
-import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
+import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx, ReviewNoteRow, TokenRow } from '../driver.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
 
 type Row = Record<string, unknown>;
@@ -519,6 +519,25 @@ export class SqliteDriver implements StorageDriver, StorageTx {
       }
       return true;
     });
+  }
+
+  // ---- review notes (append-only) ----
+  async insertReviewNote(n: ReviewNoteRow): Promise<void> {
+    await this.transaction(n.tenant, async () => {
+      this.run('INSERT INTO review_notes (id, tenant, decision_id, verdict, by_principal, note, at) VALUES (?, ?, ?, ?, ?, ?, ?)', n.id, n.tenant, n.decisionId, n.verdict, n.by, n.note, n.at);
+    });
+  }
+
+  async listReviewNotes(tenant: string): Promise<ReviewNoteRow[]> {
+    return this.all('SELECT * FROM review_notes WHERE tenant = ? ORDER BY at, id', tenant).map((r) => ({
+      id: r.id as string,
+      tenant: r.tenant as string,
+      decisionId: r.decision_id as string,
+      verdict: 'rejected' as const,
+      by: r.by_principal as string,
+      note: r.note as string,
+      at: r.at as string,
+    }));
   }
 
   async insertCheckpoint(c: Checkpoint): Promise<void> {

@@ -110,4 +110,16 @@ CREATE TRIGGER tokens_no_replace_hash BEFORE INSERT ON tokens
 WHEN EXISTS (SELECT 1 FROM tokens WHERE hash = NEW.hash)
 BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: tokens cannot be replaced'); END;
 `,
+  // 3: review notes of the dashboard's review queue (src/server/routes/review.ts): a person's
+  // rejection of a blocked or would_deny decision. Append-only: never updated or deleted (a
+  // rejection is a record of what a person decided, like the audit chain; an approval is a
+  // scoped confirmation, which lives in the confirmations table and the chain).
+  `
+CREATE TABLE review_notes (
+  id TEXT PRIMARY KEY, tenant TEXT NOT NULL, decision_id TEXT NOT NULL, verdict TEXT NOT NULL CHECK (verdict IN ('rejected')),
+  by_principal TEXT NOT NULL, note TEXT NOT NULL, at TEXT NOT NULL) STRICT;
+CREATE INDEX review_notes_decision ON review_notes (tenant, decision_id);
+${immutable('review_notes', 'review notes')}
+${noReplace('review_notes', ['id'], 'review notes')}
+`,
 ];
