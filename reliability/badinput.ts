@@ -111,15 +111,22 @@ async function mcpSurface(o: Options, n: number): Promise<SuiteResult> {
   const tally = new Tally('bad input: MCP tools (HTTP)');
   const c = await startCast(['acme']);
   const cnt = counter(c.db);
-  const client = new Client({ name: 'memauth-reliability', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${c.srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${c.tok['acme/agent']}` } } });
+  // one MCP session per tool: the SDK's client transport shares one AbortSignal across its
+  // requests and leaves a listener on it per call (a client-side MaxListeners warning past 1500)
+  const connect = async (): Promise<Client> => {
+    const cl = new Client({ name: 'memauth-reliability', version: '1.0.0' });
+    await cl.connect(new StreamableHTTPClientTransport(new URL(`${c.srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${c.tok['acme/agent']}` } } }));
+    return cl;
+  };
+  let client = await connect();
   try {
-    await client.connect(transport);
     const tools = (await client.listTools()).tools;
     const perTool = Math.max(1, Math.ceil(n / tools.length));
     let refusals = 0;
     let protocolErrors = 0;
     for (const t of tools) {
+      await client.close().catch(() => undefined);
+      client = await connect();
       const fields = Object.keys((t.inputSchema as { properties?: Record<string, unknown> }).properties ?? {});
       await fc.assert(
         fc.asyncProperty(fc.dictionary(fc.constantFrom(...fields, 'tenant', 'principal', 'session', 'authority', 'extra'), weird, { maxKeys: 5 }), async (args) => {
