@@ -3,7 +3,7 @@
  * (offline token management on the database file).
  */
 import { existsSync } from 'node:fs';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { openMemory } from '../../api/open.js';
 import { MemauthError } from '../../core/errors.js';
@@ -176,7 +176,7 @@ export function registerServerCommands(program: Command): void {
     .option('--admin', 'issue an admin token')
     .action(async (o: { principal?: string; admin?: boolean }, cmd: Command) => {
       const tenant = cmd.optsWithGlobals<{ tenant?: string }>().tenant ?? process.env.MEMAUTH_TENANT;
-      if (o.admin !== true && (tenant === undefined || tenant === '' || o.principal === undefined)) throw new InvalidArgumentError('give --tenant T --principal P, or --admin');
+      if (o.admin !== true && (tenant === undefined || tenant === '' || o.principal === undefined)) throw new MemauthError('INVALID_ARGUMENT', 'give --tenant T --principal P, or --admin', { field: 'principal' });
       const issued = await withTokens(cmd, (t) => t.issue(o.admin === true ? 'admin' : { tenant: tenant as string, principal: o.principal as string }));
       out(json(cmd) ? JSON.stringify(issued) : `${issued.info.id} ${issued.token}`);
     });
