@@ -133,11 +133,11 @@ export async function withMemory<T>(ctx: Ctx, fn: (mem: Memory) => Promise<T>, c
 /**
  * PostgreSQL options of the CLI: the checkpoint key file ($MEMAUTH_CHECKPOINT_KEY, created with
  * mode 0600 if missing) and the file keeping copies of the checkpoints ($MEMAUTH_CHECKPOINTS).
- * Without a key file each run signs with a fresh key (the chain still verifies; keep a key
- * file to pin who signed).
+ * Without a key no checkpoint is signed (verification still checks the chains and any
+ * checkpoint already stored); every server of one database must use the same key file.
  */
-function pgCheckpointOptions(): { checkpointKey?: string; checkpointFile?: string } {
-  const out: { checkpointKey?: string; checkpointFile?: string } = {};
+function pgCheckpointOptions(): { checkpointKey: string | false; checkpointFile?: string } {
+  const out: { checkpointKey: string | false; checkpointFile?: string } = { checkpointKey: false };
   const keyFile = process.env.MEMAUTH_CHECKPOINT_KEY;
   if (keyFile !== undefined && keyFile !== '') {
     if (!existsSync(keyFile)) {

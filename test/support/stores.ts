@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { type Memory, type PolicyInput, SqliteDriver, openMemory } from '../../src/index.js';
 import { PostgresDriver } from '../../src/store/postgres/index.js';
@@ -201,7 +201,9 @@ export function postgresStore(server: Promise<{ url: string; dataDir: string | n
       const schema = `t_${randomBytes(6).toString('hex')}`;
       const dir = tempDir();
       const checkpointFile = path.join(dir, 'checkpoints.jsonl');
-      const connect = async (): Promise<Memory> => openMemory({ driver: await PostgresDriver.connect(url, { schema, poolSize: 4 }), checkpointFile, ...memOpts(opts) });
+      // like the SQLite file's <db>.key: one checkpoint key for every process that opens this store
+      const key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+      const connect = async (): Promise<Memory> => openMemory({ driver: await PostgresDriver.connect(url, { schema, poolSize: 4 }), checkpointFile, checkpointKey: key, ...memOpts(opts) });
       const mem = await connect();
       const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
       await client.connect();

@@ -32,7 +32,7 @@ export function registerRecordCommands(program: Command, state: RunState): void 
             [
               `ready ${pgInfo.database} (PostgreSQL ${pgInfo.serverVersion ?? '?'}; schema created or up to date)`,
               ...notices.map((n) => `note             ${n}`),
-              `checkpoint key   ${process.env.MEMAUTH_CHECKPOINT_KEY ?? '(none: set MEMAUTH_CHECKPOINT_KEY=FILE to sign with a kept key)'}`,
+              `checkpoint key   ${process.env.MEMAUTH_CHECKPOINT_KEY ?? '(none: no checkpoints are signed; set MEMAUTH_CHECKPOINT_KEY=FILE, the same file on every server)'}`,
               `policy           ${pgInfo.policyName} ${pgInfo.policyVersion}`,
               ...(pgInfo.adminToken !== null ? [`admin token      ${pgInfo.adminToken} (for memauth serve; shown once, only its hash is stored)`] : []),
               'next: memauth --database URL --tenant T principal add <id> --kind user --domain D',
