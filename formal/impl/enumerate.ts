@@ -367,6 +367,9 @@ class Runner {
   private tick = 0;
   violations: Violation[] = [];
   stats: Stats = {};
+  /** one example sequence per informational category (first seen). */
+  samples: Record<string, string> = {};
+  private current: readonly string[] = [];
 
   private constructor(mem: Memory, raw: (sql: string) => void) {
     this.mem = mem;
@@ -443,6 +446,7 @@ class Runner {
     const fail = (what: string, message: string): void => {
       if (check) this.violations.push({ path: [...check.path, opString(op)], check: what, message });
     };
+    if (check) this.current = check.path;
     let label: string | null = null;
     switch (op.k) {
       case 'W': {
@@ -552,7 +556,10 @@ class Runner {
     const conf = g.confs.find((c) => c.a === 'pay' && c.v === op.v && c.uses === 0);
     if (d.outcome !== 'allow') {
       bump(st, `pay.deny`);
-      if (depsOk && valueOk) bump(st, 'pay.deny.groundTruthWouldPermit');
+      if (depsOk && valueOk) {
+        bump(st, 'pay.deny.groundTruthWouldPermit');
+        this.samples.stricter ??= `${[...this.current, opString(op)].join(' ; ')}  -> ${d.reasons.map((x) => `${x.code}${x.detail ? `/${x.detail}` : ''}`).join(', ')}`;
+      }
       if (!depsOk || !valueOk) {
         if (conf) bump(st, 'pay.deny.withUnusedMatchingConfirmation');
       }
@@ -661,6 +668,7 @@ interface ExpandReply {
   readonly results: ReadonlyArray<{ id: number; transitions: TransitionOut[]; replayMismatch: boolean }>;
   readonly stats: Stats;
   readonly violations: Violation[];
+  readonly samples: Record<string, string>;
 }
 
 async function workerMain(): Promise<void> {
@@ -677,8 +685,9 @@ async function workerMain(): Promise<void> {
     void (async () => {
       const results: Array<{ id: number; transitions: TransitionOut[]; replayMismatch: boolean }> = [];
       for (const it of job.items) results.push({ id: it.id, ...(await runner.expand(it.path, it.key, cfg.profile, job.probeOnly)) });
-      const reply: ExpandReply = { type: 'expanded', results, stats: runner.stats, violations: runner.violations };
+      const reply: ExpandReply = { type: 'expanded', results, stats: runner.stats, violations: runner.violations, samples: runner.samples };
       runner.stats = {};
+      runner.samples = {};
       runner.violations = [];
       port.postMessage(reply);
     })();
@@ -698,6 +707,7 @@ interface Result {
   readonly labelTransitions: Record<string, number>;
   readonly stats: Stats;
   readonly violations: Violation[];
+  readonly samples: Record<string, string>;
   readonly replayMismatches: number;
   readonly seconds: number;
 }
@@ -731,6 +741,7 @@ export async function explore(cfg: Config, workers: number, log: (s: string) => 
   const edges: Array<Int32Array | null> = [null];
   const labelled: Array<{ s: number; label: string }> = [];
   const stats: Stats = {};
+  const samples: Record<string, string> = {};
   const violations: Violation[] = [];
   let replayMismatches = 0;
   let transitions = 0;
@@ -764,6 +775,7 @@ export async function explore(cfg: Config, workers: number, log: (s: string) => 
           outstanding--;
           slot.busy = false;
           for (const [k, v] of Object.entries(reply.stats)) bump(stats, k, v);
+          for (const [k, v] of Object.entries(reply.samples)) samples[k] ??= v;
           violations.push(...reply.violations);
           for (const res of reply.results) {
             if (res.replayMismatch) {
@@ -856,6 +868,7 @@ export async function explore(cfg: Config, workers: number, log: (s: string) => 
     labelTransitions,
     stats,
     violations,
+    samples,
     replayMismatches,
     seconds: (performance.now() - t0) / 1000,
   };
@@ -893,6 +906,7 @@ function report(cfg: Config, r: Result, expect: 'holds' | 'violation'): boolean 
   console.log(`   decisions checked:    ${fmt(r.stats.decisions ?? 0)} authorize calls, each replayed (${fmt(r.stats.replays ?? 0)}), plus ${fmt(r.stats.laterReplays ?? 0)} replays of earlier decisions at later states; ${fmt(r.stats.stateChecks ?? 0)} post-state checks`);
   for (const path of ALLOW_PATHS) console.log(`   pay(L) allowed, ${path.padEnd(12)}: ${seq(`allow:${path}:L`)}   [pay(A): ${seq(`allow:${path}:A`)}]`);
   console.log(`   pay denied:           ${fmt(r.stats['pay.deny'] ?? 0)} decisions; ground truth would have permitted ${fmt(r.stats['pay.deny.groundTruthWouldPermit'] ?? 0)} of them (memauth stricter than the invariant)`);
+  if (r.samples.stricter !== undefined) console.log(`     e.g. ${r.samples.stricter}`);
   console.log(`   recall echoes:        ${fmt(r.stats.recallEchoes ?? 0)} resolved to the original; records carried below their ground truth: ${fmt(r.stats.recordsBelowGroundTruth ?? 0)} observations`);
   console.log(`   representative paths reproduced their state: ${r.replayMismatches === 0 ? 'always' : `NO (${r.replayMismatches} mismatches)`}`);
   console.log(`   violations:           ${r.violations.length}`);
