@@ -123,10 +123,12 @@ export const PROFILES: Readonly<Record<'wide' | 'deep', Profile>> = {
   },
 };
 
-interface Config {
+export interface Config {
   readonly profile: Profile;
   readonly mutant: Mutant;
   readonly stopAtFirst: boolean;
+  /** merge states that differ only by the numbering of records (default true). */
+  readonly renumber: boolean;
 }
 
 function policyFor(mutant: Mutant): PolicyInput {
@@ -371,12 +373,14 @@ class Runner {
   samples: Record<string, string> = {};
   private current: readonly string[] = [];
 
+  private renumber = true;
+
   private constructor(mem: Memory, raw: (sql: string) => void) {
     this.mem = mem;
     this.raw = raw;
   }
 
-  static async open(mutant: Mutant): Promise<Runner> {
+  static async open(mutant: Mutant, renumber: boolean): Promise<Runner> {
     const driver = SqliteDriver.open({ path: ':memory:' });
     const db = driver.unsafeDatabase();
     const exec = db.exec.bind(db);
@@ -393,6 +397,7 @@ class Runner {
       await runner.mem.registerPrincipal({ tenant: TENANT, id: p, kind: PRINCIPALS[p].kind, domain });
     }
     runner.raw('SAVEPOINT root');
+    runner.renumber = renumber;
     return runner;
   }
 
@@ -410,7 +415,8 @@ class Runner {
   key(g: G, obs: ReadonlyMap<string, MemoryRecord>): string {
     const idx = new Map(g.recs.map((r, i) => [r.id, i]));
     let best: string | null = null;
-    for (const pi of PERMS[g.recs.length] ?? []) {
+    const perms = this.renumber ? (PERMS[g.recs.length] ?? []) : [g.recs.map((_, i) => i)];
+    for (const pi of perms) {
       const m = (i: number): number => pi[i] as number;
       const order: number[] = [];
       pi.forEach((to, from) => (order[to] = from));
@@ -675,7 +681,7 @@ async function workerMain(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('not a worker');
   const cfg = workerData as Config;
-  const runner = await Runner.open(cfg.mutant);
+  const runner = await Runner.open(cfg.mutant, cfg.renumber);
   port.postMessage({ type: 'ready', rootKey: await runner.rootKey() });
   port.on('message', (job: ExpandJob | { type: 'exit' }) => {
     if (job.type === 'exit') {
@@ -696,7 +702,7 @@ async function workerMain(): Promise<void> {
 
 // ------------------------------------------------------------------ main: breadth-first search
 
-interface Result {
+export interface Result {
   readonly statesByDepth: number[];
   readonly states: number;
   readonly transitions: number;
@@ -927,7 +933,7 @@ function report(cfg: Config, r: Result, expect: 'holds' | 'violation'): boolean 
 async function cliMain(): Promise<void> {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
-    console.log('usage: node dist/formal/impl/enumerate.js [--profile wide|deep|all] [--depth N] [--workers N] [--mutant none|k1|web-trusted|one-domain|all] [--quiet]');
+    console.log('usage: node dist/formal/impl/enumerate.js [--profile wide|deep|all] [--depth N] [--workers N] [--mutant none|k1|web-trusted|one-domain|all] [--no-renumber] [--quiet]');
     console.log('  default: both profiles (wide at depth 3, deep at depth 4), memauth as configured; --mutant all: each configuration mutant must yield a counterexample');
     return;
   }
@@ -953,7 +959,7 @@ async function cliMain(): Promise<void> {
     // mutants run on the deep profile at depth 3 unless --depth says otherwise: each has a counterexample of at most 4 operations
     for (const profile of mutant === 'none' ? profiles : [depthArg !== undefined ? { ...PROFILES.deep, depth: Number(depthArg) } : { ...PROFILES.deep, depth: 3 }]) {
       const expect = mutant === 'none' ? 'holds' : 'violation';
-      const cfg: Config = { profile, mutant, stopAtFirst: expect === 'violation' };
+      const cfg: Config = { profile, mutant, stopAtFirst: expect === 'violation', renumber: !args.includes('--no-renumber') };
       const r = await explore(cfg, workers, log);
       ok = report(cfg, r, expect) && ok;
       if (mutant === 'none') {
