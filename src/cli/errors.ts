@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { type ErrorCode, MemauthError } from '../core/errors.js';
+import { HttpError } from '../server/errors.js';
 
 /** Process exit codes of the `memauth` CLI. */
 export const EXIT = {
@@ -34,6 +35,8 @@ export function exitCodeFor(err: unknown): ExitCode {
     return EXIT.USAGE;
   }
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+  // the server's edge errors (serve, mcp, token): a refusal is a usage error, a 5xx is operational
+  if (err instanceof HttpError) return err.status >= 500 ? EXIT.UNEXPECTED : EXIT.USAGE;
   return EXIT.UNEXPECTED;
 }
 
@@ -44,15 +47,15 @@ export interface ErrorSink {
 }
 
 /**
- * Report an error and return its exit code. A MemauthError prints `error CODE: message` on stderr,
+ * Report an error and return its exit code. A MemauthError (or the server's HttpError) prints `error CODE: message` on stderr,
  * or with `json` its `{code, message, details}` on stdout. A commander usage error has already
  * been printed by commander; with `json` it is also reported as `INVALID_ARGUMENT` on stdout.
  * An unexpected error prints one line (its stack only when MEMAUTH_DEBUG=1).
  */
 export function reportError(err: unknown, json: boolean, sink: ErrorSink, debug: boolean): ExitCode {
   const code = exitCodeFor(err);
-  if (err instanceof MemauthError) {
-    if (json) sink.stdout(`${JSON.stringify(err.toJSON())}\n`);
+  if (err instanceof MemauthError || err instanceof HttpError) {
+    if (json) sink.stdout(`${JSON.stringify({ code: err.code, message: err.message, details: err.details })}\n`);
     else sink.stderr(`error ${err.code}: ${err.message}\n`);
   } else if (err instanceof CommanderError) {
     if (json && code !== EXIT.OK) {

@@ -4,6 +4,7 @@ import { registerBenchCommand } from './commands/bench.js';
 import { registerGateCommands } from './commands/gate.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerRecordCommands } from './commands/records.js';
+import { registerServerCommands } from './commands/serve.js';
 import type { RunState } from './context.js';
 import { EXIT, reportError } from './errors.js';
 
@@ -30,6 +31,7 @@ export function buildProgram(state: RunState): Command {
   registerAuditCommands(program, state);
   registerImportCommand(program, state);
   registerBenchCommand(program, state);
+  registerServerCommands(program);
   program.addHelpText(
     'after',
     `

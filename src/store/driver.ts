@@ -63,10 +63,58 @@ export interface StorageTx extends StorageReader {
 }
 
 /**
+ * A bearer token of the HTTP API / MCP server. Only the SHA-256 (hex) of the secret is stored.
+ * An admin token has `tenant` and `principalId` both null; a principal token names both.
+ * Rows are append-only except `revokedAt`, which is set once (rotation = a new row + revoking the old).
+ */
+export interface TokenRow {
+  readonly id: string;
+  readonly tenant: string | null;
+  readonly principalId: string | null;
+  /** SHA-256 hex of the token's full text. */
+  readonly hash: string;
+  readonly createdAt: string;
+  readonly revokedAt: string | null;
+}
+
+/** Token storage (src/server/tokens.ts). Each method is atomic on its own; none takes the audit-chain lock. */
+export interface TokenStore {
+  insertToken(t: TokenRow): Promise<void>;
+  /** The token with this id or this hash, revoked or not. */
+  findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null>;
+  /** Tokens of one tenant (principal tokens), or with `null` the admin tokens; oldest first. */
+  listTokens(tenant: string | null): Promise<TokenRow[]>;
+  /**
+   * Set `revokedAt` of an unrevoked token and, for a rotation, insert `replacement` in the same
+   * transaction. Returns false (and inserts nothing) when the token does not exist or is already revoked.
+   */
+  revokeToken(id: string, at: string, replacement?: TokenRow): Promise<boolean>;
+}
+
+/** A person's verdict on a decision of the review queue (append-only; the dashboard's "reject"). */
+export interface ReviewNoteRow {
+  readonly id: string;
+  readonly tenant: string;
+  readonly decisionId: string;
+  readonly verdict: 'rejected';
+  /** the principal (or `(admin)`) that rejected it. */
+  readonly by: string;
+  readonly note: string;
+  readonly at: string;
+}
+
+/** Review notes (src/server/routes/review.ts). Append-only. */
+export interface ReviewStore {
+  insertReviewNote(n: ReviewNoteRow): Promise<void>;
+  /** The tenant's review notes, oldest first. */
+  listReviewNotes(tenant: string): Promise<ReviewNoteRow[]>;
+}
+
+/**
  * The storage port (STYLE.md: port and drivers). SQLite (`src/store/sqlite/`) is the embedded
  * default; PostgreSQL lives under its own path. Every driver passes one conformance suite.
  */
-export interface StorageDriver extends StorageReader {
+export interface StorageDriver extends StorageReader, TokenStore, ReviewStore {
   readonly kind: string;
   /** Run `fn` atomically while holding the tenant's audit-chain lock. Rolls back on throw. */
   transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T>;

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { AUTHORITIES } from '../../core/authority.js';
 import { PRINCIPAL_KINDS, TRANSFORMS } from '../../core/types.js';
+import { TokenService } from '../../server/tokens.js';
 import { type RunState, act, commaList, positiveInt, readContent, requireTenant, withMemory } from '../context.js';
 import { formatCorroboration, formatDeleted, formatHits, formatLineageDot, formatLineageTree, formatPrincipals, formatRecord, formatRecords, formatWrite } from '../format.js';
 
@@ -13,13 +14,17 @@ import { formatCorroboration, formatDeleted, formatHits, formatLineageDot, forma
 export function registerRecordCommands(program: Command, state: RunState): void {
   program
     .command('init')
-    .description('create the database and its Ed25519 checkpoint key; print their paths')
+    .description('create the database, its Ed25519 checkpoint key and the server\'s admin token (printed once); print their paths')
     .action(
       act(state, async (ctx) => {
         const existed = ctx.db !== ':memory:' && existsSync(ctx.db);
         const info = await withMemory(
           ctx,
-          async (mem) => ({ created: !existed, db: ctx.db === ':memory:' ? ':memory:' : resolve(ctx.db), key: ctx.db === ':memory:' ? null : resolve(`${ctx.db}.key`), checkpoints: ctx.db === ':memory:' ? null : resolve(`${ctx.db}.checkpoints`), policyVersion: mem.policy.version, policyName: mem.policy.document.name }),
+          async (mem) => {
+            // the HTTP API's admin token: created once, shown once, only its hash stored (src/server/tokens.ts)
+            const admin = await new TokenService(mem.driver).ensureAdmin();
+            return { created: !existed, db: ctx.db === ':memory:' ? ':memory:' : resolve(ctx.db), key: ctx.db === ':memory:' ? null : resolve(`${ctx.db}.key`), checkpoints: ctx.db === ':memory:' ? null : resolve(`${ctx.db}.checkpoints`), policyVersion: mem.policy.version, policyName: mem.policy.document.name, adminToken: admin?.token ?? null };
+          },
           true,
         );
         ctx.emit(info, () =>
@@ -28,6 +33,7 @@ export function registerRecordCommands(program: Command, state: RunState): void 
             `checkpoint key   ${info.key ?? '(in memory)'} (keep it secret; mode 0600)`,
             `checkpoints      ${info.checkpoints ?? '(in memory)'}`,
             `policy           ${info.policyName} ${info.policyVersion}`,
+            ...(info.adminToken !== null ? [`admin token      ${info.adminToken} (for memauth serve; shown once, only its hash is stored)`] : []),
             'next: memauth --tenant T principal add <id> --kind user --domain D',
           ].join('\n'),
         );

@@ -14,7 +14,7 @@ import type {
   PrincipalKind,
   Transform,
 } from '../../core/types.js';
-import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx } from '../driver.js';
+import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx, ReviewNoteRow, TokenRow } from '../driver.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
 
 type Row = Record<string, unknown>;
@@ -105,6 +105,15 @@ const toConfirmation = (r: Row): Confirmation => ({
   maxUses: Number(r.max_uses),
   createdAt: str(r.created_at),
   auditSeq: Number(r.audit_seq),
+});
+
+const toToken = (r: Row): TokenRow => ({
+  id: str(r.id),
+  tenant: strOrNull(r.tenant),
+  principalId: strOrNull(r.principal_id),
+  hash: str(r.hash),
+  createdAt: str(r.created_at),
+  revokedAt: strOrNull(r.revoked_at),
 });
 
 const toAudit = (r: Row): AuditEntry => ({
@@ -481,6 +490,54 @@ export class SqliteDriver implements StorageDriver, StorageTx {
   async appendAudit(e: AuditEntry): Promise<void> {
     this.assertTx();
     this.run('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', e.tenant, e.seq, e.prevHash, e.op, JSON.stringify(e.payload), e.policyVersion, e.hash);
+  }
+
+  // ---- tokens (each call is its own transaction, serialised with the others) ----
+  async insertToken(t: TokenRow): Promise<void> {
+    await this.transaction('', async () => {
+      this.run('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)', t.id, t.tenant, t.principalId, t.hash, t.createdAt);
+    });
+  }
+
+  async findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
+    const r = 'id' in by ? this.get('SELECT * FROM tokens WHERE id = ?', by.id) : this.get('SELECT * FROM tokens WHERE hash = ?', by.hash);
+    return r ? toToken(r) : null;
+  }
+
+  async listTokens(tenant: string | null): Promise<TokenRow[]> {
+    const rows = tenant === null ? this.all('SELECT * FROM tokens WHERE tenant IS NULL ORDER BY created_at, id') : this.all('SELECT * FROM tokens WHERE tenant = ? ORDER BY created_at, id', tenant);
+    return rows.map(toToken);
+  }
+
+  async revokeToken(id: string, at: string, replacement?: TokenRow): Promise<boolean> {
+    return this.transaction('', async () => {
+      const r = this.get('SELECT revoked_at FROM tokens WHERE id = ?', id);
+      if (!r || r.revoked_at !== null) return false;
+      this.run('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', at, id);
+      if (replacement) {
+        this.run('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)', replacement.id, replacement.tenant, replacement.principalId, replacement.hash, replacement.createdAt);
+      }
+      return true;
+    });
+  }
+
+  // ---- review notes (append-only) ----
+  async insertReviewNote(n: ReviewNoteRow): Promise<void> {
+    await this.transaction(n.tenant, async () => {
+      this.run('INSERT INTO review_notes (id, tenant, decision_id, verdict, by_principal, note, at) VALUES (?, ?, ?, ?, ?, ?, ?)', n.id, n.tenant, n.decisionId, n.verdict, n.by, n.note, n.at);
+    });
+  }
+
+  async listReviewNotes(tenant: string): Promise<ReviewNoteRow[]> {
+    return this.all('SELECT * FROM review_notes WHERE tenant = ? ORDER BY at, id', tenant).map((r) => ({
+      id: r.id as string,
+      tenant: r.tenant as string,
+      decisionId: r.decision_id as string,
+      verdict: 'rejected' as const,
+      by: r.by_principal as string,
+      note: r.note as string,
+      at: r.at as string,
+    }));
   }
 
   async insertCheckpoint(c: Checkpoint): Promise<void> {

@@ -88,4 +88,38 @@ ${immutable('principals', 'principal registrations')}
 ${immutable('checkpoints', 'checkpoints')}
 ${immutable('session_reads', 'session reads')}
 `,
+  // 2: bearer tokens of the HTTP API / MCP server (src/server/tokens.ts). Only the SHA-256 of a
+  // token is stored. A row is append-only except that revoked_at may be set once, from NULL;
+  // rows are never deleted (revocation is the record). tenant and principal_id are both NULL
+  // for an admin token and both set for a principal token.
+  `
+CREATE TABLE tokens (
+  id TEXT PRIMARY KEY, tenant TEXT, principal_id TEXT, hash TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL, revoked_at TEXT,
+  CHECK ((tenant IS NULL) = (principal_id IS NULL)),
+  CHECK (length(hash) = 64)) STRICT;
+CREATE INDEX tokens_principal ON tokens (tenant, principal_id);
+CREATE TRIGGER tokens_revoke_only BEFORE UPDATE ON tokens
+WHEN NOT (OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL AND NEW.id = OLD.id AND NEW.tenant IS OLD.tenant
+  AND NEW.principal_id IS OLD.principal_id AND NEW.hash = OLD.hash AND NEW.created_at = OLD.created_at)
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a token can only be revoked, once'); END;
+CREATE TRIGGER tokens_no_delete BEFORE DELETE ON tokens
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: tokens are revoked, never deleted'); END;
+${noReplace('tokens', ['id'], 'tokens')}
+CREATE TRIGGER tokens_no_replace_hash BEFORE INSERT ON tokens
+WHEN EXISTS (SELECT 1 FROM tokens WHERE hash = NEW.hash)
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: tokens cannot be replaced'); END;
+`,
+  // 3: review notes of the dashboard's review queue (src/server/routes/review.ts): a person's
+  // rejection of a blocked or would_deny decision. Append-only: never updated or deleted (a
+  // rejection is a record of what a person decided, like the audit chain; an approval is a
+  // scoped confirmation, which lives in the confirmations table and the chain).
+  `
+CREATE TABLE review_notes (
+  id TEXT PRIMARY KEY, tenant TEXT NOT NULL, decision_id TEXT NOT NULL, verdict TEXT NOT NULL CHECK (verdict IN ('rejected')),
+  by_principal TEXT NOT NULL, note TEXT NOT NULL, at TEXT NOT NULL) STRICT;
+CREATE INDEX review_notes_decision ON review_notes (tenant, decision_id);
+${immutable('review_notes', 'review notes')}
+${noReplace('review_notes', ['id'], 'review notes')}
+`,
 ];

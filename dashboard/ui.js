@@ -1,0 +1,121 @@
+// DOM helpers. Everything is built with createElement and textContent: record content,
+// sources and reasons are attacker-controlled text and are never parsed as HTML.
+
+/** h('tag.class', {attr: value, on: {click: fn}}, ...children): strings become text nodes. */
+export function h(spec, attrs, ...children) {
+  const [tag, ...classes] = spec.split('.');
+  const el = document.createElement(tag || 'div');
+  if (classes.length) el.className = classes.join(' ');
+  if (attrs && (typeof attrs !== 'object' || attrs instanceof Node || Array.isArray(attrs))) {
+    children.unshift(attrs);
+    attrs = null;
+  }
+  for (const [k, v] of Object.entries(attrs ?? {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'on') for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn);
+    else if (k === 'text') el.textContent = String(v);
+    else if (k === 'class') el.className = v;
+    else if (k in el && typeof v !== 'string') el[k] = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+export const AUTHORITIES = ['system_policy', 'user_confirmed', 'trusted_tool_verified', 'model_inferred', 'external_untrusted'];
+const AUTH_LABEL = {
+  system_policy: 'system policy',
+  user_confirmed: 'user confirmed',
+  trusted_tool_verified: 'trusted tool',
+  model_inferred: 'model inferred',
+  external_untrusted: 'untrusted',
+};
+/** Colours of the authority lattice (also used by the graph; badges carry the name too). */
+export const AUTH_COLOR = {
+  system_policy: '#1d4ed8',
+  user_confirmed: '#047857',
+  trusted_tool_verified: '#0f766e',
+  model_inferred: '#b45309',
+  external_untrusted: '#b91c1c',
+};
+const AUTH_MARK = { system_policy: '◆', user_confirmed: '●', trusted_tool_verified: '■', model_inferred: '▲', external_untrusted: '✖' };
+
+/** An authority badge: colour plus a shape plus the name (never colour alone). */
+export function badge(authority) {
+  const known = AUTHORITIES.includes(authority);
+  return h(`span.badge.auth-${known ? authority : 'unknown'}`, { title: authority }, h('span', { 'aria-hidden': 'true' }, known ? AUTH_MARK[authority] : '?'), ' ', known ? AUTH_LABEL[authority] : String(authority));
+}
+
+export function outcomeBadge(outcome) {
+  const label = { allow: 'allowed', deny: 'denied', would_deny: 'would deny (observe)' }[outcome] ?? String(outcome);
+  const mark = { allow: '✓', deny: '✖', would_deny: '⚠' }[outcome] ?? '?';
+  return h(`span.badge.out-${outcome}`, h('span', { 'aria-hidden': 'true' }, mark), ' ', label);
+}
+
+export function statusBadge(status) {
+  return h(`span.tag.status-${status}`, String(status));
+}
+
+export function reasonList(reasons) {
+  if (!reasons || reasons.length === 0) return h('span.muted', 'none');
+  return h(
+    'ul.reasons',
+    reasons.map((r) =>
+      h('li', h('code', r.code), r.argument ? [' on ', h('code', r.argument)] : null, r.detail ? [' (', r.detail, ')'] : null, r.memoryIds && r.memoryIds.length ? [' — ', r.memoryIds.map((id, i) => [i ? ', ' : '', recordLink(id)])] : null),
+    ),
+  );
+}
+
+export function recordLink(id) {
+  return h('a.mono', { href: `#/memory/${encodeURIComponent(id)}` }, id);
+}
+
+export function decisionLink(id) {
+  return h('a.mono', { href: `#/decision/${encodeURIComponent(id)}` }, id);
+}
+
+export function fmtTime(iso) {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return d.toISOString().replace('T', ' ').slice(0, 19) + 'Z';
+}
+
+export function time(iso) {
+  return h('time', { datetime: iso ?? '' }, fmtTime(iso));
+}
+
+/** A table with a caption and column headers (scope="col"). */
+export function table(caption, headers, rows, opts = {}) {
+  return h(
+    `table${opts.className ? '.' + opts.className : ''}`,
+    h('caption', caption),
+    h('thead', h('tr', headers.map((x) => h('th', { scope: 'col' }, x)))),
+    h('tbody', rows.length ? rows : h('tr', h('td', { colspan: String(headers.length), class: 'muted' }, opts.empty ?? 'Nothing to show.'))),
+  );
+}
+
+/** A definition list from [term, value] pairs. */
+export function dl(pairs) {
+  return h('dl.kv', pairs.map(([k, v]) => [h('dt', k), h('dd', v)]));
+}
+
+/** Announce a message to screen readers (and show it in `into`, when given). */
+export function announce(msg, into, kind = 'info') {
+  const s = document.getElementById('status');
+  if (s) s.textContent = msg;
+  if (into) {
+    into.replaceChildren(h(`p.msg.msg-${kind}`, msg));
+  }
+}
+
+export function pretty(v) {
+  return h('pre.json', JSON.stringify(v, null, 2));
+}

@@ -1,0 +1,179 @@
+/**
+ * `memauth serve` (HTTP API + MCP over HTTP), `memauth mcp` (MCP over stdio) and `memauth token`
+ * (offline token management on the database file).
+ */
+import { existsSync } from 'node:fs';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { openMemory } from '../../api/open.js';
+import { MemauthError } from '../../core/errors.js';
+import { resolveConfig, type ServerConfig } from '../../server/config.js';
+import { VERSION, startServer } from '../../server/http.js';
+import { createMcpServer, mcpPrincipal } from '../../server/mcp.js';
+import { TokenService } from '../../server/tokens.js';
+
+/** The explicit command-line values (not env, not defaults) of the options named in `keys`. */
+function explicit(cmd: Command, keys: ReadonlyArray<keyof ServerConfig>): Partial<Record<keyof ServerConfig, unknown>> {
+  const all = cmd.optsWithGlobals<Record<string, unknown>>();
+  const out: Partial<Record<keyof ServerConfig, unknown>> = {};
+  for (const k of keys) if (cmd.getOptionValueSourceWithGlobals(k) === 'cli' && all[k] !== undefined) out[k] = all[k];
+  return out;
+}
+
+const dbOf = (cmd: Command): string => {
+  const g = cmd.optsWithGlobals<{ db?: string }>();
+  return g.db !== undefined && g.db !== '' ? g.db : (process.env.MEMAUTH_DB ?? '') !== '' ? (process.env.MEMAUTH_DB as string) : './memauth.db';
+};
+const policyOf = (cmd: Command): string | undefined => {
+  const g = cmd.optsWithGlobals<{ policy?: string }>();
+  if (g.policy !== undefined && g.policy !== '') return g.policy;
+  return (process.env.MEMAUTH_POLICY ?? '') !== '' ? process.env.MEMAUTH_POLICY : undefined;
+};
+
+const out = (s: string): void => {
+  process.stdout.write(`${s}\n`);
+};
+
+/**
+ * Register `serve`, `mcp` and `token` on the `memauth` program. Global options used: `--db`,
+ * `--policy`, `--json` (when the program defines them).
+ */
+export function registerServerCommands(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the HTTP API, its OpenAPI document and MCP (Streamable HTTP at /mcp) on the SQLite file')
+    .option('--port <port>', 'TCP port (default 8787, $MEMAUTH_PORT; 0 picks a free one)')
+    .option('--host <host>', 'interface (default 127.0.0.1, $MEMAUTH_HOST)')
+    .option('--config <file>', 'JSON config file (or $MEMAUTH_CONFIG); flags > environment > file > defaults')
+    .option('--body-limit <bytes>', 'largest request body, e.g. 2mb (default 2 MiB, $MEMAUTH_BODY_LIMIT)')
+    .option('--max-content <chars>', 'longest memory content in characters (default 1000000, $MEMAUTH_MAX_CONTENT)')
+    .addOption(new Option('--log-level <level>', 'request log level ($MEMAUTH_LOG_LEVEL; default info; JSON lines on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .action(async (_opts: unknown, cmd: Command) => {
+      const flags = explicit(cmd, ['port', 'host', 'db', 'policy', 'bodyLimit', 'logLevel']);
+      const o = cmd.opts<{ maxContent?: string; config?: string }>();
+      if (o.maxContent !== undefined) flags.maxContentChars = o.maxContent;
+      const config = resolveConfig({ flags, env: process.env, configFile: o.config });
+      // handlers first: a signal that arrives while starting stops the server as soon as it is up
+      let srv: Awaited<ReturnType<typeof startServer>> | null = null;
+      let stopping: string | null = null;
+      let signals = 0;
+      const shutdown = (signal: string, s: NonNullable<typeof srv>): void => {
+        process.stderr.write(`memauth: ${signal}: finishing in-flight requests, then closing the database\n`);
+        s.close().then(
+          () => {
+            process.stderr.write('memauth: stopped cleanly\n');
+            process.exitCode = 0;
+          },
+          (e: unknown) => {
+            process.stderr.write(`memauth: error while stopping: ${(e as Error).message}\n`);
+            process.exitCode = 3;
+          },
+        );
+      };
+      const onSignal = (signal: string): void => {
+        signals++;
+        if (signals > 1) {
+          process.stderr.write(`memauth: second ${signal}, exiting now\n`);
+          process.exit(1);
+        }
+        stopping = signal;
+        if (srv) shutdown(signal, srv);
+      };
+      process.on('SIGTERM', () => onSignal('SIGTERM'));
+      process.on('SIGINT', () => onSignal('SIGINT'));
+      srv = await startServer({ config });
+      if (srv.adminToken) {
+        out(`memauth: created the admin token (shown once; only its hash is stored; rotate it with POST /v1/tokens/${srv.adminToken.info.id}/rotate):`);
+        out(`memauth admin token: ${srv.adminToken.token}`);
+      }
+      out(`memauth listening on ${srv.url} (db ${config.db}; OpenAPI ${srv.url}/openapi.json; MCP ${srv.url}/mcp)`);
+      if (stopping !== null) shutdown(stopping, srv);
+    });
+
+  program
+    .command('mcp')
+    .description('run the MCP server over stdio, bound to the principal of --token (an agent, tool or external principal)')
+    .addOption(new Option('--token <token>', 'bearer token of the principal (prefer $MEMAUTH_TOKEN: arguments are visible to other users)').env('MEMAUTH_TOKEN'))
+    .option('--session <id>', 'memauth session of this connection (default: a new one per run)')
+    .action(async (o: { token?: string; session?: string }, cmd: Command) => {
+      const db = dbOf(cmd);
+      if (o.token === undefined || o.token === '') throw new MemauthError('INVALID_ARGUMENT', 'memauth mcp needs a principal token: --token mat_… or $MEMAUTH_TOKEN', { field: 'token' });
+      if (db !== ':memory:' && !existsSync(db)) throw new MemauthError('INVALID_ARGUMENT', `database ${db} does not exist; start the server once (npm start) or run memauth init`, { field: 'db', path: db });
+      const policy = policyOf(cmd);
+      const mem = await openMemory({ path: db, ...(policy !== undefined ? { policy } : {}) });
+      const token = o.token;
+      try {
+        const tokens = new TokenService(mem.driver);
+        const { tenant, principal } = mcpPrincipal(await tokens.authenticate(token));
+        const server = createMcpServer({
+          mem,
+          tenant,
+          principal,
+          session: o.session ?? `mcp_${mem.newSessionId()}`,
+          config: { maxContentChars: 1_000_000 },
+          version: VERSION,
+          recheck: async () => {
+            await tokens.authenticate(token);
+          },
+        });
+        const transport = new StdioServerTransport();
+        const done = new Promise<void>((resolve) => {
+          transport.onclose = () => resolve();
+          process.stdin.once('end', () => resolve());
+        });
+        await server.connect(transport);
+        process.stderr.write(`memauth mcp: ${principal.kind} ${principal.id} in tenant ${tenant} on ${db} (stdio)\n`);
+        await done;
+        await server.close();
+      } finally {
+        await mem.close();
+      }
+    });
+
+  const token = program.command('token').description('manage bearer tokens offline, on the database file (the server does it at /v1/tokens)');
+  const withTokens = async <T>(cmd: Command, fn: (t: TokenService) => Promise<T>): Promise<T> => {
+    const db = dbOf(cmd);
+    if (db !== ':memory:' && !existsSync(db)) throw new MemauthError('INVALID_ARGUMENT', `database ${db} does not exist; run memauth init first`, { field: 'db', path: db });
+    const policy = policyOf(cmd);
+    const mem = await openMemory({ path: db, ...(policy !== undefined ? { policy } : {}) });
+    try {
+      return await fn(new TokenService(mem.driver));
+    } finally {
+      await mem.close();
+    }
+  };
+  const json = (cmd: Command): boolean => cmd.optsWithGlobals<{ json?: boolean }>().json === true;
+  token
+    .command('create')
+    .description('issue a token for a principal (--tenant T --principal P) or an admin token (--admin); printed once')
+    .option('--principal <id>', 'principal id')
+    .option('--admin', 'issue an admin token')
+    .action(async (o: { principal?: string; admin?: boolean }, cmd: Command) => {
+      const tenant = cmd.optsWithGlobals<{ tenant?: string }>().tenant ?? process.env.MEMAUTH_TENANT;
+      if (o.admin !== true && (tenant === undefined || tenant === '' || o.principal === undefined)) throw new InvalidArgumentError('give --tenant T --principal P, or --admin');
+      const issued = await withTokens(cmd, (t) => t.issue(o.admin === true ? 'admin' : { tenant: tenant as string, principal: o.principal as string }));
+      out(json(cmd) ? JSON.stringify(issued) : `${issued.info.id} ${issued.token}`);
+    });
+  token
+    .command('list')
+    .description("list a tenant's tokens (--tenant), or the admin tokens; never their secrets")
+    .action(async (_o: unknown, cmd: Command) => {
+      const tenant = cmd.optsWithGlobals<{ tenant?: string }>().tenant;
+      const list = await withTokens(cmd, (t) => t.list(tenant !== undefined && tenant !== '' ? tenant : null));
+      out(json(cmd) ? JSON.stringify({ tokens: list }) : list.map((t) => `${t.id} ${t.admin ? 'admin' : `${t.tenant}/${t.principal}`} created ${t.createdAt}${t.revokedAt ? ` revoked ${t.revokedAt}` : ''}`).join('\n') || '(no tokens)');
+    });
+  token
+    .command('revoke <id>')
+    .description('revoke a token (refused from the next request on)')
+    .action(async (id: string, _o: unknown, cmd: Command) => {
+      const info = await withTokens(cmd, (t) => t.revoke(id));
+      out(json(cmd) ? JSON.stringify(info) : `revoked ${info.id} at ${info.revokedAt}`);
+    });
+  token
+    .command('rotate <id>')
+    .description('issue a new token for the same principal and revoke the old one; printed once')
+    .action(async (id: string, _o: unknown, cmd: Command) => {
+      const r = await withTokens(cmd, (t) => t.rotate(id));
+      out(json(cmd) ? JSON.stringify(r) : `${r.info.id} ${r.token} (revoked ${r.revoked.id})`);
+    });
+}

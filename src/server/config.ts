@@ -1,0 +1,169 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import { MemauthError } from '../core/errors.js';
+
+/** The server's configuration, resolved from flags > environment > config file > defaults. */
+export interface ServerConfig {
+  /** interface to listen on (default 127.0.0.1: localhost only). */
+  readonly host: string;
+  /** TCP port (default 8787; 0 picks a free one). */
+  readonly port: number;
+  /** SQLite file (default ./memauth.db). */
+  readonly db: string;
+  /** policy JSON file (default: the built-in policy). */
+  readonly policy: string | undefined;
+  /** largest accepted request body, in bytes (default 2 MiB); larger is 413 BODY_TOO_LARGE. */
+  readonly bodyLimit: number;
+  /** longest accepted memory content, in characters (default 1 000 000); longer is 413 CONTENT_TOO_LONG. */
+  readonly maxContentChars: number;
+  /** pino level: fatal, error, warn, info, debug, trace, silent (default info). */
+  readonly logLevel: string;
+  /** check every JSON response against its schema (default true). */
+  readonly validateResponses: boolean;
+  /** on SIGTERM/SIGINT, how long in-flight requests may take before connections are cut (default 10 000 ms). */
+  readonly shutdownTimeoutMs: number;
+  /** open MCP-over-HTTP sessions at most (default 100). */
+  readonly mcpMaxSessions: number;
+  /** an MCP-over-HTTP session idle this long is closed (default 30 min). */
+  readonly mcpIdleTimeoutMs: number;
+}
+
+export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
+  host: '127.0.0.1',
+  port: 8787,
+  db: './memauth.db',
+  policy: undefined,
+  bodyLimit: 2 * 1024 * 1024,
+  maxContentChars: 1_000_000,
+  logLevel: 'info',
+  validateResponses: true,
+  shutdownTimeoutMs: 10_000,
+  mcpMaxSessions: 100,
+  mcpIdleTimeoutMs: 30 * 60 * 1000,
+});
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** `123`, `512kb`, `2mb` → bytes. */
+function bytes(v: string | number): number {
+  if (typeof v === 'number') return v;
+  const m = /^\s*(\d+)\s*(b|kb|k|kib|mb|m|mib)?\s*$/i.exec(v);
+  if (!m) return Number.NaN;
+  const unit = (m[2] ?? 'b').toLowerCase();
+  const mult = unit.startsWith('k') ? 1024 : unit.startsWith('m') ? 1024 * 1024 : 1;
+  return Number(m[1]) * mult;
+}
+
+const fields = {
+  host: z.string().min(1).max(255),
+  port: z.coerce.number().int().min(0).max(65535),
+  db: z.string().min(1),
+  policy: z.string().min(1),
+  bodyLimit: z.union([z.number(), z.string()]).transform(bytes).pipe(z.number().int().min(1024).max(1024 * 1024 * 1024)),
+  maxContentChars: z.coerce.number().int().min(1).max(1_000_000),
+  logLevel: z.enum(LEVELS),
+  validateResponses: z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]),
+  shutdownTimeoutMs: z.coerce.number().int().min(0).max(600_000),
+  mcpMaxSessions: z.coerce.number().int().min(1).max(100_000),
+  mcpIdleTimeoutMs: z.coerce.number().int().min(1000),
+};
+
+/** The config file (`--config FILE` or `MEMAUTH_CONFIG`): JSON, every field optional, unknown fields refused. */
+export const ConfigFileSchema = z.strictObject({
+  host: fields.host.optional(),
+  port: fields.port.optional(),
+  db: fields.db.optional(),
+  policy: fields.policy.optional(),
+  bodyLimit: fields.bodyLimit.optional(),
+  maxContentChars: fields.maxContentChars.optional(),
+  logLevel: fields.logLevel.optional(),
+  validateResponses: fields.validateResponses.optional(),
+  shutdownTimeoutMs: fields.shutdownTimeoutMs.optional(),
+  mcpMaxSessions: fields.mcpMaxSessions.optional(),
+  mcpIdleTimeoutMs: fields.mcpIdleTimeoutMs.optional(),
+});
+
+/** Environment variable of each setting (an empty variable counts as unset). */
+export const ENV_VARS: Readonly<Partial<Record<keyof ServerConfig, string>>> = Object.freeze({
+  host: 'MEMAUTH_HOST',
+  port: 'MEMAUTH_PORT',
+  db: 'MEMAUTH_DB',
+  policy: 'MEMAUTH_POLICY',
+  bodyLimit: 'MEMAUTH_BODY_LIMIT',
+  maxContentChars: 'MEMAUTH_MAX_CONTENT',
+  logLevel: 'MEMAUTH_LOG_LEVEL',
+});
+
+type Raw = Partial<Record<keyof ServerConfig, unknown>>;
+
+function parseField<K extends keyof typeof fields>(key: K, value: unknown, where: string): z.output<(typeof fields)[K]> {
+  const r = fields[key].safeParse(value);
+  if (!r.success) {
+    throw new MemauthError('INVALID_ARGUMENT', `${where}: invalid ${key} ${JSON.stringify(value)}: ${r.error.issues[0]?.message ?? 'invalid'}`, { field: key, source: where });
+  }
+  return r.data as z.output<(typeof fields)[K]>;
+}
+
+/**
+ * Resolve the server configuration: each setting from the first of `flags` (explicit command-line
+ * values only), the environment ({@link ENV_VARS}), the config file (relative `db`/`policy` paths
+ * are taken relative to the file), the defaults ({@link DEFAULT_CONFIG}).
+ *
+ * @param input.configFile - path of a JSON config file (`--config`, else `MEMAUTH_CONFIG`).
+ * @throws MemauthError `INVALID_ARGUMENT` naming the setting and where it came from.
+ */
+export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; configFile?: string | undefined } = {}): ServerConfig {
+  const env = input.env ?? {};
+  const envVal = (name: string | undefined): string | undefined => {
+    if (name === undefined) return undefined;
+    const v = env[name];
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const configPath = input.configFile ?? envVal('MEMAUTH_CONFIG');
+  let file: z.output<typeof ConfigFileSchema> = {};
+  if (configPath !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(configPath, 'utf8');
+    } catch (e) {
+      throw new MemauthError('INVALID_ARGUMENT', `cannot read config file ${configPath}: ${(e as Error).message}`, { field: 'config', path: configPath });
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      throw new MemauthError('INVALID_ARGUMENT', `config file ${configPath} is not valid JSON: ${(e as Error).message}`, { field: 'config', path: configPath });
+    }
+    const r = ConfigFileSchema.safeParse(parsed);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      throw new MemauthError('INVALID_ARGUMENT', `config file ${configPath}: ${issue ? issue.path.join('.') || '(root)' : '(root)'}: ${issue?.message ?? 'invalid'}`, { field: 'config', path: configPath });
+    }
+    file = r.data;
+    const base = dirname(resolve(configPath));
+    if (file.db !== undefined && file.db !== ':memory:') file = { ...file, db: resolve(base, file.db) };
+    if (file.policy !== undefined) file = { ...file, policy: resolve(base, file.policy) };
+  }
+  const flags = input.flags ?? {};
+  const pick = <K extends keyof typeof fields>(key: K): z.output<(typeof fields)[K]> | undefined => {
+    if (flags[key] !== undefined) return parseField(key, flags[key], `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+    const ev = envVal(ENV_VARS[key]);
+    if (ev !== undefined) return parseField(key, ev, `$${ENV_VARS[key]}`);
+    return (file as Record<string, unknown>)[key] as z.output<(typeof fields)[K]> | undefined;
+  };
+  const d = DEFAULT_CONFIG;
+  return Object.freeze({
+    host: pick('host') ?? d.host,
+    port: pick('port') ?? d.port,
+    db: pick('db') ?? d.db,
+    policy: pick('policy') ?? d.policy,
+    bodyLimit: pick('bodyLimit') ?? d.bodyLimit,
+    maxContentChars: pick('maxContentChars') ?? d.maxContentChars,
+    logLevel: pick('logLevel') ?? d.logLevel,
+    validateResponses: pick('validateResponses') ?? d.validateResponses,
+    shutdownTimeoutMs: pick('shutdownTimeoutMs') ?? d.shutdownTimeoutMs,
+    mcpMaxSessions: pick('mcpMaxSessions') ?? d.mcpMaxSessions,
+    mcpIdleTimeoutMs: pick('mcpIdleTimeoutMs') ?? d.mcpIdleTimeoutMs,
+  });
+}

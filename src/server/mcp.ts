@@ -1,0 +1,252 @@
+/**
+ * The MCP server (official TypeScript SDK): the tools an agent uses — remember, recall,
+ * get_memory, summarize_into_memory, check_action, forget, replay_decision, verify_audit — and
+ * resources for decisions, their replay and the audit verification.
+ *
+ * A connection is bound to one principal (an agent, tool or external principal, fixed by its
+ * bearer token) and one memauth session: everything the agent stores gets that principal's
+ * ceiling and its source's authority, everything it recalls is marked read in the session and
+ * taints what it summarizes and the actions it checks. The model cannot choose another session
+ * or principal: no tool takes one.
+ */
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Memory } from '../api/memory.js';
+import { schemas } from '../api/validation.js';
+import { MemauthError } from '../core/errors.js';
+import type { Decision, MemoryRecord, Principal } from '../core/types.js';
+import { HttpError, errorResponse } from './errors.js';
+import { assertMayDelete, checkContent } from './routes/common.js';
+import { responses } from './schemas.js';
+import type { Identity } from './tokens.js';
+import type { ServerConfig } from './config.js';
+
+/** What an MCP connection is bound to. */
+export interface McpBinding {
+  readonly mem: Memory;
+  readonly tenant: string;
+  readonly principal: Principal;
+  /** the memauth session of this connection (recall marks reads in it; derive and check_action use it). */
+  readonly session: string;
+  readonly config: Pick<ServerConfig, 'maxContentChars'>;
+  /** called before every tool call and resource read; throws to refuse (e.g. the token was revoked). */
+  readonly recheck?: () => Promise<void>;
+  readonly version: string;
+}
+
+/** Principal kinds an MCP connection may be bound to: never a user's or the system's authority. */
+export const MCP_PRINCIPAL_KINDS: ReadonlySet<Principal['kind']> = new Set(['agent', 'tool', 'external']);
+
+/**
+ * The principal an MCP connection is bound to.
+ * @throws HttpError `MCP_PRINCIPAL_KIND` (403) for the admin token or a user/system principal.
+ */
+export function mcpPrincipal(identity: Identity): { tenant: string; principal: Principal } {
+  if (identity.kind !== 'principal' || !MCP_PRINCIPAL_KINDS.has(identity.principal.kind)) {
+    const what = identity.kind === 'admin' ? 'the admin token' : `a ${identity.principal.kind} principal`;
+    throw new HttpError(403, 'MCP_PRINCIPAL_KIND', `an MCP connection is bound to an agent, tool or external principal, not ${what}`, { kind: identity.kind === 'admin' ? 'admin' : identity.principal.kind });
+  }
+  return { tenant: identity.tenant, principal: identity.principal };
+}
+
+const clip = (s: string | null, n = 160): string => (s === null ? '(deleted)' : s.length > n ? `${JSON.stringify(s.slice(0, n))}…` : JSON.stringify(s));
+
+/** One line naming a record's origin authority and taint, for the model and the user to see. */
+export function recordLine(r: MemoryRecord, extra = ''): string {
+  const ch = r.taint.channels.length > 0 ? `; channels ${r.taint.channels.join(',')}` : '';
+  return `${r.id} [origin ${r.origin.authority} by ${r.origin.principalId} from ${r.origin.sourceRef}; taint ${r.taint.lowestAuthority}${ch}${extra}] ${r.status === 'active' ? '' : `(${r.status}) `}${clip(r.content)}`;
+}
+
+function decisionText(d: Decision): string {
+  const reasons = d.reasons.map((r) => `${r.code}${r.argument !== undefined ? `(${r.argument})` : ''}${r.memoryIds.length ? ` [${r.memoryIds.join(', ')}]` : ''}`);
+  const deps = d.dependencies.map((x) => `${x.memoryId}: ${x.actionAuthority} (${x.why.join('+')})`);
+  return [`decision ${d.id}: ${d.outcome} (${d.action.type}, tier ${d.tier}, mode ${d.mode})`, ...(reasons.length ? [`reasons: ${reasons.join('; ')}`] : []), ...(deps.length ? [`dependencies: ${deps.join('; ')}`] : []), d.outcome === 'allow' ? 'you may proceed with exactly this action' : d.outcome === 'would_deny' ? 'observe mode: allowed, but it would be denied under enforcement' : 'do not perform this action; ask the user to confirm it if they want it'].join('\n');
+}
+
+function result(text: string, structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: `${text}\n\n${JSON.stringify(structured)}` }], structuredContent: structured };
+}
+
+function toolError(e: unknown): CallToolResult {
+  const { body } = errorResponse(e, 'mcp');
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
+}
+
+const json = (uri: URL, value: unknown): ReadResourceResult => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }] });
+
+/**
+ * Build an MCP server bound to one principal and session (see the module comment). Connect it to
+ * a transport (stdio, or Streamable HTTP in src/server/mcp-http.ts).
+ */
+export function createMcpServer(b: McpBinding): McpServer {
+  const { mem, tenant, principal, session } = b;
+  const server = new McpServer(
+    { name: 'memauth', version: b.version },
+    {
+      instructions: `memauth memory for principal ${principal.id} (${principal.kind}, ceiling ${principal.maxAuthority}) in tenant ${tenant}. Every record shows its origin authority: what you store gets at most your ceiling and its source's authority. Call check_action before any consequential action (payment, email, permission change, deploy, data export) and follow the decision.`,
+    },
+  );
+  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (b.recheck) await b.recheck();
+    return fn();
+  };
+  const tool = <S extends z.ZodType>(name: string, config: { title: string; description: string; input: S; output: z.ZodType; readOnly: boolean }, run: (args: z.output<S>) => Promise<CallToolResult>): void => {
+    server.registerTool(
+      name,
+      { title: config.title, description: config.description, inputSchema: config.input, outputSchema: config.output, annotations: { readOnlyHint: config.readOnly, destructiveHint: name === 'forget', openWorldHint: false } },
+      // The SDK types the callback from the schema generically; the args are validated by it against `input`.
+      (async (args: unknown) => {
+        try {
+          return await guard(() => run(args as z.output<S>));
+        } catch (e) {
+          return toolError(e);
+        }
+      }) as never,
+    );
+  };
+
+  tool(
+    'remember',
+    {
+      title: 'Remember',
+      description:
+        'Store a memory. Its origin authority is decided by memauth, not by you: at most your principal\'s ceiling and the authority of `source` (a URL, message id or file path the text came from; omit it for your own statement). Text recalled from memory and repeated here resolves to the original record.',
+      input: schemas.write.pick({ scope: true, content: true, source: true, sourceAt: true, expiresAt: true, reason: true }),
+      output: responses.WriteResult,
+      readOnly: false,
+    },
+    async (a) => {
+      checkContent(b.config, a.content);
+      const r = await mem.write({ ...a, tenant, principal: principal.id, session });
+      return result(r.created ? `stored ${recordLine(r.record)}` : `already in memory: ${recordLine(r.record)}`, { ...r });
+    },
+  );
+  tool(
+    'recall',
+    {
+      title: 'Recall',
+      description: 'Search memory in one scope (full text, best first). Each hit shows its origin authority and taint. Recalled records are marked read in this session: they taint what you summarize and the actions you check.',
+      input: schemas.search.pick({ scope: true, query: true, limit: true }),
+      output: responses.SearchResult,
+      readOnly: false,
+    },
+    async (a) => {
+      const hits = await mem.search({ ...a, tenant, session });
+      return result(hits.length === 0 ? 'no memory matches' : hits.map((h) => recordLine(h.record)).join('\n'), { hits });
+    },
+  );
+  tool(
+    'get_memory',
+    {
+      title: 'Get a memory',
+      description: 'One record by id, with its origin, taint, action authority (lifted only by independent corroboration) and deleted sources. Marked read in this session.',
+      input: schemas.get.pick({ id: true }),
+      output: responses.RecordView,
+      readOnly: false,
+    },
+    async (a) => {
+      const v = await mem.get({ tenant, id: a.id, session });
+      return result(recordLine(v, `; action authority ${v.actionAuthority}`), { ...v });
+    },
+  );
+  tool(
+    'summarize_into_memory',
+    {
+      title: 'Summarize into memory',
+      description:
+        'Store a summary (or extract, rewrite, merge…) of records as a new record. Its taint is the lowest authority of its inputs: the `from` records plus everything read in this session — a summary of untrusted text stays untrusted however clean it reads.',
+      input: schemas.derive.pick({ from: true, content: true, scope: true, narrowInputs: true, expiresAt: true, reason: true }).extend({ transform: schemas.derive.shape.transform.default('summarize') }),
+      output: responses.MemoryRecord,
+      readOnly: false,
+    },
+    async (a) => {
+      checkContent(b.config, a.content);
+      const r = await mem.derive({ ...a, tenant, principal: principal.id, session });
+      return result(`stored ${recordLine(r)}`, { ...r });
+    },
+  );
+  tool(
+    'check_action',
+    {
+      title: 'Check an action',
+      description:
+        "Ask memauth's action gate whether an action may run, before running it. Returns a structured decision: outcome allow | deny | would_deny, reasons (untrusted_origin, missing_corroboration, needs_confirmation, metadata_missing, deleted_source, expired) naming the memory ids, and the dependencies with their authority. Everything read in this session counts as a dependency.",
+      input: schemas.authorize.pick({ action: true, dependsOn: true, context: true, confirmationId: true }),
+      output: responses.Decision,
+      readOnly: false,
+    },
+    async (a) => {
+      const d = await mem.authorize({ ...a, tenant, session });
+      return result(decisionText(d), { ...d });
+    },
+  );
+  tool(
+    'forget',
+    {
+      title: 'Forget',
+      description: 'Delete a record you wrote: its content and index entries are erased; its hash, provenance and audit trail stay, and records derived from it keep their taint.',
+      input: schemas.delete.pick({ id: true, reason: true }),
+      output: responses.MemoryRecord,
+      readOnly: false,
+    },
+    async (a) => {
+      await assertMayDelete(mem, tenant, principal, a.id);
+      const r = await mem.delete({ tenant, id: a.id, principal: principal.id, reason: a.reason });
+      return result(`deleted ${r.id} (content erased; hash and provenance kept)`, { ...r });
+    },
+  );
+  tool(
+    'replay_decision',
+    {
+      title: 'Replay a decision',
+      description: 'Rebuild a decision from the audit log alone (dependencies, lineage, origins, corroborations, confirmations, policy) and re-evaluate it; `matches` says whether it agrees with the recorded outcome.',
+      input: schemas.replay.pick({ decisionId: true }),
+      output: responses.ReplayResult,
+      readOnly: true,
+    },
+    async (a) => {
+      const r = await mem.replay({ tenant, decisionId: a.decisionId });
+      return result(`decision ${r.decisionId}: recorded ${r.recorded.outcome}, replayed ${r.replayed.outcome}: ${r.matches ? 'matches' : 'MISMATCH'}`, { ...r });
+    },
+  );
+  tool(
+    'verify_audit',
+    {
+      title: 'Verify the audit chain',
+      description: "Verify this tenant's hash-chained audit log, its newest signed checkpoint and every row against the chain.",
+      input: z.strictObject({}),
+      output: responses.AuditReport,
+      readOnly: true,
+    },
+    async () => {
+      const r = await mem.verifyAudit({ tenant });
+      return result(r.tenants.map((t) => t.message).join('\n') || `tenant ${tenant}: no audit entries yet`, { ...r });
+    },
+  );
+
+  const resource = (fn: () => Promise<ReadResourceResult>): Promise<ReadResourceResult> =>
+    guard(fn).catch((e: unknown) => {
+      const { body } = errorResponse(e, 'mcp');
+      throw new MemauthError('INVALID_ARGUMENT', `${body.code}: ${body.message}`, { ...body.details });
+    });
+  server.registerResource(
+    'decision',
+    new ResourceTemplate('memauth://decisions/{decisionId}', { list: undefined }),
+    { title: 'A gate decision', description: 'A stored decision of this tenant (JSON)', mimeType: 'application/json' },
+    (uri, vars) => resource(async () => json(uri, await mem.getDecision({ tenant, decisionId: String(vars.decisionId) }))),
+  );
+  server.registerResource(
+    'decision-replay',
+    new ResourceTemplate('memauth://decisions/{decisionId}/replay', { list: undefined }),
+    { title: 'Replay of a decision', description: 'The decision rebuilt from the audit log alone and re-evaluated (JSON)', mimeType: 'application/json' },
+    (uri, vars) => resource(async () => json(uri, await mem.replay({ tenant, decisionId: String(vars.decisionId) }))),
+  );
+  server.registerResource(
+    'audit-verify',
+    'memauth://audit/verify',
+    { title: 'Audit verification', description: "Verification report of this tenant's audit chain (JSON)", mimeType: 'application/json' },
+    (uri) => resource(async () => json(uri, await mem.verifyAudit({ tenant }))),
+  );
+  return server;
+}

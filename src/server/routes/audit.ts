@@ -1,0 +1,58 @@
+import { Readable } from 'node:stream';
+import { computeMetrics } from '../../api/metrics.js';
+import { queries } from '../schemas.js';
+import { type AnyRoute, ok, route, tenantFor } from './common.js';
+
+const PAGE = 1000;
+
+/** Audit chain verification and export, and the metrics of DESIGN.md § Metrics. */
+export const auditRoutes: readonly AnyRoute[] = [
+  route({
+    method: 'GET',
+    path: '/v1/audit/verify',
+    operationId: 'verifyAudit',
+    tag: 'audit',
+    summary: "Verify the tenant's hash chain, its newest signed checkpoint, and every row against the chain",
+    auth: 'any',
+    query: queries.Tenant,
+    responses: { 200: 'AuditReport' },
+    handler: async ({ identity, query, services }) => ok(await services.mem.verifyAudit({ tenant: tenantFor(identity, query.tenant) })),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/audit/export',
+    operationId: 'exportAudit',
+    tag: 'audit',
+    summary: "The tenant's audit chain as JSON lines, one entry per line in sequence order",
+    description: 'Each line is an AuditEntry {tenant, seq, prevHash, op, payload, policyVersion, hash}; hash = SHA-256 of the RFC 8785 JSON of {seq, prevHash, op, payload, policyVersion}. Payloads hold hashes, not content.',
+    auth: 'any',
+    query: queries.Tenant,
+    responses: { 200: { contentType: 'application/x-ndjson', item: 'AuditEntry', description: 'one AuditEntry per line' } },
+    handler: async ({ identity, query, services }) => {
+      const tenant = tenantFor(identity, query.tenant);
+      const driver = services.mem.driver;
+      const head = await driver.auditHead(tenant);
+      const last = head?.seq ?? 0;
+      async function* lines(): AsyncGenerator<string> {
+        for (let from = 1; from <= last; from += PAGE) {
+          const page = await driver.auditRange(tenant, from, Math.min(last, from + PAGE - 1));
+          yield page.map((e) => `${JSON.stringify(e)}\n`).join('');
+        }
+      }
+      return { status: 200, stream: Readable.from(lines()), contentType: 'application/x-ndjson; charset=utf-8' };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/metrics',
+    operationId: 'metrics',
+    tag: 'audit',
+    summary: 'The seven metrics of DESIGN.md § Metrics, per risk tier, computed from the store (see src/api/metrics.ts)',
+    description:
+      'origin coverage, taint retention, laundering ASR (per channel), legitimate utility, corroboration validity, high-risk dependency rate, decision replay rate. Each is {numerator, denominator, value}; value is null when there is nothing to measure.',
+    auth: 'any',
+    query: queries.Metrics,
+    responses: { 200: 'Metrics' },
+    handler: async ({ identity, query, services }) => ok(await computeMetrics(services.mem, { tenant: tenantFor(identity, query.tenant), replaySample: query.replaySample })),
+  }),
+];

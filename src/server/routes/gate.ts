@@ -1,0 +1,107 @@
+import { HttpError } from '../errors.js';
+import { params, queries, requests } from '../schemas.js';
+import { type AnyRoute, created, ok, route, tenantFor, writerFor } from './common.js';
+
+/** Corroborations, confirmations and the action gate (decisions, replay). */
+export const gateRoutes: readonly AnyRoute[] = [
+  route({
+    method: 'POST',
+    path: '/v1/corroborations',
+    operationId: 'corroborate',
+    tag: 'gate',
+    summary: "Record that the token's principal corroborates a record with evidence; the result says whether it counts",
+    description: 'Counts only when DESIGN.md § Corroboration holds (independent principal and domain, ≥ trusted_tool_verified, outside the lineage, evidence not derived from the record). Evidence `memory:<id>` must name a record of the same tenant.',
+    auth: 'principal',
+    body: requests.CorroborationCreate,
+    responses: { 201: 'CorroborateResult' },
+    errors: [404, 409],
+    handler: async ({ identity, body, services }) => {
+      const principal = writerFor(identity, body.principal);
+      return created(await services.mem.corroborate({ ...body, tenant: tenantFor(identity, body.tenant), principal: principal.id }));
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/confirmations',
+    operationId: 'confirm',
+    tag: 'gate',
+    summary: 'A human confirmation scoped to one exact action (user principals only): single-use by default, expiring',
+    description: 'Only a user principal\'s token can confirm (CONFIRMATION_REQUIRES_USER, 403, logged). `memoryIds`, when given, must name records of the same tenant.',
+    auth: 'principal',
+    body: requests.ConfirmationCreate,
+    responses: { 201: 'Confirmation' },
+    errors: [404],
+    handler: async ({ identity, body, services }) => {
+      const principal = writerFor(identity, body.principal);
+      const tenant = tenantFor(identity, body.tenant);
+      return created(await services.mem.confirm({ ...body, tenant, principal: principal.id }));
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/decisions',
+    operationId: 'authorize',
+    tag: 'gate',
+    summary: 'The action gate: decide, record and audit one proposed action; returns the structured decision',
+    description:
+      "Dependencies: `dependsOn`, every session record that supplies an argument value, and (unless `context: declared`) every record read in the session. `userTurn` is the user's current turn: only that user principal (it defaults to the caller) or the admin may give it (USER_TURN_NOT_CALLER, 403). A denial is a 201 with `outcome: deny`, not an error.",
+    auth: 'any',
+    body: requests.DecisionCreate,
+    responses: { 201: 'Decision' },
+    errors: [404],
+    handler: async ({ identity, body, services }) => {
+      const tenant = tenantFor(identity, body.tenant);
+      let userTurn: { principal: string; text: string } | undefined;
+      if (body.userTurn !== undefined) {
+        if (identity.kind === 'admin') {
+          if (body.userTurn.principal === undefined) throw new HttpError(400, 'INVALID_ARGUMENT', 'authorize: with the admin token, userTurn.principal names the user', { field: 'userTurn.principal' });
+          userTurn = { principal: body.userTurn.principal, text: body.userTurn.text };
+        } else {
+          const caller = identity.principal;
+          if (caller.kind !== 'user' || (body.userTurn.principal !== undefined && body.userTurn.principal !== caller.id)) {
+            throw new HttpError(403, 'USER_TURN_NOT_CALLER', `a user's turn can only be given by that user principal (or the admin); this token is ${caller.kind} ${JSON.stringify(caller.id)}`, { principal: caller.id, kind: caller.kind });
+          }
+          userTurn = { principal: caller.id, text: body.userTurn.text };
+        }
+      }
+      return created(await services.mem.authorize({ ...body, tenant, userTurn }));
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/decisions',
+    operationId: 'listDecisions',
+    tag: 'gate',
+    summary: 'Recent decisions, newest first',
+    auth: 'any',
+    query: queries.ListDecisions,
+    responses: { 200: 'DecisionList' },
+    handler: async ({ identity, query, services }) => ok({ decisions: await services.mem.listDecisions({ tenant: tenantFor(identity, query.tenant), limit: query.limit }) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/decisions/:id',
+    operationId: 'getDecision',
+    tag: 'gate',
+    summary: 'One stored decision',
+    auth: 'any',
+    params: params.Id,
+    query: queries.Tenant,
+    responses: { 200: 'Decision' },
+    errors: [404],
+    handler: async ({ identity, params: p, query, services }) => ok(await services.mem.getDecision({ tenant: tenantFor(identity, query.tenant), decisionId: p.id })),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/decisions/:id/replay',
+    operationId: 'replayDecision',
+    tag: 'audit',
+    summary: 'Rebuild a decision from the audit log alone and re-evaluate it (`matches`)',
+    auth: 'any',
+    params: params.Id,
+    query: queries.Tenant,
+    responses: { 200: 'ReplayResult' },
+    errors: [404],
+    handler: async ({ identity, params: p, query, services }) => ok(await services.mem.replay({ tenant: tenantFor(identity, query.tenant), decisionId: p.id })),
+  }),
+];

@@ -1,0 +1,111 @@
+import { params, queries, requests } from '../schemas.js';
+import { type AnyRoute, assertMayDelete, checkContent, created, ok, route, tenantFor, writerFor } from './common.js';
+
+/** Memories: write, derive, get, list, search, lineage, delete. */
+export const memoryRoutes: readonly AnyRoute[] = [
+  route({
+    method: 'POST',
+    path: '/v1/memories',
+    operationId: 'writeMemory',
+    tag: 'memories',
+    summary: "Write a memory as the token's principal; origin = min(principal ceiling, authority of the source)",
+    description:
+      'The principal and tenant come from the token. `authority` may only lower the origin; above the ceiling it is refused (AUTHORITY_EXCEEDS_PRINCIPAL, 403, logged in the audit chain). 201 for a new record; 200 with `created: false` when the text is recalled memory echoed back in the same session (it resolves to the original).',
+    auth: 'principal',
+    body: requests.MemoryWrite,
+    responses: { 201: 'WriteResult', 200: 'WriteResult' },
+    errors: [404, 413],
+    handler: async ({ identity, body, services }) => {
+      const principal = writerFor(identity, body.principal);
+      const tenant = tenantFor(identity, body.tenant);
+      checkContent(services.config, body.content);
+      const r = await services.mem.write({ ...body, tenant, principal: principal.id });
+      return { status: r.created ? 201 : 200, body: r };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/derivations',
+    operationId: 'deriveMemory',
+    tag: 'memories',
+    summary: 'Derive a record (summarize, extract, merge, dedup, rewrite, import, embed); taint = min over every input',
+    description: 'Inputs are `from` plus every record read in `session` (unless `narrowInputs` is proven by verbatim extraction). Every `from` id must be in the token\'s tenant (404 otherwise).',
+    auth: 'principal',
+    body: requests.Derivation,
+    responses: { 201: 'MemoryRecord' },
+    errors: [404, 413],
+    handler: async ({ identity, body, services }) => {
+      const principal = writerFor(identity, body.principal);
+      const tenant = tenantFor(identity, body.tenant);
+      checkContent(services.config, body.content);
+      return created(await services.mem.derive({ ...body, tenant, principal: principal.id }));
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/memories/search',
+    operationId: 'searchMemories',
+    tag: 'memories',
+    summary: 'Full-text search (BM25) in one scope; hits are marked read in `session`',
+    auth: 'any',
+    body: requests.Search,
+    responses: { 200: 'SearchResult' },
+    handler: async ({ identity, body, services }) => ok({ hits: await services.mem.search({ ...body, tenant: tenantFor(identity, body.tenant) }) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/memories',
+    operationId: 'listMemories',
+    tag: 'memories',
+    summary: 'List records, newest first (does not mark reads)',
+    auth: 'any',
+    query: queries.ListMemories,
+    responses: { 200: 'RecordList' },
+    handler: async ({ identity, query, services }) => ok({ records: await services.mem.list({ ...query, tenant: tenantFor(identity, query.tenant) }) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/memories/:id',
+    operationId: 'getMemory',
+    tag: 'memories',
+    summary: 'One record with its action authority, corroborations and deleted sources; marked read in `session`',
+    auth: 'any',
+    params: params.Id,
+    query: queries.GetMemory,
+    responses: { 200: 'RecordView' },
+    errors: [404],
+    handler: async ({ identity, params: p, query, services }) => ok(await services.mem.get({ tenant: tenantFor(identity, query.tenant), id: p.id, session: query.session })),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/memories/:id/lineage',
+    operationId: 'getLineage',
+    tag: 'memories',
+    summary: "A record's derivation lineage down to its roots, as nodes and edges",
+    auth: 'any',
+    params: params.Id,
+    query: queries.Tenant,
+    responses: { 200: 'LineageGraph' },
+    errors: [404],
+    handler: async ({ identity, params: p, query, services }) => ok(await services.mem.lineageGraph({ tenant: tenantFor(identity, query.tenant), id: p.id })),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/v1/memories/:id',
+    operationId: 'deleteMemory',
+    tag: 'memories',
+    summary: 'Delete a record: content and index entries erased; hash, provenance and the audit chain kept',
+    description: 'Allowed to the admin, to user and system principals, and to the principal that wrote the record (FORBIDDEN, 403, otherwise). Deleting a deleted record returns it unchanged.',
+    auth: 'any',
+    params: params.Id,
+    query: queries.DeleteMemory,
+    responses: { 200: 'MemoryRecord' },
+    errors: [404],
+    handler: async ({ identity, params: p, query, services }) => {
+      const tenant = tenantFor(identity, query.tenant);
+      await assertMayDelete(services.mem, tenant, identity.kind === 'principal' ? identity.principal : null, p.id);
+      const principal = identity.kind === 'principal' ? identity.principal.id : undefined;
+      return ok(await services.mem.delete({ tenant, id: p.id, principal, reason: query.reason }));
+    },
+  }),
+];

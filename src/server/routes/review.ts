@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { computeMetricsSeries } from '../../api/metrics.js';
+import { MemauthError } from '../../core/errors.js';
+import type { Decision, ReasonCode } from '../../core/types.js';
+import type { ReviewNoteRow } from '../../store/driver.js';
+import { HttpError } from '../errors.js';
+import { params, queries, requests } from '../schemas.js';
+import { type AnyRoute, created, ok, route, tenantFor } from './common.js';
+
+/** The three review classes of blocked and would_deny decisions (the seed's classification). */
+export type ReviewClass = 'real_risk' | 'missing_corroboration' | 'missing_metadata';
+
+/**
+ * real risk first: deleted_source or expired, or untrusted_origin naming a record that is not
+ * merely short of corroboration (an argument value supplied by a record whose only problem is
+ * missing_corroboration is that same problem); then missing corroboration; then missing
+ * metadata (metadata_missing). A bare needs_confirmation is real risk.
+ */
+export function reviewClassOf(d: Pick<Decision, 'reasons'>): ReviewClass {
+  const codes = new Set<ReasonCode>(d.reasons.map((r) => r.code));
+  const weak = new Set(d.reasons.filter((r) => r.code === 'missing_corroboration').flatMap((r) => r.memoryIds));
+  if (codes.has('deleted_source') || codes.has('expired')) return 'real_risk';
+  if (d.reasons.some((r) => r.code === 'untrusted_origin' && (r.memoryIds.length === 0 || r.memoryIds.some((id) => !weak.has(id))))) return 'real_risk';
+  if (codes.has('missing_corroboration')) return 'missing_corroboration';
+  if (codes.has('metadata_missing')) return 'missing_metadata';
+  return 'real_risk';
+}
+
+/** A denial a user can lift with a scoped confirmation: only soft reasons (needs_confirmation is added only then). */
+export const approvable = (d: Pick<Decision, 'outcome' | 'reasons'>): boolean => d.outcome === 'deny' && d.reasons.some((r) => r.code === 'needs_confirmation');
+
+/** The dashboard's review queue, its rejections, and the metrics over time. */
+export const reviewRoutes: readonly AnyRoute[] = [
+  route({
+    method: 'GET',
+    path: '/v1/review',
+    operationId: 'reviewQueue',
+    tag: 'review',
+    summary: 'The review queue: denied decisions (deny) and observe-mode would_deny decisions, newest first, with their review class and status',
+    description:
+      'status: `approved` when a user principal issued a scoped confirmation for the exact action type and arguments after the decision; `rejected` when someone recorded a rejection (POST /v1/review/{id}/reject); `open` otherwise. Approving is POST /v1/confirmations with a user token.',
+    auth: 'any',
+    query: queries.ReviewQueue,
+    responses: { 200: 'ReviewQueue' },
+    handler: async ({ identity, query, services }) => {
+      const tenant = tenantFor(identity, query.tenant);
+      const driver = services.mem.driver;
+      const decisions = (await services.mem.listDecisions({ tenant, limit: query.limit ?? 1000 })).filter((d) => d.outcome === 'deny' || d.outcome === 'would_deny');
+      const notes = new Map<string, ReviewNoteRow>();
+      for (const n of await driver.listReviewNotes(tenant)) if (!notes.has(n.decisionId)) notes.set(n.decisionId, n);
+      const items = [];
+      for (const d of decisions) {
+        const list = d.outcome === 'deny' ? (await driver.listConfirmations(tenant, d.action.type, d.argsHash, '0000')).filter((c) => c.createdAt >= d.at) : [];
+        const uses = await driver.confirmationUses(tenant, list.map((c) => c.id));
+        const confirmations = list.map((c) => ({ id: c.id, principalId: c.principalId, createdAt: c.createdAt, expiresAt: c.expiresAt, maxUses: c.maxUses, uses: uses.get(c.id) ?? 0 }));
+        const rejection = notes.get(d.id) ?? null;
+        items.push({
+          decision: d,
+          kind: d.outcome === 'deny' ? ('blocked' as const) : ('would_deny' as const),
+          reviewClass: reviewClassOf(d),
+          approvable: approvable(d),
+          status: rejection ? ('rejected' as const) : confirmations.length > 0 ? ('approved' as const) : ('open' as const),
+          confirmations,
+          rejection,
+        });
+      }
+      return ok({ items });
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/review/:id/reject',
+    operationId: 'rejectReview',
+    tag: 'review',
+    summary: 'Reject a decision of the review queue: an append-only review note (who, when, why); it issues nothing and changes no decision',
+    description: 'The admin, user and system principals may reject (FORBIDDEN, 403, for agent, tool and external principals: a rejection is a person\'s call). The note is stored as given and listed with the queue item; rejecting twice is REVIEW_ALREADY_REJECTED (409).',
+    auth: 'any',
+    params: params.Id,
+    body: requests.ReviewReject,
+    responses: { 201: 'ReviewNote' },
+    errors: [404, 409],
+    handler: async ({ identity, params: p, body, services }) => {
+      const tenant = tenantFor(identity, body.tenant);
+      if (identity.kind === 'principal' && identity.principal.kind !== 'user' && identity.principal.kind !== 'system') {
+        throw new HttpError(403, 'FORBIDDEN', `a ${identity.principal.kind} principal cannot reject a queued decision; sign in as a user`, { kind: identity.principal.kind });
+      }
+      const d = await services.mem.driver.getDecision(tenant, p.id);
+      if (!d) throw new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(p.id)} in tenant ${JSON.stringify(tenant)}`, { id: p.id });
+      if (d.outcome === 'allow') throw new HttpError(409, 'NOT_IN_REVIEW', 'an allowed decision is not in the review queue', { id: p.id });
+      if ((await services.mem.driver.listReviewNotes(tenant)).some((n) => n.decisionId === d.id)) throw new HttpError(409, 'REVIEW_ALREADY_REJECTED', `decision ${p.id} was already rejected`, { id: p.id });
+      const note: ReviewNoteRow = {
+        id: `rev_${randomBytes(12).toString('hex')}`,
+        tenant,
+        decisionId: d.id,
+        verdict: 'rejected',
+        by: identity.kind === 'principal' ? identity.principal.id : '(admin)',
+        note: body.note ?? '',
+        at: new Date().toISOString(),
+      };
+      await services.mem.driver.insertReviewNote(note);
+      return created(note);
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/metrics/series',
+    operationId: 'metricsSeries',
+    tag: 'audit',
+    summary: 'The seven metrics per risk tier over time: computed for the decisions of each of `buckets` equal time windows (see src/api/metrics.ts)',
+    auth: 'any',
+    query: queries.MetricsSeries,
+    responses: { 200: 'MetricsSeries' },
+    handler: async ({ identity, query, services }) => ok(await computeMetricsSeries(services.mem, { tenant: tenantFor(identity, query.tenant), buckets: query.buckets, replaySample: query.replaySample })),
+  }),
+];

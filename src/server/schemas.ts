@@ -1,0 +1,283 @@
+/**
+ * The HTTP API's request and response schemas. Request bodies are the library's own input
+ * schemas (src/api/validation.ts) with `tenant` and `principal` made optional — the bearer token
+ * supplies them — so the server validates exactly what the library validates. Response schemas
+ * are strict: the server checks every JSON response against its schema (option
+ * `validateResponses`, on by default), and the OpenAPI document is generated from both.
+ */
+import { z } from 'zod';
+import { AUTHORITIES } from '../core/authority.js';
+import { AUDIT_OPS } from '../core/audit.js';
+import { CHANNELS, MODES, PRINCIPAL_KINDS, REASON_CODES, TIERS, TRANSFORMS } from '../core/types.js';
+import { schemas } from '../api/validation.js';
+
+const ident = schemas.get.shape.id;
+const authority = z.enum(AUTHORITIES);
+const tier = z.enum(TIERS);
+const json = z.record(z.string(), z.unknown());
+
+// ------------------------------------------------------------------ requests
+
+const userTurn = schemas.authorize.shape.userTurn.unwrap();
+
+/** Request schemas, by name (names are the OpenAPI component names). */
+export const requests = {
+  PrincipalCreate: schemas.registerPrincipal.extend({
+    issueToken: z.boolean().optional().describe('issue a bearer token for the new principal (default true); it is shown once'),
+  }),
+  TokenCreate: z
+    .strictObject({
+      tenant: ident.optional(),
+      principal: ident.optional(),
+      admin: z.boolean().optional().describe('issue another admin token instead of a principal token'),
+    })
+    .describe('either {tenant, principal} or {admin: true}'),
+  MemoryWrite: schemas.write.partial({ tenant: true, principal: true }),
+  Derivation: schemas.derive.partial({ tenant: true, principal: true }),
+  Search: schemas.search.partial({ tenant: true }),
+  CorroborationCreate: schemas.corroborate.partial({ tenant: true, principal: true }),
+  ConfirmationCreate: schemas.confirm.partial({ tenant: true, principal: true }),
+  DecisionCreate: schemas.authorize.partial({ tenant: true }).extend({
+    userTurn: userTurn
+      .partial({ principal: true })
+      .optional()
+      .describe("the user's current turn; only that user principal (default: the caller) or the admin may give it"),
+  }),
+  ReviewReject: z.strictObject({
+    tenant: ident.optional(),
+    note: z.string().max(2000).optional().describe('why it was rejected (stored as given, shown as text)'),
+  }),
+} as const;
+
+const boolString = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+/** Query-string schemas (every value arrives as a string). */
+export const queries = {
+  Tenant: z.strictObject({ tenant: ident.optional().describe('admin token only: the tenant (a principal token fixes it)') }),
+  ListMemories: z.strictObject({
+    tenant: ident.optional(),
+    scope: ident.optional(),
+    limit: z.coerce.number().int().min(1).max(10_000).optional(),
+    offset: z.coerce.number().int().min(0).optional(),
+    includeDeleted: boolString.optional(),
+  }),
+  GetMemory: z.strictObject({ tenant: ident.optional(), session: ident.optional().describe('mark the record as read in this session') }),
+  DeleteMemory: z.strictObject({ tenant: ident.optional(), reason: z.string().max(1000).optional() }),
+  ListDecisions: z.strictObject({ tenant: ident.optional(), limit: z.coerce.number().int().min(1).max(10_000).optional() }),
+  Metrics: z.strictObject({
+    tenant: ident.optional(),
+    replaySample: z.union([z.coerce.number().int().min(0).max(100_000), z.literal('all')]).optional().describe('decisions replayed per tier (default 100), or all'),
+  }),
+  MetricsSeries: z.strictObject({
+    tenant: ident.optional(),
+    buckets: z.coerce.number().int().min(1).max(200).optional().describe('equal time windows from the first decision to now (default 12)'),
+    replaySample: z.union([z.coerce.number().int().min(0).max(100_000), z.literal('all')]).optional().describe('decisions replayed per tier and bucket (default 20), or all'),
+  }),
+  ReviewQueue: z.strictObject({
+    tenant: ident.optional(),
+    limit: z.coerce.number().int().min(1).max(10_000).optional().describe('newest decisions scanned (default 1000)'),
+  }),
+  ListTokens: z.strictObject({ tenant: ident.optional().describe('list this tenant\'s tokens; without it, the admin tokens') }),
+} as const;
+
+/** Path-parameter schemas. */
+export const params = {
+  Id: z.strictObject({ id: ident }),
+} as const;
+
+// ------------------------------------------------------------------ responses
+
+const Principal = z.strictObject({ tenant: z.string(), id: z.string(), kind: z.enum(PRINCIPAL_KINDS), maxAuthority: authority, domain: z.string(), createdAt: z.string() });
+const Origin = z.strictObject({ authority, principalId: z.string(), sourceRef: z.string(), writtenAt: z.string() });
+const Taint = z.strictObject({ lowestAuthority: authority, channels: z.array(z.enum(CHANNELS)), sources: z.array(z.string()), oldestSourceAt: z.string() });
+const Edge = z.strictObject({ from: z.string(), transform: z.enum(TRANSFORMS), kind: z.enum(['declared', 'session', 'echo']) });
+const recordShape = {
+  formatVersion: z.literal(1),
+  id: z.string(),
+  tenant: z.string(),
+  scope: z.string(),
+  content: z.string().nullable().describe('null once deleted: the content is erased, the hash kept'),
+  contentHash: z.string(),
+  createdAt: z.string(),
+  expiresAt: z.string().nullable(),
+  origin: Origin,
+  derivedFrom: z.array(Edge),
+  taint: Taint,
+  audit: z.strictObject({ policyVersion: z.string(), writeReason: z.string(), seq: z.number().int() }),
+  status: z.enum(['active', 'deleted', 'expired']),
+};
+const MemoryRecord = z.strictObject(recordShape);
+const Corroboration = z.strictObject({
+  id: z.string(),
+  tenant: z.string(),
+  recordId: z.string(),
+  principalId: z.string(),
+  authority,
+  domain: z.string(),
+  evidenceRef: z.string(),
+  at: z.string(),
+  auditSeq: z.number().int().optional(),
+});
+const RecordView = z.strictObject({
+  ...recordShape,
+  actionAuthority: authority.describe('lowestAuthority, or lifted by k independent trusted corroborations'),
+  corroborations: z.array(Corroboration),
+  deletedSources: z.array(z.string()),
+});
+const Confirmation = z.strictObject({
+  id: z.string(),
+  tenant: z.string(),
+  principalId: z.string(),
+  actionType: z.string(),
+  resource: z.string().nullable(),
+  argsHash: z.string(),
+  args: json.nullable(),
+  memoryIds: z.array(z.string()).nullable(),
+  expiresAt: z.string(),
+  maxUses: z.number().int(),
+  createdAt: z.string(),
+  auditSeq: z.number().int().optional(),
+});
+const Action = z.strictObject({ type: z.string(), args: json, resource: z.string().optional() });
+const Reason = z.strictObject({ code: z.enum(REASON_CODES), memoryIds: z.array(z.string()), argument: z.string().optional(), detail: z.string().optional() });
+const why = z.array(z.enum(['declared', 'value', 'context']));
+const ValueSuppliers = z.strictObject({ value: z.string(), recordIds: z.array(z.string()), userTurn: z.boolean() });
+const Decision = z.strictObject({
+  formatVersion: z.literal(1),
+  id: z.string(),
+  tenant: z.string(),
+  sessionId: z.string().nullable(),
+  at: z.string(),
+  action: Action,
+  argsHash: z.string(),
+  tier,
+  mode: z.enum(MODES),
+  outcome: z.enum(['allow', 'deny', 'would_deny']),
+  reasons: z.array(Reason),
+  dependencies: z.array(z.strictObject({ memoryId: z.string(), why, lowestAuthority: authority, actionAuthority: authority, status: z.enum(['active', 'deleted', 'expired']) })),
+  values: z.array(
+    z.strictObject({
+      argument: z.string(),
+      value: z.string(),
+      recordIds: z.array(z.string()),
+      userTurn: z.boolean(),
+      computed: z
+        .strictObject({ op: z.enum(['*', '+']), operands: z.tuple([ValueSuppliers, ValueSuppliers]) })
+        .nullable()
+        .describe('for a number supplied by nothing directly: the two trusted numbers it was computed from'),
+    }),
+  ),
+  confirmationId: z.string().nullable(),
+  policyVersion: z.string(),
+  auditSeq: z.number().int(),
+});
+const ReplayResult = z.strictObject({
+  decisionId: z.string(),
+  auditSeq: z.number().int(),
+  policyVersion: z.string(),
+  policyText: z.string(),
+  action: Action,
+  recorded: z.strictObject({ outcome: z.string(), reasons: z.array(Reason), confirmationId: z.string().nullable() }),
+  replayed: z.strictObject({ outcome: z.enum(['allow', 'deny', 'would_deny']), reasons: z.array(Reason), confirmationId: z.string().nullable() }),
+  matches: z.boolean(),
+  dependencies: z.array(z.strictObject({ memoryId: z.string(), why, lowestAuthority: z.string(), actionAuthority: z.string(), status: z.string(), known: z.boolean() })),
+  lineage: z.array(z.strictObject({ from: z.string(), to: z.string(), transform: z.string(), kind: z.string() })),
+  origins: z.record(z.string(), z.strictObject({ principalId: z.string(), authority: z.string(), sourceRef: z.string() })),
+  corroborations: z.array(Corroboration),
+  confirmations: z.array(Confirmation),
+});
+const TenantAuditReport = z.strictObject({
+  tenant: z.string(),
+  ok: z.boolean(),
+  chain: z.strictObject({
+    ok: z.boolean(),
+    entries: z.number().int(),
+    head: z.strictObject({ seq: z.number().int(), hash: z.string() }).nullable(),
+    firstBadSeq: z.number().int().optional(),
+    problem: z.string().optional(),
+  }),
+  checkpoint: z.strictObject({ seq: z.number().int(), ok: z.boolean(), problem: z.string().optional() }).nullable(),
+  records: z.strictObject({ checked: z.number().int(), bad: z.array(z.strictObject({ id: z.string(), problem: z.string() })) }),
+  message: z.string(),
+});
+const Ratio = z.strictObject({ numerator: z.number().int(), denominator: z.number().int(), value: z.number().nullable() });
+const WithRejected = z.strictObject({ ...Ratio.shape, rejected: z.record(z.string(), z.number().int()) });
+const TierMetrics = z.strictObject({
+  decisions: z.number().int(),
+  records: z.number().int(),
+  originCoverage: Ratio,
+  taintRetention: Ratio,
+  launderingAsr: z.strictObject({ ...Ratio.shape, byChannel: z.record(z.string(), Ratio) }),
+  legitimateUtility: Ratio,
+  corroborationValidity: WithRejected,
+  highRiskDependencyRate: Ratio,
+  decisionReplayRate: Ratio,
+});
+const TokenInfo = z.strictObject({ id: z.string(), admin: z.boolean(), tenant: z.string().nullable(), principal: z.string().nullable(), createdAt: z.string(), revokedAt: z.string().nullable() });
+const IssuedToken = z.strictObject({ token: z.string().describe('the bearer token; shown once, only its hash is stored'), info: TokenInfo });
+const AuditEntry = z.strictObject({ tenant: z.string(), seq: z.number().int(), prevHash: z.string(), op: z.enum(AUDIT_OPS), payload: json, policyVersion: z.string(), hash: z.string() });
+
+const reviewClass = z.enum(['real_risk', 'missing_corroboration', 'missing_metadata']).describe('real_risk: untrusted_origin, deleted_source, expired (or a bare needs_confirmation); missing_corroboration; missing_metadata: metadata_missing');
+const ReviewNote = z.strictObject({ id: z.string(), tenant: z.string(), decisionId: z.string(), verdict: z.literal('rejected'), by: z.string(), note: z.string(), at: z.string() });
+const MetricsBucket = z.strictObject({ from: z.string(), to: z.string(), tiers: z.strictObject({ read_only: TierMetrics, low: TierMetrics, high: TierMetrics }) });
+
+/** Response schemas, by name (names are the OpenAPI component names). */
+export const responses = {
+  Error: z.strictObject({ code: z.string(), message: z.string(), details: json }).describe('every error: {code, message, details}; never a stack trace'),
+  OpenApiDocument: z.looseObject({ openapi: z.literal('3.1.0'), info: json, paths: json, components: json }).describe('an OpenAPI 3.1 document'),
+  Health: z.strictObject({ status: z.literal('ok'), version: z.string(), storage: z.string(), policyVersion: z.string() }),
+  Whoami: z.strictObject({ admin: z.boolean(), tokenId: z.string(), tenant: z.string().nullable(), principal: Principal.nullable() }),
+  Policy: z.strictObject({ version: z.string(), document: json }),
+  Principal,
+  PrincipalCreated: z.strictObject({ principal: Principal, token: IssuedToken.nullable() }),
+  PrincipalList: z.strictObject({ principals: z.array(Principal) }),
+  TokenInfo,
+  IssuedToken,
+  TokenRotated: z.strictObject({ ...IssuedToken.shape, revoked: TokenInfo }),
+  TokenList: z.strictObject({ tokens: z.array(TokenInfo) }),
+  MemoryRecord,
+  RecordView,
+  WriteResult: z.strictObject({ record: MemoryRecord, created: z.boolean(), echoOf: z.string().nullable() }),
+  RecordList: z.strictObject({ records: z.array(MemoryRecord) }),
+  SearchResult: z.strictObject({ hits: z.array(z.strictObject({ record: MemoryRecord, score: z.number() })) }),
+  LineageGraph: z.strictObject({
+    nodes: z.array(z.strictObject({ id: z.string(), authority, principalId: z.string(), sourceRef: z.string(), status: z.string(), content: z.string().nullable() })),
+    edges: z.array(z.strictObject({ from: z.string(), to: z.string(), transform: z.string(), kind: z.string() })),
+  }),
+  Corroboration,
+  CorroborateResult: z.strictObject({ corroboration: Corroboration, counted: z.boolean(), rejection: z.string().nullable(), actionAuthority: authority, independentDomains: z.number().int() }),
+  Confirmation,
+  Decision,
+  DecisionList: z.strictObject({ decisions: z.array(Decision) }),
+  ReplayResult,
+  AuditReport: z.strictObject({ ok: z.boolean(), tenants: z.array(TenantAuditReport) }),
+  AuditEntry,
+  Metrics: z.strictObject({
+    tenant: z.string(),
+    computedAt: z.string(),
+    policyVersion: z.string(),
+    threshold: authority,
+    totals: z.strictObject({ records: z.number().int(), decisions: z.number().int(), corroborations: z.number().int() }),
+    replaySample: z.union([z.number().int(), z.literal('all')]),
+    tiers: z.strictObject({ read_only: TierMetrics, low: TierMetrics, high: TierMetrics }),
+    unused: z.strictObject({ records: z.number().int(), originCoverage: Ratio, taintRetention: Ratio, corroborationValidity: WithRejected }),
+  }),
+  MetricsSeries: z.strictObject({ tenant: z.string(), computedAt: z.string(), policyVersion: z.string(), bucketMs: z.number().int(), buckets: z.array(MetricsBucket) }),
+  ReviewNote,
+  ReviewQueue: z.strictObject({
+    items: z.array(
+      z.strictObject({
+        decision: Decision,
+        kind: z.enum(['blocked', 'would_deny']).describe('blocked: outcome deny (enforce); would_deny: observe mode let it through'),
+        reviewClass,
+        approvable: z.boolean().describe('deny with needs_confirmation and no hard reason: a scoped confirmation by a user principal lets the exact action through once'),
+        status: z.enum(['open', 'approved', 'rejected']),
+        confirmations: z.array(z.strictObject({ id: z.string(), principalId: z.string(), createdAt: z.string(), expiresAt: z.string(), maxUses: z.number().int(), uses: z.number().int() })),
+        rejection: ReviewNote.nullable(),
+      }),
+    ),
+  }),
+} as const;
+
+export type ResponseName = keyof typeof responses;
+export type RequestName = keyof typeof requests;
