@@ -341,20 +341,24 @@ class AuthorizeCmd implements Cmd {
 function commandArbs(): Array<fc.Arbitrary<Cmd>> {
   const session = fc.option(fc.constantFrom(0, 1), { nil: null, freq: 3 });
   const payee = fc.constantFrom(...PAYEES);
+  // independent verifiers checking a recent record against their own systems (the path that lifts authority)
+  const verify = fc.tuple(fc.constantFrom([P.bank, 'bankapi:verify/1'], [P.bank2, 'bankapi:verify/9'], [P.registry, 'registry:check/2'], [P.crm, 'crm:lookup/3']), fc.nat({ max: 1 })).map(([[p, ev], t]) => new CorroborateCmd(p as string, t, ev as string, 0));
+  // an action proposing what the latest record states, in a session or resting on exactly that record
+  const actOnLatest = fc.constantFrom(null, 0, 1).map((ses) => new AuthorizeCmd('pay', 'LATEST', ses, ses === null ? 0 : null, ses !== null));
   return [
     fc.tuple(fc.constantFrom(...WRITERS), fc.constantFrom(...SOURCES), payee, session).map(([p, s, v, ses]) => new WriteCmd(p, s, v, ses)),
     fc.tuple(fc.constantFrom(...DERIVERS), fc.option(fc.nat({ max: 3 }), { nil: null, freq: 4 }), session).map(([p, f, ses]) => new DeriveCmd(p, f, ses)),
     fc.tuple(fc.nat({ max: 3 }), fc.constantFrom(0, 1)).map(([t, ses]) => new ReadCmd(t, ses)),
     fc.tuple(fc.constantFrom(...CORROBORATORS), fc.nat({ max: 3 }), fc.constantFrom(...EVIDENCE), fc.nat({ max: 3 })).map(([p, t, ev, e]) => new CorroborateCmd(p, t, ev, e)),
-    // independent verifiers checking the latest record against their own systems (the path that lifts authority)
-    fc.tuple(fc.constantFrom([P.bank, 'bankapi:verify/1'], [P.bank2, 'bankapi:verify/9'], [P.registry, 'registry:check/2'], [P.crm, 'crm:lookup/3']), fc.nat({ max: 1 })).map(([[p, ev], t]) => new CorroborateCmd(p as string, t, ev as string, 0)),
+    verify,
+    verify,
     fc.tuple(fc.constantFrom('pay', 'answer'), payee).map(([a, v]) => new ConfirmCmd(a, v)),
     fc.nat({ max: 3 }).map((t) => new DeleteCmd(t)),
     fc.constant(new TickCmd()),
     fc.tuple(fc.constantFrom('pay', 'pay', 'answer'), payee, session, fc.option(fc.nat({ max: 3 }), { nil: null, freq: 3 }), fc.boolean()).map(([a, v, ses, dep, ctx]) => new AuthorizeCmd(a, v, ses, dep, ctx || ses === null)),
     fc.tuple(payee, fc.constantFrom(0, 1)).map(([v, ses]) => new AuthorizeCmd('pay', v, ses, null, true)),
-    // an action resting on exactly the latest record (narrowed context)
-    fc.constantFrom(null, 0, 1).map((ses) => new AuthorizeCmd('pay', 'LATEST', ses, ses === null ? 0 : null, ses !== null)),
+    actOnLatest,
+    actOnLatest,
   ];
 }
 
