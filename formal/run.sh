@@ -4,6 +4,11 @@
 #   bash formal/run.sh            main table, non-vacuity probes, necessity (mutants), channel matrix
 #   bash formal/run.sh --quick    main table only
 #   bash formal/run.sh --deep     also GATE_MEMAUTH at larger bounds (a few minutes)
+#   bash formal/run.sh --no-impl  skip the implementation check (formal/impl, needs `npm run build`)
+#
+# After SPIN, the implementation check enumerates operation sequences against the real
+# Memory API on SQLite (dist/formal/impl/enumerate.js): first each configuration mutant must
+# yield a counterexample, then memauth as built must hold (--quick: the deep profile at depth 3).
 #
 # Exit status: 0 iff every observed result equals the expected one and every
 # "holds" verdict comes from a complete search (no depth/memory truncation).
@@ -15,11 +20,13 @@ cd "$HERE"
 
 QUICK=0
 DEEP=0
+IMPL=1
 for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
     --deep) DEEP=1 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --no-impl) IMPL=0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -30,6 +37,11 @@ for tool in spin gcc; do
     exit 2
   fi
 done
+ENUM="$HERE/../dist/formal/impl/enumerate.js"
+if [[ $IMPL == 1 && ! -f "$ENUM" ]]; then
+  echo "run.sh: $ENUM not found: build the project first (npm run build; npm run formal does both)" >&2
+  exit 2
+fi
 
 MODEL=memauth.pml
 OUT="$HERE/out"
@@ -280,5 +292,30 @@ if [[ $FAIL == 0 ]]; then echo "RESULT: all observed results match the expected 
 } | tee "$OUT/summary.txt"
 
 # the pipeline above runs in a subshell: recompute FAIL from the saved summary
-if grep -q 'MISMATCH' "$OUT/summary.txt"; then exit 1; fi
+SPIN_FAIL=0
+if grep -q 'MISMATCH' "$OUT/summary.txt"; then SPIN_FAIL=1; fi
+
+# ---------------------------------------------------------------------------
+# implementation check: exhaustive enumeration against the real Memory API on
+# SQLite (formal/impl/enumerate.ts, compiled to dist/). Exit status non-zero on
+# any violation, on a mutant without counterexample, or on a vacuous run.
+# ---------------------------------------------------------------------------
+IMPL_FAIL=0
+if [[ $IMPL == 1 ]]; then
+  echo
+  node "$ENUM" --mutant all --quiet 2>&1 | tee "$OUT/impl-mutants.txt" || IMPL_FAIL=1
+  echo
+  if [[ $QUICK == 1 ]]; then
+    node "$ENUM" --profile deep --depth 3 --quiet 2>&1 | tee "$OUT/impl.txt" || IMPL_FAIL=1
+  else
+    node "$ENUM" 2>&1 | tee "$OUT/impl.txt" || IMPL_FAIL=1
+  fi
+  # belt and braces (pipefail already propagates node's status): both verdict lines must be there
+  if ! grep -q '^RESULT: all observed results match the expected ones' "$OUT/impl-mutants.txt" \
+     || ! grep -q '^RESULT: all observed results match the expected ones' "$OUT/impl.txt"; then IMPL_FAIL=1; fi
+  echo
+  if [[ $IMPL_FAIL == 0 ]]; then echo "IMPLEMENTATION CHECK: ok"; else echo "IMPLEMENTATION CHECK: FAILED"; fi
+fi
+
+if [[ $SPIN_FAIL == 1 || $IMPL_FAIL == 1 ]]; then exit 1; fi
 exit 0

@@ -22,7 +22,7 @@ interface Run {
 
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  for (const k of ['MEMAUTH_DB', 'MEMAUTH_POLICY', 'MEMAUTH_TENANT', 'MEMAUTH_DEBUG']) if (!(k in extra)) delete env[k];
+  for (const k of ['MEMAUTH_DB', 'DATABASE_URL', 'MEMAUTH_POLICY', 'MEMAUTH_TENANT', 'MEMAUTH_DEBUG', 'MEMAUTH_CHECKPOINT_KEY', 'MEMAUTH_CHECKPOINTS']) if (!(k in extra)) delete env[k];
   return env;
 }
 

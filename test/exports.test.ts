@@ -60,6 +60,19 @@ test('the subpath integrations export the same pinned surface', async () => {
   }
 });
 
+test('memauth/postgres exports the PostgreSQL driver only, and the main entry never loads pg', async () => {
+  const mod = (await import('memauth/postgres')) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(mod).sort(), ['PostgresDriver', 'mapPgError']);
+  // pg is imported only under src/store/postgres/ (STYLE.md: the core never imports a driver package)
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { fileURLToPath } = await import('node:url');
+  const root = fileURLToPath(new URL('../src/', import.meta.url));
+  const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.js'));
+  const importers = files.filter((f) => /from ['"]pg['"]/.test(readFileSync(join(root, f), 'utf8'))).sort();
+  assert.deepEqual(importers, [join('store', 'postgres', 'driver.js')]);
+});
+
 test('no default export; every export is defined', () => {
   assert.equal((memauth as Record<string, unknown>).default, undefined);
   for (const k of Object.keys(memauth)) assert.notEqual((memauth as Record<string, unknown>)[k], undefined, k);

@@ -197,7 +197,7 @@ test('cache: the lineage summary of a deep chain keeps every writer (a corrobora
   }
 });
 
-test('cache on and off decide the same on a mixed workload; records come back in write order', async () => {
+test('cache on and off decide the same on a mixed workload; records come back by id', async () => {
   const { dir, done } = tempDir();
   try {
     const outcomes: string[][] = [];
@@ -223,7 +223,7 @@ test('cache on and off decide the same on a mixed workload; records come back in
         if (i === 5) await mem.delete({ tenant: T, id: ids[3] as string });
       }
       const got = await mem.driver.getRecords(T, [...ids].reverse());
-      assert.deepEqual(got.map((r) => r.id), ids);
+      assert.deepEqual(got.map((r) => r.id), [...ids].sort());
       assert.ok((await mem.verifyAudit({ tenant: T })).ok);
       outcomes.push(out);
       await mem.close();
@@ -254,4 +254,25 @@ test('openMemory({ groupCommit: true }): concurrent writes, derives and decision
   } finally {
     done();
   }
+});
+
+test('cache: writes made inside a transaction someone else opened on the raw handle, then rolled back by them, are never served', async () => {
+  const driver = SqliteDriver.open({ path: ':memory:' });
+  const db = driver.unsafeDatabase();
+  const exec = db.exec.bind(db);
+  // like the formal enumerator: the driver's transactions become savepoints inside an outer one
+  const bracket: Readonly<Record<string, string>> = { 'BEGIN IMMEDIATE': 'SAVEPOINT memauth_tx', COMMIT: 'RELEASE memauth_tx', ROLLBACK: 'ROLLBACK TO memauth_tx; RELEASE memauth_tx' };
+  db.exec = ((sql: string) => exec(bracket[sql] ?? sql)) as typeof db.exec;
+  const mem = new Memory({ driver, policy: POLICY, checkpointKey: null });
+  await principals(mem);
+  exec('SAVEPOINT root');
+  const { record } = await mem.write({ tenant: T, scope: 'v', principal: 'alice', content: 'pay vendor-8 amount 800' });
+  assert.equal((await mem.authorize({ tenant: T, action: pay('vendor-8', 800), dependsOn: [record.id], context: 'declared' })).outcome, 'allow');
+  exec('ROLLBACK TO root');
+  await assert.rejects(mem.authorize({ tenant: T, action: pay('vendor-8', 800), dependsOn: [record.id], context: 'declared' }), /RECORD_NOT_FOUND|no record/);
+  const again = await mem.write({ tenant: T, scope: 'v', principal: 'alice', content: 'pay vendor-9 amount 900' });
+  assert.equal((await mem.authorize({ tenant: T, action: pay('vendor-9', 900), dependsOn: [again.record.id], context: 'declared' })).outcome, 'allow');
+  exec('RELEASE root');
+  assert.ok((await mem.verifyAudit({ tenant: T })).ok);
+  await mem.close();
 });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import { type AuditEntry, type AuditOp, type Checkpoint, nextEntry } from '../core/audit.js';
 import { type Authority, TRUSTED_THRESHOLD, atLeast, minAuthority } from '../core/authority.js';
 import { hashCanonical, sha256Hex } from '../core/canonical.js';
@@ -527,7 +527,9 @@ export class Memory {
       const c = corroborationOf(r.id, bundle.bundle, k, floor, now);
       const deletedSources = [...bundle.lineageOf(r.id)].filter((id) => bundle.bundle.records.get(id)?.status === 'deleted');
       const status = r.status === 'active' && r.expiresAt !== null && r.expiresAt <= now ? 'expired' : r.status;
-      return { ...r, status, actionAuthority: c.actionAuthority, corroborations: bundle.bundle.corroborations.get(r.id) ?? [], deletedSources };
+      // a row that does not match its audit entry (forged outside the API) has no authority, as at the gate
+      const actionAuthority = bundle.bundle.records.get(r.id)?.verified === true ? c.actionAuthority : 'external_untrusted';
+      return { ...r, status, actionAuthority, corroborations: bundle.bundle.corroborations.get(r.id) ?? [], deletedSources };
     });
   }
 
@@ -1130,6 +1132,17 @@ export class Memory {
         if (!head) return null;
         const last = await tx.latestCheckpoint(t);
         if (input.force !== true && last !== null && last.seq === head.seq && last.hash === head.hash) return null;
+        // never sign a head that contradicts an earlier checkpoint of ours (a truncated or rewritten
+        // chain): signing it would make the next verification pass
+        const pub = this.publicKey();
+        const ours = [...(this.externalCheckpoints?.() ?? []).filter((c) => c.tenant === t), ...(last ? [last] : [])].filter((c) => pub === null || c.publicKey === pub);
+        const newest = ours.sort((x, y) => y.seq - x.seq)[0];
+        for (const cp of [newest, last].filter((c): c is Checkpoint => c !== undefined && c !== null)) {
+          const [e] = cp.seq <= head.seq ? await tx.auditRange(t, cp.seq, cp.seq) : [];
+          if (!e || e.hash !== cp.hash) {
+            throw new MemauthError('DATABASE_CORRUPT', `checkpoint: tenant ${t}'s audit chain contradicts its signed checkpoint at entry ${cp.seq}; run memauth audit verify`, { tenant: t, seq: cp.seq });
+          }
+        }
         const cp = signCheckpoint(t, head, this.now(), this.checkpointKey as string);
         await tx.insertCheckpoint(cp);
         return cp;
@@ -1142,6 +1155,16 @@ export class Memory {
     return out;
   }
 
+  /** The checkpoint key's public half (SPKI DER, base64), or null without a key. */
+  private publicKey(): string | null {
+    if (this.checkpointKey === null) return null;
+    try {
+      return createPublicKey(createPrivateKey(this.checkpointKey)).export({ type: 'spki', format: 'der' }).toString('base64');
+    } catch {
+      return null;
+    }
+  }
+
   /**
    * Verify the audit chain of every tenant (or one): hashes, sequence, the newest signed
    * checkpoint (truncation), and that every record row matches its audit entry.
@@ -1150,7 +1173,7 @@ export class Memory {
   async verifyAudit(input: { tenant?: string } = {}): Promise<AuditReport> {
     this.assertOpen();
     const a = parseInput(schemas.verify, input, 'verifyAudit');
-    return verifyStore(this.driver, a.tenant, this.externalCheckpoints?.() ?? []);
+    return verifyStore(this.driver, a.tenant, this.externalCheckpoints?.() ?? [], this.publicKey() ?? undefined);
   }
 
   /**

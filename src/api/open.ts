@@ -18,9 +18,17 @@ export interface OpenMemoryOptions {
   readonly driver?: StorageDriver;
   /**
    * Ed25519 private key (PEM) for signed audit checkpoints. Default for a file database: the
-   * key file `<path>.key` (created with mode 0600 if missing); `false` disables checkpoints.
+   * key file `<path>.key` (created with mode 0600 if missing); for `:memory:` a key of this
+   * process; for a `driver` (e.g. PostgreSQL) none — give the same key to every process that
+   * opens the store (verification accepts only checkpoints signed by it). `false` disables checkpoints.
    */
   readonly checkpointKey?: string | false;
+  /**
+   * A file to keep a copy of every signed checkpoint outside the database (one JSON line each),
+   * so truncating the audit table *and* its checkpoints is still detected. Default for an SQLite
+   * file: `<path>.checkpoints`; for a `driver` (e.g. PostgreSQL): none unless given here.
+   */
+  readonly checkpointFile?: string;
   /** clock, for tests; default `() => new Date()`. */
   readonly clock?: () => Date;
   /**
@@ -100,9 +108,12 @@ export async function openMemory(opts: OpenMemoryOptions = {}): Promise<Memory> 
         writeFileSync(keyFile, key, { mode: 0o600 });
         chmodSync(keyFile, 0o600);
       }
-    } else key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    } else if (opts.driver === undefined) key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    // a driver's store (e.g. PostgreSQL) outlives this process and is shared by several: a key made
+    // up here would differ in every process, and verification pins the store's own key — so no
+    // key unless one is given
   }
-  const cpFile = fileBacked ? `${path}.checkpoints` : null;
+  const cpFile = opts.checkpointFile ?? (fileBacked ? `${path}.checkpoints` : null);
   return new Memory({
     driver,
     policy,

@@ -7,7 +7,10 @@ import { PRINCIPAL_KINDS, TRANSFORMS } from '../core/types.js';
 const ident = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
 const tenant = ident;
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)) && /^\d{4}-\d{2}-\d{2}T/.test(s), 'must be an ISO-8601 date-time');
-const content = z.string().min(1).max(1_000_000);
+/** Stored free text: no U+0000, which PostgreSQL text cannot hold (refused on every store alike). */
+const NO_NUL = /^[^\u0000]*$/;
+const noNul = 'must not contain U+0000 (NUL)';
+const content = z.string().min(1).max(1_000_000).regex(NO_NUL, noNul);
 const jsonArgs = z.record(z.string(), z.unknown());
 
 export const schemas = {
@@ -18,12 +21,12 @@ export const schemas = {
     scope: ident,
     principal: ident,
     content,
-    source: z.string().min(1).max(2000).optional(),
+    source: z.string().min(1).max(2000).regex(NO_NUL, noNul).optional(),
     sourceAt: isoDate.optional(),
     authority: z.enum(AUTHORITIES).optional(),
     session: ident.optional(),
     expiresAt: isoDate.optional(),
-    reason: z.string().max(1000).optional(),
+    reason: z.string().max(1000).regex(NO_NUL, noNul).optional(),
   }),
   derive: z.strictObject({
     tenant,
@@ -34,18 +37,18 @@ export const schemas = {
     transform: z.enum(TRANSFORMS),
     session: ident.optional(),
     narrowInputs: z.boolean().optional(),
-    source: z.string().min(1).max(2000).optional(),
+    source: z.string().min(1).max(2000).regex(NO_NUL, noNul).optional(),
     expiresAt: isoDate.optional(),
-    reason: z.string().max(1000).optional(),
+    reason: z.string().max(1000).regex(NO_NUL, noNul).optional(),
   }),
   get: z.strictObject({ tenant, id: ident, session: ident.optional() }),
   search: z.strictObject({ tenant, scope: ident, query: z.string().max(10_000), limit: z.number().int().min(1).max(1000).optional(), session: ident.optional() }),
   list: z.strictObject({ tenant, scope: ident.optional(), limit: z.number().int().min(1).max(10_000).optional(), offset: z.number().int().min(0).optional(), includeDeleted: z.boolean().optional() }),
-  corroborate: z.strictObject({ tenant, recordId: ident, principal: ident, evidence: z.string().min(1).max(2000) }),
+  corroborate: z.strictObject({ tenant, recordId: ident, principal: ident, evidence: z.string().min(1).max(2000).regex(NO_NUL, noNul) }),
   confirm: z.strictObject({
     tenant,
     principal: ident,
-    action: z.strictObject({ type: ident, args: jsonArgs.optional(), resource: z.string().min(1).max(2000).optional() }),
+    action: z.strictObject({ type: ident, args: jsonArgs.optional(), resource: z.string().min(1).max(2000).regex(NO_NUL, noNul).optional() }),
     argsHash: z.string().regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 hex digest').optional(),
     memoryIds: z.array(ident).max(1000).optional(),
     expiresInSeconds: z.number().int().min(1).optional(),
@@ -53,14 +56,14 @@ export const schemas = {
   }),
   authorize: z.strictObject({
     tenant,
-    action: z.strictObject({ type: ident, args: jsonArgs.default({}), resource: z.string().min(1).max(2000).optional() }),
+    action: z.strictObject({ type: ident, args: jsonArgs.default({}), resource: z.string().min(1).max(2000).regex(NO_NUL, noNul).optional() }),
     session: ident.optional(),
     dependsOn: z.array(ident).max(1000).optional(),
     userTurn: z.strictObject({ principal: ident, text: z.string().max(100_000) }).optional(),
     context: z.enum(['session', 'declared']).optional(),
     confirmationId: ident.optional(),
   }),
-  delete: z.strictObject({ tenant, id: ident, principal: ident.optional(), reason: z.string().max(1000).optional() }),
+  delete: z.strictObject({ tenant, id: ident, principal: ident.optional(), reason: z.string().max(1000).regex(NO_NUL, noNul).optional() }),
   replay: z.strictObject({ tenant, decisionId: ident }),
   listDecisions: z.strictObject({ tenant, limit: z.number().int().min(1).max(10_000).optional() }),
   verify: z.strictObject({ tenant: tenant.optional() }),

@@ -33,18 +33,19 @@ export interface AuditReport {
 const PAGE = 5000;
 
 /**
- * Verify each tenant's audit chain (DESIGN.md § Audit log), its newest signed checkpoint, and
+ * Verify each tenant's audit chain (DESIGN.md § Audit log), its newest signed checkpoint (which
+ * must be signed by `trustedPublicKey` when given: SPKI DER, base64), and
  * the store's rows against the chain: every record row must match the entry that created it,
  * every created record must still have a row, and erasures must match delete entries.
  */
-export async function verifyStore(driver: StorageDriver, tenant: string | undefined, external: readonly Checkpoint[]): Promise<AuditReport> {
+export async function verifyStore(driver: StorageDriver, tenant: string | undefined, external: readonly Checkpoint[], trustedPublicKey?: string): Promise<AuditReport> {
   const tenants = tenant !== undefined ? [tenant] : [...new Set([...(await driver.tenants()), ...external.map((c) => c.tenant)])].sort();
   const reports: TenantAuditReport[] = [];
-  for (const t of tenants) reports.push(await verifyTenant(driver, t, external.filter((c) => c.tenant === t)));
+  for (const t of tenants) reports.push(await verifyTenant(driver, t, external.filter((c) => c.tenant === t), trustedPublicKey));
   return { ok: reports.every((r) => r.ok), tenants: reports };
 }
 
-async function verifyTenant(driver: StorageDriver, tenant: string, external: readonly Checkpoint[]): Promise<TenantAuditReport> {
+async function verifyTenant(driver: StorageDriver, tenant: string, external: readonly Checkpoint[], trustedPublicKey: string | undefined): Promise<TenantAuditReport> {
   const v = new ChainVerifier(tenant);
   const head = await driver.auditHead(tenant);
   const created = new Map<string, number>();
@@ -83,7 +84,8 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
   const newest = cps[0];
   if (newest) {
     let problem: CheckpointProblem | undefined;
-    if (!checkpointSignatureValid(newest)) problem = 'bad_signature';
+    // signed by the store's own key when it is known: a checkpoint anyone can sign proves nothing
+    if (!checkpointSignatureValid(newest, trustedPublicKey)) problem = 'bad_signature';
     else if (!chain.ok) problem = undefined;
     else if ((chain.head?.seq ?? 0) < newest.seq) problem = 'chain_shorter_than_checkpoint';
     else {

@@ -1,20 +1,56 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Memory } from '../api/memory.js';
 import { openMemory } from '../api/open.js';
 import { MemauthError } from '../core/errors.js';
 
-/** The global options every command sees (`--db`, `--policy`, `--tenant`, `--json`). */
+/** The global options every command sees (`--db`, `--database`, `--policy`, `--tenant`, `--json`). */
 export interface GlobalOptions {
   readonly db: string;
+  readonly database?: string;
   readonly policy?: string;
   readonly tenant?: string;
   readonly json?: boolean;
 }
 
+/** Which store a command opens: an SQLite file, or a PostgreSQL database. */
+export type StoreTarget = { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'postgres'; readonly url: string };
+
+/**
+ * Parse a store location: `postgres://…` / `postgresql://…`, `sqlite:FILE` (or `sqlite://FILE`),
+ * or a plain file path.
+ * @throws MemauthError `INVALID_ARGUMENT` for another URL scheme.
+ */
+export function parseStoreTarget(value: string): StoreTarget {
+  if (/^postgres(ql)?:\/\//i.test(value)) return { kind: 'postgres', url: value };
+  if (/^sqlite:/i.test(value)) {
+    const path = value.replace(/^sqlite:(\/\/)?/i, '');
+    if (path === '') throw new MemauthError('INVALID_ARGUMENT', 'sqlite: needs a file path, e.g. sqlite:./memauth.db', { field: 'database' });
+    return { kind: 'sqlite', path };
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) throw new MemauthError('INVALID_ARGUMENT', `unsupported database URL ${JSON.stringify(value.replace(/\/\/[^@/]*@/, '//…@'))}: use postgres://… or sqlite:FILE`, { field: 'database' });
+  return { kind: 'sqlite', path: value };
+}
+
+/** A store location for messages: a PostgreSQL URL without its password. */
+export function displayTarget(t: StoreTarget): string {
+  if (t.kind === 'sqlite') return t.path;
+  try {
+    const u = new URL(t.url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}
+
 /** What a command handler gets: the global options and output helpers. */
 export interface Ctx {
+  /** the store this command opens (see {@link ctxOf} for the precedence of flags and variables). */
+  readonly store: StoreTarget;
+  /** the SQLite path, or the PostgreSQL URL shown without its password. */
   readonly db: string;
   readonly policy: string | undefined;
   readonly tenant: string | undefined;
@@ -27,15 +63,28 @@ export interface Ctx {
   emit(value: unknown, human: () => string): void;
 }
 
-/** Build the {@link Ctx} of a command from its (and its parents') parsed options. */
+/**
+ * Build the {@link Ctx} of a command from its (and its parents') parsed options.
+ *
+ * The store: `--database URL`, else `--db PATH`, else $MEMAUTH_DB, else $DATABASE_URL, else
+ * `./memauth.db` (flags before variables; memauth's own variable before the generic one).
+ */
 export function ctxOf(cmd: Command): Ctx {
   const g = cmd.optsWithGlobals<GlobalOptions>();
   const json = g.json === true;
   const out = (text: string): void => {
     process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   };
+  const src = (name: string): string | undefined => cmd.getOptionValueSourceWithGlobals(name);
+  const dbPath = g.db !== '' ? g.db : './memauth.db';
+  const database = g.database !== undefined && g.database !== '' ? g.database : undefined;
+  let store: StoreTarget;
+  if (database !== undefined && src('database') === 'cli') store = parseStoreTarget(database);
+  else if (src('db') === 'cli' || src('db') === 'env' || database === undefined) store = parseStoreTarget(dbPath);
+  else store = parseStoreTarget(database);
   return {
-    db: g.db !== '' ? g.db : './memauth.db',
+    store,
+    db: store.kind === 'sqlite' ? store.path : displayTarget(store),
     policy: g.policy !== undefined && g.policy !== '' ? g.policy : undefined,
     tenant: g.tenant !== undefined && g.tenant !== '' ? g.tenant : undefined,
     json,
@@ -65,16 +114,7 @@ export function requireTenant(ctx: Ctx): string {
  *   is `INVALID_ARGUMENT` so a typo in `--db` does not silently start an empty store.
  */
 export async function withMemory<T>(ctx: Ctx, fn: (mem: Memory) => Promise<T>, create = false): Promise<T> {
-  if (ctx.db !== ':memory:') {
-    if (!existsSync(ctx.db)) {
-      if (!create) throw new MemauthError('INVALID_ARGUMENT', `database ${ctx.db} does not exist; create it with: memauth init --db ${ctx.db}`, { field: 'db', path: ctx.db });
-      const dir = dirname(resolve(ctx.db));
-      if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new MemauthError('INVALID_ARGUMENT', `cannot create database ${ctx.db}: directory ${dir} does not exist`, { field: 'db', path: ctx.db });
-    } else if (statSync(ctx.db).isDirectory()) {
-      throw new MemauthError('INVALID_ARGUMENT', `--db ${ctx.db} is a directory, not a database file`, { field: 'db', path: ctx.db });
-    }
-  }
-  const mem = await openMemory({ path: ctx.db, ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}) });
+  const mem = await openCliMemory(ctx, create);
   let result: T;
   try {
     result = await fn(mem);
@@ -88,6 +128,55 @@ export async function withMemory<T>(ctx: Ctx, fn: (mem: Memory) => Promise<T>, c
   }
   await mem.close();
   return result;
+}
+
+/**
+ * PostgreSQL options of the CLI: the checkpoint key file ($MEMAUTH_CHECKPOINT_KEY, created with
+ * mode 0600 if missing) and the file keeping copies of the checkpoints ($MEMAUTH_CHECKPOINTS).
+ * Without a key no checkpoint is signed (verification still checks the chains and any
+ * checkpoint already stored); every server of one database must use the same key file.
+ */
+function pgCheckpointOptions(): { checkpointKey: string | false; checkpointFile?: string } {
+  const out: { checkpointKey: string | false; checkpointFile?: string } = { checkpointKey: false };
+  const keyFile = process.env.MEMAUTH_CHECKPOINT_KEY;
+  if (keyFile !== undefined && keyFile !== '') {
+    if (!existsSync(keyFile)) {
+      writeFileSync(keyFile, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
+      chmodSync(keyFile, 0o600);
+    }
+    out.checkpointKey = readFileSync(keyFile, 'utf8');
+  }
+  const cpFile = process.env.MEMAUTH_CHECKPOINTS;
+  if (cpFile !== undefined && cpFile !== '') out.checkpointFile = cpFile;
+  return out;
+}
+
+/**
+ * Open the command's store: an SQLite file (only `init` may create one) or a PostgreSQL database
+ * (only `init` may initialise an empty one; `pg` is loaded only then).
+ * @throws MemauthError `INVALID_ARGUMENT` (missing file / empty database outside `init`), `DATABASE_*`.
+ */
+export async function openCliMemory(ctx: Ctx, create = false, notice?: (line: string) => void): Promise<Memory> {
+  if (ctx.store.kind === 'postgres') {
+    const { PostgresDriver } = await import('../store/postgres/driver.js');
+    const driver = await PostgresDriver.connect(ctx.store.url, { create, applicationName: 'memauth-cli', ...(notice ? { onNotice: notice } : {}) });
+    try {
+      return await openMemory({ driver, ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}), ...pgCheckpointOptions() });
+    } catch (e) {
+      await driver.close();
+      throw e;
+    }
+  }
+  if (ctx.db !== ':memory:') {
+    if (!existsSync(ctx.db)) {
+      if (!create) throw new MemauthError('INVALID_ARGUMENT', `database ${ctx.db} does not exist; create it with: memauth init --db ${ctx.db}`, { field: 'db', path: ctx.db });
+      const dir = dirname(resolve(ctx.db));
+      if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new MemauthError('INVALID_ARGUMENT', `cannot create database ${ctx.db}: directory ${dir} does not exist`, { field: 'db', path: ctx.db });
+    } else if (statSync(ctx.db).isDirectory()) {
+      throw new MemauthError('INVALID_ARGUMENT', `--db ${ctx.db} is a directory, not a database file`, { field: 'db', path: ctx.db });
+    }
+  }
+  return openMemory({ path: ctx.db, ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}) });
 }
 
 /**

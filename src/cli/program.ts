@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { registerAuditCommands } from './commands/audit.js';
 import { registerBenchCommand } from './commands/bench.js';
+import { registerMigrateCommand } from './commands/migrate.js';
 import { registerGateCommands } from './commands/gate.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerRecordCommands } from './commands/records.js';
@@ -9,9 +10,9 @@ import type { RunState } from './context.js';
 import { EXIT, reportError } from './errors.js';
 
 /**
- * Build the `memauth` command tree. Global options (`--db`, `--policy`, `--tenant`, `--json`)
- * are accepted before or after the subcommand; the first three default to $MEMAUTH_DB,
- * $MEMAUTH_POLICY and $MEMAUTH_TENANT (an empty variable counts as unset). Commander errors
+ * Build the `memauth` command tree. Global options (`--db`, `--database`, `--policy`, `--tenant`,
+ * `--json`) are accepted before or after the subcommand; they default to $MEMAUTH_DB,
+ * $DATABASE_URL, $MEMAUTH_POLICY and $MEMAUTH_TENANT (an empty variable counts as unset). Commander errors
  * are thrown (not exited) so {@link runCli} decides the exit code.
  */
 export function buildProgram(state: RunState): Command {
@@ -20,6 +21,7 @@ export function buildProgram(state: RunState): Command {
     .description('memory for LLM agents whose action authority is bound to where each memory came from')
     .version('0.1.0', '-V, --version')
     .addOption(new Option('--db <path>', 'SQLite database file').env('MEMAUTH_DB').default('./memauth.db'))
+    .addOption(new Option('--database <url>', 'store URL: postgres://user@host:port/db or sqlite:FILE (wins over --db)').env('DATABASE_URL'))
     .addOption(new Option('--policy <file>', 'policy JSON file (default: the built-in policy)').env('MEMAUTH_POLICY'))
     .addOption(new Option('--tenant <tenant>', 'tenant; every data command needs one').env('MEMAUTH_TENANT'))
     .option('--json', 'machine-readable JSON on stdout')
@@ -31,6 +33,7 @@ export function buildProgram(state: RunState): Command {
   registerAuditCommands(program, state);
   registerImportCommand(program, state);
   registerBenchCommand(program, state);
+  registerMigrateCommand(program, state);
   registerServerCommands(program);
   program.addHelpText(
     'after',

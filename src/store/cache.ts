@@ -63,9 +63,9 @@ export function deepFreeze<T>(v: T): T {
   return v;
 }
 
-/** The order every driver read of records returns: by audit seq (write order within a tenant), then id. */
-export function byWriteOrder(a: MemoryRecord, b: MemoryRecord): number {
-  return a.audit.seq - b.audit.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/** The order every driver's `getRecords` returns: by id. */
+export function byId(a: MemoryRecord, b: MemoryRecord): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 const byAtThenId = (a: Corroboration, b: Corroboration): number => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -305,7 +305,7 @@ class CachedTx {
         if (!this.ov.dirty && CachedTx.peek(this.ov.records, tenant, r.id) === undefined) this.st.records.set(tenant, r.id, r);
       }
     }
-    return [...out.values()].sort(byWriteOrder);
+    return [...out.values()].sort(byId);
   }
 
   async lineage(tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
@@ -389,7 +389,7 @@ class CachedTx {
     return out;
   }
 
-  /** Session reads; their order carries no meaning (records are always returned in write order). */
+  /** Session reads; their order carries no meaning (records are always returned by id). */
   async sessionReads(tenant: string, sessionId: string): Promise<string[]> {
     const o = CachedTx.peek(this.ov.sessions, tenant, sessionId);
     const v = o !== undefined ? o : this.st.sessions.get(tenant, sessionId);

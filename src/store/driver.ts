@@ -22,7 +22,8 @@ export interface StorageReader {
   getPolicyText(version: string): Promise<string | null>;
   getPrincipal(tenant: string, id: string): Promise<Principal | null>;
   listPrincipals(tenant: string): Promise<Principal[]>;
-  /** The records of `ids` that exist in the tenant, once each, in write order (audit seq), then id. */
+  /** The records of `ids` that exist in the tenant, once each, by id. */
+  /** The records of `ids` that exist in the tenant, once each, by id (a read cache returns the same order). */
   getRecords(tenant: string, ids: readonly string[]): Promise<MemoryRecord[]>;
   listRecords(tenant: string, opts: ListRecordsOptions): Promise<MemoryRecord[]>;
   /**

@@ -4,7 +4,7 @@ import { type Command, Option } from 'commander';
 import { AUTHORITIES } from '../../core/authority.js';
 import { PRINCIPAL_KINDS, TRANSFORMS } from '../../core/types.js';
 import { TokenService } from '../../server/tokens.js';
-import { type RunState, act, commaList, positiveInt, readContent, requireTenant, withMemory } from '../context.js';
+import { type RunState, act, commaList, openCliMemory, positiveInt, readContent, requireTenant, withMemory } from '../context.js';
 import { formatCorroboration, formatDeleted, formatHits, formatLineageDot, formatLineageTree, formatPrincipals, formatRecord, formatRecords, formatWrite } from '../format.js';
 
 /**
@@ -14,9 +14,32 @@ import { formatCorroboration, formatDeleted, formatHits, formatLineageDot, forma
 export function registerRecordCommands(program: Command, state: RunState): void {
   program
     .command('init')
-    .description('create the database, its Ed25519 checkpoint key and the server\'s admin token (printed once); print their paths')
+    .description('create the database (SQLite file and its Ed25519 checkpoint key, or the PostgreSQL schema) and the server\'s admin token (printed once); print where')
     .action(
       act(state, async (ctx) => {
+        if (ctx.store.kind === 'postgres') {
+          const notices: string[] = [];
+          const mem = await openCliMemory(ctx, true, (line) => notices.push(line));
+          let pgInfo: { database: string; kind: 'postgres'; serverVersion: string | null; vector: unknown; policyVersion: string; policyName: string; adminToken: string | null };
+          try {
+            const driver = mem.driver as unknown as { capabilities?: { vector: unknown; serverVersion: string } };
+            const admin = await new TokenService(mem.driver).ensureAdmin();
+            pgInfo = { database: ctx.db, kind: 'postgres', serverVersion: driver.capabilities?.serverVersion ?? null, vector: driver.capabilities?.vector ?? null, policyVersion: mem.policy.version, policyName: mem.policy.document.name, adminToken: admin?.token ?? null };
+          } finally {
+            await mem.close();
+          }
+          ctx.emit(pgInfo, () =>
+            [
+              `ready ${pgInfo.database} (PostgreSQL ${pgInfo.serverVersion ?? '?'}; schema created or up to date)`,
+              ...notices.map((n) => `note             ${n}`),
+              `checkpoint key   ${process.env.MEMAUTH_CHECKPOINT_KEY ?? '(none: no checkpoints are signed; set MEMAUTH_CHECKPOINT_KEY=FILE, the same file on every server)'}`,
+              `policy           ${pgInfo.policyName} ${pgInfo.policyVersion}`,
+              ...(pgInfo.adminToken !== null ? [`admin token      ${pgInfo.adminToken} (for memauth serve; shown once, only its hash is stored)`] : []),
+              'next: memauth --database URL --tenant T principal add <id> --kind user --domain D',
+            ].join('\n'),
+          );
+          return;
+        }
         const existed = ctx.db !== ':memory:' && existsSync(ctx.db);
         const info = await withMemory(
           ctx,

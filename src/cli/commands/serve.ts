@@ -3,7 +3,7 @@
  * (offline token management on the database file).
  */
 import { existsSync } from 'node:fs';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { openMemory } from '../../api/open.js';
 import { MemauthError } from '../../core/errors.js';
@@ -11,6 +11,8 @@ import { resolveConfig, type ServerConfig } from '../../server/config.js';
 import { VERSION, startServer } from '../../server/http.js';
 import { createMcpServer, mcpPrincipal } from '../../server/mcp.js';
 import { TokenService } from '../../server/tokens.js';
+import type { Memory } from '../../api/memory.js';
+import { ctxOf, openCliMemory } from '../context.js';
 
 /** The explicit command-line values (not env, not defaults) of the options named in `keys`. */
 function explicit(cmd: Command, keys: ReadonlyArray<keyof ServerConfig>): Partial<Record<keyof ServerConfig, unknown>> {
@@ -30,6 +32,17 @@ const policyOf = (cmd: Command): string | undefined => {
   return (process.env.MEMAUTH_POLICY ?? '') !== '' ? process.env.MEMAUTH_POLICY : undefined;
 };
 
+/**
+ * The store of `serve`, `mcp` and `token` when `--database postgres://…` (or $DATABASE_URL, see
+ * `ctxOf`) selects PostgreSQL: an open memory, or undefined for the SQLite file of `--db`.
+ */
+async function postgresMemory(cmd: Command, policy: string | undefined, create: boolean): Promise<{ mem: Memory; where: string } | undefined> {
+  const ctx = ctxOf(cmd);
+  if (ctx.store.kind !== 'postgres') return undefined;
+  const mem = await openCliMemory({ ...ctx, policy }, create, (line) => process.stderr.write(`memauth: ${line}\n`));
+  return { mem, where: ctx.db };
+}
+
 const out = (s: string): void => {
   process.stdout.write(`${s}\n`);
 };
@@ -41,7 +54,7 @@ const out = (s: string): void => {
 export function registerServerCommands(program: Command): void {
   program
     .command('serve')
-    .description('serve the HTTP API, its OpenAPI document and MCP (Streamable HTTP at /mcp) on the SQLite file')
+    .description('serve the HTTP API, its OpenAPI document and MCP (Streamable HTTP at /mcp) on the SQLite file, or on PostgreSQL with --database postgres://…')
     .option('--port <port>', 'TCP port (default 8787, $MEMAUTH_PORT; 0 picks a free one)')
     .option('--host <host>', 'interface (default 127.0.0.1, $MEMAUTH_HOST)')
     .option('--config <file>', 'JSON config file (or $MEMAUTH_CONFIG); flags > environment > file > defaults')
@@ -57,9 +70,13 @@ export function registerServerCommands(program: Command): void {
       let srv: Awaited<ReturnType<typeof startServer>> | null = null;
       let stopping: string | null = null;
       let signals = 0;
+      let pgStore: Awaited<ReturnType<typeof postgresMemory>> = undefined;
       const shutdown = (signal: string, s: NonNullable<typeof srv>): void => {
         process.stderr.write(`memauth: ${signal}: finishing in-flight requests, then closing the database\n`);
-        s.close().then(
+        s.close().then(async () => {
+          // a memory handed to startServer is ours to close
+          if (pgStore) await pgStore.mem.close();
+        }).then(
           () => {
             process.stderr.write('memauth: stopped cleanly\n');
             process.exitCode = 0;
@@ -81,12 +98,18 @@ export function registerServerCommands(program: Command): void {
       };
       process.on('SIGTERM', () => onSignal('SIGTERM'));
       process.on('SIGINT', () => onSignal('SIGINT'));
-      srv = await startServer({ config });
+      pgStore = await postgresMemory(cmd, config.policy, true);
+      try {
+        srv = await startServer({ config, ...(pgStore ? { memory: pgStore.mem } : {}) });
+      } catch (e) {
+        if (pgStore) await pgStore.mem.close();
+        throw e;
+      }
       if (srv.adminToken) {
         out(`memauth: created the admin token (shown once; only its hash is stored; rotate it with POST /v1/tokens/${srv.adminToken.info.id}/rotate):`);
         out(`memauth admin token: ${srv.adminToken.token}`);
       }
-      out(`memauth listening on ${srv.url} (db ${config.db}; OpenAPI ${srv.url}/openapi.json; MCP ${srv.url}/mcp)`);
+      out(`memauth listening on ${srv.url} (db ${pgStore ? pgStore.where : config.db}; OpenAPI ${srv.url}/openapi.json; MCP ${srv.url}/mcp)`);
       if (stopping !== null) shutdown(stopping, srv);
     });
 
@@ -96,11 +119,13 @@ export function registerServerCommands(program: Command): void {
     .addOption(new Option('--token <token>', 'bearer token of the principal (prefer $MEMAUTH_TOKEN: arguments are visible to other users)').env('MEMAUTH_TOKEN'))
     .option('--session <id>', 'memauth session of this connection (default: a new one per run)')
     .action(async (o: { token?: string; session?: string }, cmd: Command) => {
-      const db = dbOf(cmd);
+      let db = dbOf(cmd);
       if (o.token === undefined || o.token === '') throw new MemauthError('INVALID_ARGUMENT', 'memauth mcp needs a principal token: --token mat_… or $MEMAUTH_TOKEN', { field: 'token' });
-      if (db !== ':memory:' && !existsSync(db)) throw new MemauthError('INVALID_ARGUMENT', `database ${db} does not exist; start the server once (npm start) or run memauth init`, { field: 'db', path: db });
       const policy = policyOf(cmd);
-      const mem = await openMemory({ path: db, ...(policy !== undefined ? { policy } : {}) });
+      const pgStore = await postgresMemory(cmd, policy, false);
+      if (!pgStore && db !== ':memory:' && !existsSync(db)) throw new MemauthError('INVALID_ARGUMENT', `database ${db} does not exist; start the server once (npm start) or run memauth init`, { field: 'db', path: db });
+      if (pgStore) db = pgStore.where;
+      const mem = pgStore?.mem ?? (await openMemory({ path: db, ...(policy !== undefined ? { policy } : {}) }));
       const token = o.token;
       try {
         const tokens = new TokenService(mem.driver);
@@ -133,9 +158,10 @@ export function registerServerCommands(program: Command): void {
   const token = program.command('token').description('manage bearer tokens offline, on the database file (the server does it at /v1/tokens)');
   const withTokens = async <T>(cmd: Command, fn: (t: TokenService) => Promise<T>): Promise<T> => {
     const db = dbOf(cmd);
-    if (db !== ':memory:' && !existsSync(db)) throw new MemauthError('INVALID_ARGUMENT', `database ${db} does not exist; run memauth init first`, { field: 'db', path: db });
     const policy = policyOf(cmd);
-    const mem = await openMemory({ path: db, ...(policy !== undefined ? { policy } : {}) });
+    const pgStore = await postgresMemory(cmd, policy, false);
+    if (!pgStore && db !== ':memory:' && !existsSync(db)) throw new MemauthError('INVALID_ARGUMENT', `database ${db} does not exist; run memauth init first`, { field: 'db', path: db });
+    const mem = pgStore?.mem ?? (await openMemory({ path: db, ...(policy !== undefined ? { policy } : {}) }));
     try {
       return await fn(new TokenService(mem.driver));
     } finally {
@@ -150,7 +176,7 @@ export function registerServerCommands(program: Command): void {
     .option('--admin', 'issue an admin token')
     .action(async (o: { principal?: string; admin?: boolean }, cmd: Command) => {
       const tenant = cmd.optsWithGlobals<{ tenant?: string }>().tenant ?? process.env.MEMAUTH_TENANT;
-      if (o.admin !== true && (tenant === undefined || tenant === '' || o.principal === undefined)) throw new InvalidArgumentError('give --tenant T --principal P, or --admin');
+      if (o.admin !== true && (tenant === undefined || tenant === '' || o.principal === undefined)) throw new MemauthError('INVALID_ARGUMENT', 'give --tenant T --principal P, or --admin', { field: 'principal' });
       const issued = await withTokens(cmd, (t) => t.issue(o.admin === true ? 'admin' : { tenant: tenant as string, principal: o.principal as string }));
       out(json(cmd) ? JSON.stringify(issued) : `${issued.info.id} ${issued.token}`);
     });

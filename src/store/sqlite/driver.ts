@@ -1,25 +1,11 @@
 import Database from 'better-sqlite3';
-import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
-import type { Authority } from '../../core/authority.js';
+import type { AuditEntry, Checkpoint } from '../../core/audit.js';
 import { MemauthError } from '../../core/errors.js';
-import type {
-  Channel,
-  Confirmation,
-  Corroboration,
-  Decision,
-  DerivationEdge,
-  EdgeKind,
-  MemoryRecord,
-  Principal,
-  PrincipalKind,
-  Transform,
-} from '../../core/types.js';
-import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx, ReviewNoteRow, TokenRow } from '../driver.js';
+import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
+import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
+import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken } from '../rows.js';
+import { type CopyRow, type RowStore, TABLE_COLUMNS, TABLE_KEYS, TABLE_NAMES, type TableName, copyRow } from '../tables.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
-
-type Row = Record<string, unknown>;
-const str = (v: unknown): string => String(v);
-const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 
 /** Map a better-sqlite3 error to a MemauthError with a message a person can act on. */
 export function mapSqliteError(e: unknown, path: string): unknown {
@@ -39,92 +25,6 @@ export function mapSqliteError(e: unknown, path: string): unknown {
   }
   return e;
 }
-
-function toRecord(row: Row, edges: DerivationEdge[], now?: string): MemoryRecord {
-  const expiresAt = strOrNull(row.expires_at);
-  const stored = str(row.status) as 'active' | 'deleted';
-  const status = stored === 'active' && expiresAt !== null && now !== undefined && expiresAt <= now ? 'expired' : stored;
-  return {
-    formatVersion: 1,
-    id: str(row.id),
-    tenant: str(row.tenant),
-    scope: str(row.scope),
-    content: strOrNull(row.content),
-    contentHash: str(row.content_hash),
-    createdAt: str(row.created_at),
-    expiresAt,
-    origin: {
-      authority: str(row.origin_authority) as Authority,
-      principalId: str(row.origin_principal),
-      sourceRef: str(row.origin_source),
-      writtenAt: str(row.origin_written_at),
-    },
-    derivedFrom: edges,
-    taint: {
-      lowestAuthority: str(row.taint_lowest) as Authority,
-      channels: JSON.parse(str(row.taint_channels)) as Channel[],
-      sources: JSON.parse(str(row.taint_sources)) as string[],
-      oldestSourceAt: str(row.taint_oldest_source_at),
-    },
-    audit: { policyVersion: str(row.policy_version), writeReason: str(row.write_reason), seq: Number(row.audit_seq) },
-    status,
-  };
-}
-
-const toPrincipal = (r: Row): Principal => ({
-  tenant: str(r.tenant),
-  id: str(r.id),
-  kind: str(r.kind) as PrincipalKind,
-  maxAuthority: str(r.max_authority) as Authority,
-  domain: str(r.domain),
-  createdAt: str(r.created_at),
-});
-
-const toCorroboration = (r: Row): Corroboration => ({
-  id: str(r.id),
-  tenant: str(r.tenant),
-  recordId: str(r.record_id),
-  principalId: str(r.principal_id),
-  authority: str(r.authority) as Authority,
-  domain: str(r.domain),
-  evidenceRef: str(r.evidence_ref),
-  at: str(r.at),
-  auditSeq: Number(r.audit_seq),
-});
-
-const toConfirmation = (r: Row): Confirmation => ({
-  id: str(r.id),
-  tenant: str(r.tenant),
-  principalId: str(r.principal_id),
-  actionType: str(r.action_type),
-  resource: strOrNull(r.resource),
-  argsHash: str(r.args_hash),
-  args: r.args === null ? null : (JSON.parse(str(r.args)) as Record<string, unknown>),
-  memoryIds: r.memory_ids === null ? null : (JSON.parse(str(r.memory_ids)) as string[]),
-  expiresAt: str(r.expires_at),
-  maxUses: Number(r.max_uses),
-  createdAt: str(r.created_at),
-  auditSeq: Number(r.audit_seq),
-});
-
-const toToken = (r: Row): TokenRow => ({
-  id: str(r.id),
-  tenant: strOrNull(r.tenant),
-  principalId: strOrNull(r.principal_id),
-  hash: str(r.hash),
-  createdAt: str(r.created_at),
-  revokedAt: strOrNull(r.revoked_at),
-});
-
-const toAudit = (r: Row): AuditEntry => ({
-  tenant: str(r.tenant),
-  seq: Number(r.seq),
-  prevHash: str(r.prev_hash),
-  op: str(r.op) as AuditOp,
-  payload: JSON.parse(str(r.payload)) as Record<string, unknown>,
-  policyVersion: str(r.policy_version),
-  hash: str(r.hash),
-});
 
 /**
  * An IN list for `values` (non-empty): placeholders for the next power of two, padded by
@@ -150,9 +50,9 @@ export function scopeKeyOf(tenant: string, scope: string): string {
 
 /** FTS5 query from free text: each token quoted (no operator injection), OR-ed, ranked by BM25. */
 export function ftsQuery(text: string): string | null {
-  const tokens = [...text.normalize('NFKC').matchAll(/[\p{L}\p{N}]+/gu)].map((m) => m[0]).filter((t) => t.length > 0);
+  const tokens = searchTokens(text);
   if (tokens.length === 0) return null;
-  return [...new Set(tokens.slice(0, 64))].map((t) => `"${t}"`).join(' OR ');
+  return tokens.map((t) => `"${t}"`).join(' OR ');
 }
 
 /** Group commit settings (see {@link SqliteOptions.groupCommit}). */
@@ -204,7 +104,7 @@ interface GroupJob {
  *
  * @throws MemauthError `DATABASE_CORRUPT` when the file is not a memauth/SQLite database.
  */
-export class SqliteDriver implements StorageDriver, StorageTx {
+export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   readonly kind = 'sqlite';
   readonly path: string;
   private readonly db: Database.Database;
@@ -221,6 +121,9 @@ export class SqliteDriver implements StorageDriver, StorageTx {
   private txDataVersion = 0;
   /** rows changed by COMMIT and RELEASE themselves (FTS5 writes its buffered index data then). */
   private flushChanges = 0;
+  /** the current transaction was opened inside a transaction this driver did not open. */
+  private foreignTx = false;
+  private nonce = 0;
 
   private constructor(path: string, db: Database.Database, group: SqliteOptions['groupCommit']) {
     this.path = path;
@@ -228,8 +131,14 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     this.group = group === undefined || group === false ? null : { maxOps: Math.max(1, (group === true ? undefined : group.maxOps) ?? 256), maxDelayMs: Math.max(0, (group === true ? undefined : group.maxDelayMs) ?? 0) };
   }
 
-  /** BEGIN IMMEDIATE, then note the data version (another connection's commits change it). */
+  /**
+   * BEGIN IMMEDIATE, then note the data version (another connection's commits change it). When
+   * the connection is already inside a transaction someone else opened on the raw handle, what
+   * this driver "commits" can still be rolled back by them — invisibly to data_version and
+   * total_changes — so {@link changeToken} then never repeats.
+   */
   private begin(): void {
+    this.foreignTx = this.db.inTransaction;
     this.db.exec('BEGIN IMMEDIATE');
     this.txDataVersion = Number(this.stmt('PRAGMA data_version').pluck().get());
   }
@@ -258,7 +167,12 @@ export class SqliteDriver implements StorageDriver, StorageTx {
    * a transaction.
    */
   changeToken(): string {
-    return `${this.txDataVersion}:${this.totalChanges() - this.flushChanges}:${this.rollbacks}`;
+    const base = `${this.txDataVersion}:${this.totalChanges() - this.flushChanges}:${this.rollbacks}`;
+    if (this.foreignTx) {
+      this.nonce += 1;
+      return `${base}:nested-${this.nonce}`;
+    }
+    return base;
   }
 
   /** Whether this driver coalesces transactions into group commits. */
@@ -478,6 +392,52 @@ export class SqliteDriver implements StorageDriver, StorageTx {
     if (this.db.open) this.db.close();
   }
 
+  // ---- bulk rows (memauth migrate) ----
+
+  /** Every row of every table from one read snapshot (see {@link RowStore.exportRows}). */
+  async exportRows(sink: (table: TableName, rows: CopyRow[]) => Promise<void>, batchSize = 1000): Promise<void> {
+    const run = async (): Promise<void> => {
+      this.db.exec('BEGIN');
+      try {
+        for (const t of TABLE_NAMES) {
+          const it = this.db.prepare(`SELECT ${TABLE_COLUMNS[t].join(', ')} FROM ${t} ORDER BY ${TABLE_KEYS[t].join(', ')}`).iterate() as IterableIterator<Row>;
+          let batch: CopyRow[] = [];
+          for (const r of it) {
+            batch.push(copyRow(t, r));
+            if (batch.length >= batchSize) {
+              await sink(t, batch);
+              batch = [];
+            }
+          }
+          if (batch.length > 0) await sink(t, batch);
+        }
+      } catch (e) {
+        throw mapSqliteError(e, this.path);
+      } finally {
+        if (this.db.inTransaction) this.db.exec('COMMIT');
+      }
+    };
+    const p = this.queue.then(run, run);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Insert copied rows in one transaction; refuses a store that holds any row (see {@link RowStore.importRows}). */
+  async importRows(fill: (put: (table: TableName, rows: readonly CopyRow[]) => Promise<void>) => Promise<void>): Promise<void> {
+    await this.transaction('', async () => {
+      const n = TABLE_NAMES.reduce((sum, t) => sum + Number((this.get(`SELECT count(*) AS n FROM ${t}`) as Row).n), 0);
+      if (n > 0) throw new MemauthError('INVALID_ARGUMENT', `${this.path} already holds ${n} rows; migrate into a new, empty database`, { path: this.path, rows: n });
+      await fill(async (table, rows) => {
+        const cols = TABLE_COLUMNS[table];
+        const ins = this.stmt(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
+        for (const r of rows) {
+          const info = ins.run(...cols.map((c) => r[c] ?? null));
+          if (table === 'records' && r.status === 'active') this.run('INSERT INTO records_fts (rowid, content, scope_key) VALUES (?, ?, ?)', info.lastInsertRowid, r.content, scopeKeyOf(String(r.tenant), String(r.scope)));
+        }
+      });
+    });
+  }
+
   // ---- reads ----
   async getPolicyText(version: string): Promise<string | null> {
     const r = this.get('SELECT text FROM policies WHERE version = ?', version);
@@ -519,10 +479,10 @@ export class SqliteDriver implements StorageDriver, StorageTx {
       const q = inList(chunk);
       // `+tenant`: look ids up in the primary key; with a longer IN list the planner would otherwise
       // pick the tenant index and scan every record of the tenant
-      out.push(...this.all(`SELECT * FROM records WHERE +tenant = ? AND id IN (${q.sql})`, tenant, ...q.params));
+      out.push(...this.all(`SELECT * FROM records WHERE +tenant = ? AND id IN (${q.sql}) ORDER BY id`, tenant, ...q.params));
     }
-    // write order within the tenant (its audit seq), then id: a defined order, the same a cache returns
-    out.sort((a, b) => Number(a.audit_seq) - Number(b.audit_seq) || (str(a.id) < str(b.id) ? -1 : str(a.id) > str(b.id) ? 1 : 0));
+    // by id, like one chunk (PostgreSQL returns the same order)
+    if (ids.length > 500) out.sort((a, b) => (str(a.id) < str(b.id) ? -1 : str(a.id) > str(b.id) ? 1 : 0));
     return this.recordsFromRows(out);
   }
 
@@ -643,9 +603,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
 
   async latestCheckpoint(tenant: string): Promise<Checkpoint | null> {
     const r = this.get('SELECT * FROM checkpoints WHERE tenant = ? ORDER BY seq DESC, at DESC LIMIT 1', tenant);
-    return r
-      ? { formatVersion: 1, tenant: str(r.tenant), seq: Number(r.seq), hash: str(r.hash), at: str(r.at), publicKey: str(r.public_key), signature: str(r.signature) }
-      : null;
+    return r ? toCheckpoint(r) : null;
   }
 
   async tenants(): Promise<string[]> {
@@ -766,15 +724,7 @@ export class SqliteDriver implements StorageDriver, StorageTx {
   }
 
   async listReviewNotes(tenant: string): Promise<ReviewNoteRow[]> {
-    return this.all('SELECT * FROM review_notes WHERE tenant = ? ORDER BY at, id', tenant).map((r) => ({
-      id: r.id as string,
-      tenant: r.tenant as string,
-      decisionId: r.decision_id as string,
-      verdict: 'rejected' as const,
-      by: r.by_principal as string,
-      note: r.note as string,
-      at: r.at as string,
-    }));
+    return this.all('SELECT * FROM review_notes WHERE tenant = ? ORDER BY at, id', tenant).map(toReviewNote);
   }
 
   async insertCheckpoint(c: Checkpoint): Promise<void> {

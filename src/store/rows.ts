@@ -1,0 +1,138 @@
+/**
+ * Row ↔ value mapping shared by the storage drivers. Both schemas use the same table and column
+ * names (SQLite `sqlite/schema.ts`, PostgreSQL `postgres/schema.ts`), so one set of mappers reads
+ * either; numbers may arrive as strings (PostgreSQL bigint) and are converted with `Number`.
+ */
+import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
+import type { Authority } from '../core/authority.js';
+import type { ReviewNoteRow, TokenRow } from './driver.js';
+import type {
+  Channel,
+  Confirmation,
+  Corroboration,
+  DerivationEdge,
+  MemoryRecord,
+  Principal,
+  PrincipalKind,
+} from '../core/types.js';
+
+/** A database row keyed by column name. */
+export type Row = Record<string, unknown>;
+export const str = (v: unknown): string => String(v);
+export const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+export function toRecord(row: Row, edges: DerivationEdge[], now?: string): MemoryRecord {
+  const expiresAt = strOrNull(row.expires_at);
+  const stored = str(row.status) as 'active' | 'deleted';
+  const status = stored === 'active' && expiresAt !== null && now !== undefined && expiresAt <= now ? 'expired' : stored;
+  return {
+    formatVersion: 1,
+    id: str(row.id),
+    tenant: str(row.tenant),
+    scope: str(row.scope),
+    content: strOrNull(row.content),
+    contentHash: str(row.content_hash),
+    createdAt: str(row.created_at),
+    expiresAt,
+    origin: {
+      authority: str(row.origin_authority) as Authority,
+      principalId: str(row.origin_principal),
+      sourceRef: str(row.origin_source),
+      writtenAt: str(row.origin_written_at),
+    },
+    derivedFrom: edges,
+    taint: {
+      lowestAuthority: str(row.taint_lowest) as Authority,
+      channels: JSON.parse(str(row.taint_channels)) as Channel[],
+      sources: JSON.parse(str(row.taint_sources)) as string[],
+      oldestSourceAt: str(row.taint_oldest_source_at),
+    },
+    audit: { policyVersion: str(row.policy_version), writeReason: str(row.write_reason), seq: Number(row.audit_seq) },
+    status,
+  };
+}
+
+export const toPrincipal = (r: Row): Principal => ({
+  tenant: str(r.tenant),
+  id: str(r.id),
+  kind: str(r.kind) as PrincipalKind,
+  maxAuthority: str(r.max_authority) as Authority,
+  domain: str(r.domain),
+  createdAt: str(r.created_at),
+});
+
+export const toCorroboration = (r: Row): Corroboration => ({
+  id: str(r.id),
+  tenant: str(r.tenant),
+  recordId: str(r.record_id),
+  principalId: str(r.principal_id),
+  authority: str(r.authority) as Authority,
+  domain: str(r.domain),
+  evidenceRef: str(r.evidence_ref),
+  at: str(r.at),
+  auditSeq: Number(r.audit_seq),
+});
+
+export const toConfirmation = (r: Row): Confirmation => ({
+  id: str(r.id),
+  tenant: str(r.tenant),
+  principalId: str(r.principal_id),
+  actionType: str(r.action_type),
+  resource: strOrNull(r.resource),
+  argsHash: str(r.args_hash),
+  args: r.args === null ? null : (JSON.parse(str(r.args)) as Record<string, unknown>),
+  memoryIds: r.memory_ids === null ? null : (JSON.parse(str(r.memory_ids)) as string[]),
+  expiresAt: str(r.expires_at),
+  maxUses: Number(r.max_uses),
+  createdAt: str(r.created_at),
+  auditSeq: Number(r.audit_seq),
+});
+
+export const toAudit = (r: Row): AuditEntry => ({
+  tenant: str(r.tenant),
+  seq: Number(r.seq),
+  prevHash: str(r.prev_hash),
+  op: str(r.op) as AuditOp,
+  payload: JSON.parse(str(r.payload)) as Record<string, unknown>,
+  policyVersion: str(r.policy_version),
+  hash: str(r.hash),
+});
+
+
+export const toCheckpoint = (r: Row): Checkpoint => ({
+  formatVersion: 1,
+  tenant: str(r.tenant),
+  seq: Number(r.seq),
+  hash: str(r.hash),
+  at: str(r.at),
+  publicKey: str(r.public_key),
+  signature: str(r.signature),
+});
+
+/**
+ * The search words of a free-text query: NFKC-normalised runs of letters and digits, at most 64,
+ * deduplicated (no operator of any query language gets through).
+ */
+export function searchTokens(text: string): string[] {
+  const tokens = [...text.normalize('NFKC').matchAll(/[\p{L}\p{N}]+/gu)].map((m) => m[0]).filter((t) => t.length > 0);
+  return [...new Set(tokens.slice(0, 64))];
+}
+
+export const toToken = (r: Row): TokenRow => ({
+  id: str(r.id),
+  tenant: strOrNull(r.tenant),
+  principalId: strOrNull(r.principal_id),
+  hash: str(r.hash),
+  createdAt: str(r.created_at),
+  revokedAt: strOrNull(r.revoked_at),
+});
+
+export const toReviewNote = (r: Row): ReviewNoteRow => ({
+  id: str(r.id),
+  tenant: str(r.tenant),
+  decisionId: str(r.decision_id),
+  verdict: 'rejected',
+  by: str(r.by_principal),
+  note: str(r.note),
+  at: str(r.at),
+});

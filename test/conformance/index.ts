@@ -1,0 +1,30 @@
+/**
+ * memauth's storage conformance suite (STYLE.md: one shared suite, like Hono's routers). Every
+ * driver runs every case unchanged — authority, taint, corroboration, confirmation, gate, audit
+ * and tamper detection, deletion, tenancy, search, triggers, concurrency — through a
+ * {@link StoreFactory} that opens a fresh store and a small driver-specific raw handle.
+ *
+ * @example
+ * ```ts
+ * runConformance(sqliteStore);       // test/sqlite.test.ts
+ * runConformance(postgresStore(pg)); // test/postgres.test.ts
+ * ```
+ */
+import { describe } from 'node:test';
+import type { StoreFactory } from './common.js';
+import { audit } from './audit.js';
+import { properties } from './properties.js';
+import { regressions } from './regressions.js';
+import { store } from './store.js';
+import { triggers } from './triggers.js';
+
+export type { StoreFactory } from './common.js';
+
+/** Register every conformance case for the factory's store, grouped under its name. */
+export function runConformance(f: StoreFactory): void {
+  describe(`[${f.name}] regressions`, () => regressions(f));
+  describe(`[${f.name}] store: search and concurrency`, () => store(f));
+  describe(`[${f.name}] audit`, () => audit(f));
+  describe(`[${f.name}] triggers`, () => triggers(f));
+  describe(`[${f.name}] properties`, () => properties(f));
+}

@@ -1,0 +1,88 @@
+/**
+ * The SQLite driver: the whole conformance suite (test/conformance/) on real SQLite files, then
+ * what only a file database has — corrupted, foreign and future-version files.
+ */
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { openMemory } from '../src/index.js';
+import { runConformance } from './conformance/index.js';
+import { P, T, expectCode, tempDir } from './helpers.js';
+import { sqliteStore } from './support/stores.js';
+
+runConformance(sqliteStore);
+
+describe("[sqlite] corrupted database files", () => {
+  test('a file of random bytes → DATABASE_CORRUPT', async (t) => {
+    const dir = tempDir();
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'random.db');
+    fs.writeFileSync(file, crypto.randomBytes(16384));
+    await expectCode(() => openMemory({ path: file }), 'DATABASE_CORRUPT');
+  });
+
+  test('a good database whose header is overwritten → DATABASE_CORRUPT', async (t) => {
+    const dir = tempDir();
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'good.db');
+    const mem = await openMemory({ path: file });
+    await mem.registerPrincipal({ tenant: T, id: P.alice, kind: 'user', domain: 'alice' });
+    await mem.write({ tenant: T, scope: 'n', principal: P.alice, content: 'some content' });
+    await mem.close();
+    assert.equal(fs.existsSync(`${file}-wal`), false, 'WAL checkpointed on close');
+    const fd = fs.openSync(file, 'r+');
+    fs.writeSync(fd, crypto.randomBytes(100), 0, 100, 0);
+    fs.closeSync(fd);
+    await expectCode(() => openMemory({ path: file }), 'DATABASE_CORRUPT');
+  });
+
+  test('a good database whose pages are overwritten → DATABASE_CORRUPT', async (t) => {
+    const dir = tempDir();
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'good.db');
+    const mem = await openMemory({ path: file });
+    await mem.registerPrincipal({ tenant: T, id: P.alice, kind: 'user', domain: 'alice' });
+    for (let i = 0; i < 50; i++) await mem.write({ tenant: T, scope: 'n', principal: P.alice, content: `some content ${i}` });
+    await mem.close();
+    const size = fs.statSync(file).size;
+    const fd = fs.openSync(file, 'r+');
+    fs.writeSync(fd, crypto.randomBytes(size - 4096), 0, size - 4096, 4096);
+    fs.closeSync(fd);
+    await expectCode(async () => {
+      const m = await openMemory({ path: file });
+      try {
+        await m.verifyAudit({});
+      } finally {
+        await m.close();
+      }
+    }, 'DATABASE_CORRUPT');
+  });
+
+  test('a database from a newer memauth (schema version ahead) → DATABASE_CORRUPT', async (t) => {
+    const dir = tempDir();
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'newer.db');
+    const db = new Database(file);
+    db.pragma('user_version = 99');
+    db.close();
+    await expectCode(() => openMemory({ path: file }), 'DATABASE_CORRUPT');
+  });
+
+  test('another application\'s SQLite database (conflicting tables) → DATABASE_CORRUPT, not a raw SQLite error', async (t) => {
+    // open.ts: "@throws MemauthError DATABASE_CORRUPT (not a memauth database, or corrupted)"
+    const dir = tempDir();
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'foreign.db');
+    const db = new Database(file);
+    db.exec("CREATE TABLE records (id INTEGER PRIMARY KEY, title TEXT); INSERT INTO records (title) VALUES ('someone else''s data');");
+    db.close();
+    await expectCode(() => openMemory({ path: file }), 'DATABASE_CORRUPT');
+    // and their data is untouched
+    const check = new Database(file, { readonly: true });
+    assert.deepEqual(check.prepare('SELECT title FROM records').all(), [{ title: "someone else's data" }]);
+    check.close();
+  });
+});
