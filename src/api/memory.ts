@@ -322,6 +322,7 @@ export class Memory {
   ): Promise<MemoryRecord> {
     const id = newId('mem');
     const origin = { authority: base.origin, principalId: base.principal.id, sourceRef: base.sourceRef, writtenAt: base.writtenAt };
+    inputs = await this.untrustForged(tx, base.tenant, inputs);
     const own = writeTaint({ writer: base.principal, origin, sourceAt });
     const taint =
       edges.length === 0 && op === 'write'
@@ -366,6 +367,21 @@ export class Memory {
     // what is written in a session is in that session's context from now on
     if (base.session !== undefined) await tx.addSessionReads(base.tenant, base.session, [record.id], base.writtenAt);
     return record;
+  }
+
+  /**
+   * Inputs of a derivation as the taint computation may trust them: a row that does not match the
+   * audit entry that recorded it (forged or altered outside the API) carries no authority — it
+   * enters as `external_untrusted`, as it does at the gate — so deriving from it, echoing it or
+   * reading it in a session can never launder a forged taint into a genuine record.
+   */
+  private async untrustForged(tx: StorageTx, tenant: string, inputs: Map<string, MemoryRecord>): Promise<Map<string, MemoryRecord>> {
+    if (inputs.size === 0) return inputs;
+    const verified = await this.verifiedRecords(tx, tenant, [...inputs.values()]);
+    if (verified.size === inputs.size) return inputs;
+    const out = new Map<string, MemoryRecord>();
+    for (const [k, r] of inputs) out.set(k, verified.has(r.id) ? r : { ...r, taint: { ...r.taint, lowestAuthority: 'external_untrusted' } });
+    return out;
   }
 
   /**
@@ -590,7 +606,8 @@ export class Memory {
       if (evId !== null) {
         const [ev] = await tx.getRecords(a.tenant, [evId]);
         if (!ev) throw new MemauthError('RECORD_NOT_FOUND', `evidence record ${JSON.stringify(evId)} is not in tenant ${JSON.stringify(a.tenant)}`, { id: evId });
-        evidenceAuthority = ev.taint.lowestAuthority;
+        // evidence whose row does not match its audit entry (forged outside the API) vouches for nothing
+        evidenceAuthority = (await this.verifiedRecords(tx, a.tenant, [ev])).has(ev.id) ? ev.taint.lowestAuthority : 'external_untrusted';
       } else {
         evidenceAuthority = sourceAuthority(this.policy, a.evidence, p);
       }
@@ -601,7 +618,9 @@ export class Memory {
       const { k, minAuthority: floor } = this.policy.document.corroboration;
       const r = corroborationOf(rec.id, bundle, k, floor, now);
       const rejection = r.rejected.find((x) => x.id === c.id)?.reason ?? null;
-      return { corroboration: c, counted: rejection === null && r.counted.some((x) => x.id === c.id), rejection, actionAuthority: r.actionAuthority, independentDomains: r.independentDomains };
+      // a forged row has no authority, corroborated or not (as in get() and at the gate)
+      const actionAuthority = bundle.records.get(rec.id)?.verified === true ? r.actionAuthority : 'external_untrusted';
+      return { corroboration: c, counted: rejection === null && r.counted.some((x) => x.id === c.id), rejection, actionAuthority, independentDomains: r.independentDomains };
     });
   }
 
