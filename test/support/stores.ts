@@ -9,6 +9,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { type Memory, type PolicyInput, SqliteDriver, openMemory } from '../../src/index.js';
 import { PostgresDriver } from '../../src/store/postgres/index.js';
+import { TABLE_KEYS, type TableName } from '../../src/store/tables.js';
 import { TEST_POLICY, tempDir } from '../helpers.js';
 
 export type Row = Record<string, unknown>;
@@ -153,23 +154,6 @@ export const sqliteStore: StoreFactory = {
 
 // ------------------------------------------------------------------ PostgreSQL
 
-const PG_PRIMARY_KEYS: Record<string, string[]> = {
-  policies: ['version'],
-  principals: ['tenant', 'id'],
-  records: ['id'],
-  derivations: ['record_id', 'ord'],
-  corroborations: ['id'],
-  confirmations: ['id'],
-  confirmation_uses: ['decision_id'],
-  sessions: ['tenant', 'id'],
-  session_reads: ['tenant', 'session_id', 'record_id'],
-  decisions: ['id'],
-  audit: ['tenant', 'seq'],
-  checkpoints: ['tenant', 'seq', 'at'],
-  tokens: ['id'],
-  review_notes: ['id'],
-};
-
 /** `?` placeholders (outside quotes) to `$n`. */
 export function toDollar(sql: string): string {
   let n = 0;
@@ -233,7 +217,7 @@ export function postgresStore(server: Promise<{ url: string; dataDir: string | n
           if (kinds.includes('delete')) await q(`DROP TRIGGER IF EXISTS ${table}_no_truncate ON ${table}`);
         },
         replaceSql(table, cols, source) {
-          const pk = PG_PRIMARY_KEYS[table];
+          const pk = TABLE_KEYS[table as TableName] as readonly string[] | undefined;
           if (!pk) throw new Error(`no primary key known for ${table}`);
           const set = cols.filter((c) => !pk.includes(c)).map((c) => `${c} = EXCLUDED.${c}`);
           return `INSERT INTO ${table} (${cols.join(', ')}) ${source} ON CONFLICT (${pk.join(', ')}) DO UPDATE SET ${set.join(', ')}`;
