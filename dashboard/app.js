@@ -6,6 +6,12 @@ import { AUTHORITIES, announce, badge, decisionLink, dl, fmtTime, h, outcomeBadg
 
 const main = () => document.getElementById('main');
 
+/** Records fetched per page on the memories page (`?page_size=N` in the address overrides it, 1–2000). */
+const PAGE_SIZE = (() => {
+  const n = Number(new URLSearchParams(location.search).get('page_size'));
+  return Number.isInteger(n) && n >= 1 && n <= 2000 ? n : 500;
+})();
+
 function page(title, ...content) {
   document.title = `${title} — memauth`;
   const heading = h('h1', { tabindex: '-1' }, title);
@@ -112,16 +118,45 @@ async function memoriesPage() {
     h('div.field', h('button', { type: 'submit' }, 'Apply')),
   );
   page('Memories', h('p.lead', 'Every record of the tenant, newest first: its authority is where it came from at write time (taint), and never rises except by independent corroboration.'), form, list);
-  let records = [];
-  try {
-    records = (await api.memories({ includeDeleted: 'true', limit: 2000 })).records;
-  } catch (e) {
-    list.replaceChildren(errorBox(e));
+  // newest first, a page at a time; filters apply to what is loaded (the count says so)
+  const records = [];
+  const seen = new Set();
+  let complete = false;
+  let loadError = null;
+  async function loadPage() {
+    try {
+      // offset paging over a newest-first list: records written meanwhile shift the list, so a page
+      // may repeat ids already shown (skipped here) but never skips one — deleted records stay listed
+      const page = (await api.memories({ includeDeleted: 'true', limit: String(PAGE_SIZE), offset: String(records.length) })).records;
+      for (const r of page) if (!seen.has(r.id)) { seen.add(r.id); records.push(r); }
+      complete = page.length < PAGE_SIZE;
+      loadError = null;
+    } catch (e) {
+      loadError = e;
+    }
+  }
+  await loadPage();
+  if (loadError && records.length === 0) {
+    list.replaceChildren(errorBox(loadError));
     return;
   }
-  const opts = (sel, values) => sel.replaceChildren(h('option', { value: '' }, 'any'), [...new Set(values)].sort().map((v) => h('option', { value: v }, v)));
-  opts(f.scope, records.map((r) => r.scope));
-  opts(f.principal, records.map((r) => r.origin.principalId));
+  const opts = (sel, values) => {
+    const keep = sel.value;
+    sel.replaceChildren(h('option', { value: '' }, 'any'), [...new Set(values)].sort().map((v) => h('option', { value: v }, v)));
+    sel.value = keep;
+  };
+  const fillOptions = () => {
+    opts(f.scope, records.map((r) => r.scope));
+    opts(f.principal, records.map((r) => r.origin.principalId));
+  };
+  fillOptions();
+  const more = h('button', { type: 'button', on: { click: async () => {
+    more.disabled = true;
+    more.textContent = 'Loading…';
+    await loadPage();
+    fillOptions();
+    draw();
+  } } });
   const tenant = session.who.admin ? session.tenant : session.who.tenant;
   function draw() {
     const q = f.q.value.trim().toLowerCase();
@@ -150,7 +185,10 @@ async function memoriesPage() {
         h('td', time(r.createdAt)),
       ),
     );
-    list.replaceChildren(h('p.count', `${shown.length} of ${records.length} records`), table('Memories', ['Record', 'Authority', 'Content', 'Tenant', 'Scope', 'Principal', 'Status', 'Written'], rows, { empty: 'No record matches these filters.', className: 'records' }));
+    more.disabled = false;
+    more.textContent = `Load ${PAGE_SIZE} older records`;
+    const pager = complete ? null : h('p.pager', more, ' ', h('span.muted', 'Filters and search apply to the records loaded so far.'));
+    list.replaceChildren(h('div', h('p.count', `${shown.length} of ${records.length}${complete ? '' : '+'} records`), loadError ? errorBox(loadError) : null), table('Memories', ['Record', 'Authority', 'Content', 'Tenant', 'Scope', 'Principal', 'Status', 'Written'], rows, { empty: 'No record matches these filters.', className: 'records' }), h('div', pager));
     announce(`${shown.length} records shown`);
   }
   for (const el of Object.values(f)) el.addEventListener(el.tagName === 'SELECT' || el.type === 'date' ? 'change' : 'input', draw);
