@@ -276,3 +276,65 @@ test('cache: writes made inside a transaction someone else opened on the raw han
   assert.ok((await mem.verifyAudit({ tenant: T })).ok);
   await mem.close();
 });
+
+test('group commit: confirm, corroborate and delete judge their principal inside their own transaction, never by a batch member\'s uncommitted row', async () => {
+  // Reads made outside a transaction see the open batch's uncommitted writes. A principal row
+  // inserted by a batch member that then rolls back (to its savepoint, or with a failed COMMIT)
+  // must not let anyone confirm, corroborate or delete in its name.
+  const { dir, done } = tempDir();
+  try {
+    const mem = open(join(dir, 'd.db'), { group: true });
+    await principals(mem);
+    const driver = mem.driver as SqliteDriver;
+    const { record: page } = await mem.write({ tenant: T, scope: 'v', principal: 'web', content: 'pay vendor-4 amount 400', source: 'https://evil.example/p' });
+    const { record: erp } = await mem.write({ tenant: T, scope: 'v', principal: 'erp1', content: 'pay vendor-5 amount 500', source: 'erp://a/5' });
+    const ghost = (id: string, kind: 'user' | 'tool', maxAuthority: 'user_confirmed' | 'trusted_tool_verified') => {
+      let release = (): void => undefined;
+      const gate = new Promise<void>((r) => (release = r));
+      // a member of the batch that registers `id`, then fails: its savepoint is rolled back
+      const member = driver.transaction(T, async (tx) => {
+        await tx.insertPrincipal({ tenant: T, id, kind, maxAuthority, domain: `ghost-${id}`, createdAt: new Date().toISOString() });
+        await gate;
+        throw new Error('registration failed');
+      });
+      return { member: member.then(() => assert.fail('the member should fail'), () => undefined), release };
+    };
+    const settle = () => new Promise((r) => setImmediate(r));
+
+    // confirm in the name of a user row that is never committed
+    const g1 = ghost('mallory', 'user', 'user_confirmed');
+    await settle();
+    const confirmed = mem.confirm({ tenant: T, principal: 'mallory', action: pay('vendor-4', 400) });
+    await settle();
+    g1.release();
+    await g1.member;
+    await assert.rejects(confirmed, (e: Error & { code?: string }) => e.code === 'UNKNOWN_PRINCIPAL');
+    // mallory is then registered for real, as an agent: no confirmation of hers may exist
+    await mem.registerPrincipal({ tenant: T, id: 'mallory', kind: 'agent', domain: 'agent-runtime' });
+    const d = await mem.authorize({ tenant: T, action: pay('vendor-4', 400), dependsOn: [page.id], context: 'declared' });
+    assert.equal(d.outcome, 'deny', 'an agent got a confirmation through an uncommitted user row');
+
+    // corroborate in the name of a tool row that is never committed
+    const g2 = ghost('erp9', 'tool', 'trusted_tool_verified');
+    await settle();
+    const corroborated = mem.corroborate({ tenant: T, recordId: erp.id, principal: 'erp9', evidence: 'erp://b/5' });
+    await settle();
+    g2.release();
+    await g2.member;
+    await assert.rejects(corroborated, (e: Error & { code?: string }) => e.code === 'UNKNOWN_PRINCIPAL');
+
+    // delete in the name of a principal row that is never committed
+    const g3 = ghost('eve', 'user', 'user_confirmed');
+    await settle();
+    const deleted = mem.delete({ tenant: T, id: erp.id, principal: 'eve' });
+    await settle();
+    g3.release();
+    await g3.member;
+    await assert.rejects(deleted, (e: Error & { code?: string }) => e.code === 'UNKNOWN_PRINCIPAL');
+    assert.equal((await mem.get({ tenant: T, id: erp.id })).status, 'active');
+    assert.ok((await mem.verifyAudit({ tenant: T })).ok);
+    await mem.close();
+  } finally {
+    done();
+  }
+});

@@ -596,8 +596,9 @@ export class Memory {
     this.assertOpen();
     const a = parseInput(schemas.corroborate, input, 'corroborate');
     const now = this.now();
-    const p = await this.principalOrThrow(this.driver, a.tenant, a.principal, 'corroborate');
-    return this.store.transaction(a.tenant, async (tx) => {
+    // the principal is read inside the transaction: outside one, a group commit's uncommitted rows are visible
+    return this.refusing(a.tenant, 'corroborate', () => this.store.transaction(a.tenant, async (tx) => {
+      const p = await this.principalIn(tx, a.tenant, a.principal);
       const [rec] = await tx.getRecords(a.tenant, [a.recordId]);
       if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(a.recordId)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.recordId });
       if (rec.status === 'deleted') throw new MemauthError('RECORD_DELETED', `record ${a.recordId} is deleted and cannot be corroborated`, { id: a.recordId });
@@ -621,7 +622,7 @@ export class Memory {
       // a forged row has no authority, corroborated or not (as in get() and at the gate)
       const actionAuthority = bundle.records.get(rec.id)?.verified === true ? r.actionAuthority : 'external_untrusted';
       return { corroboration: c, counted: rejection === null && r.counted.some((x) => x.id === c.id), rejection, actionAuthority, independentDomains: r.independentDomains };
-    });
+    }));
   }
 
   // ------------------------------------------------------------------ confirmation
@@ -662,7 +663,11 @@ export class Memory {
       maxUses: a.maxUses ?? 1,
       createdAt: now.toISOString(),
     };
-    return this.store.transaction(a.tenant, async (tx) => {
+    return this.refusing(a.tenant, 'confirm', () => this.store.transaction(a.tenant, async (tx) => {
+      // judged again inside the transaction: the read above, outside one, sees a group commit's
+      // uncommitted rows (a user row that may yet be rolled back)
+      const q = await this.principalIn(tx, a.tenant, a.principal);
+      if (q.kind !== 'user') throw new Refusal({ principalId: q.id, kind: q.kind, actionType: a.action.type }, new MemauthError('CONFIRMATION_REQUIRES_USER', `only a user principal can confirm an action; ${q.id} is a ${q.kind}`, { principal: q.id, kind: q.kind }));
       if (c.memoryIds !== null) {
         const found = new Set((await tx.getRecords(a.tenant, c.memoryIds)).map((r) => r.id));
         const missing = c.memoryIds.filter((m) => !found.has(m));
@@ -671,7 +676,7 @@ export class Memory {
       const entry = await this.audit(tx, a.tenant, 'confirm', { confirmation: c, at: c.createdAt });
       await tx.insertConfirmation(c, entry.seq);
       return c;
-    });
+    }));
   }
 
   // ------------------------------------------------------------------ gate
@@ -1103,8 +1108,9 @@ export class Memory {
   async delete(input: In<'delete'>): Promise<MemoryRecord> {
     this.assertOpen();
     const a = parseInput(schemas.delete, input, 'delete');
-    if (a.principal !== undefined) await this.principalOrThrow(this.driver, a.tenant, a.principal, 'delete');
-    return this.store.transaction(a.tenant, async (tx) => {
+    // the principal is read inside the transaction: outside one, a group commit's uncommitted rows are visible
+    return this.refusing(a.tenant, 'delete', () => this.store.transaction(a.tenant, async (tx) => {
+      if (a.principal !== undefined) await this.principalIn(tx, a.tenant, a.principal);
       const [rec] = await tx.getRecords(a.tenant, [a.id]);
       if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(a.id)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.id });
       if (rec.status === 'deleted') return rec;
@@ -1113,7 +1119,7 @@ export class Memory {
       await tx.eraseRecord(a.tenant, rec.id, now);
       const [after] = await tx.getRecords(a.tenant, [rec.id]);
       return after as MemoryRecord;
-    });
+    }));
   }
 
   /** Erase the content of every expired record of a tenant (retention). @returns the ids erased. */
