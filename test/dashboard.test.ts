@@ -203,6 +203,8 @@ test('admin: search a record, open its graph, replay a decision, metrics, audit;
   // decisions list and a replay
   await page.getByRole('link', { name: 'Decisions' }).click();
   await page.getByRole('heading', { level: 1, name: 'Decisions' }).waitFor();
+  // the list loads after the heading: wait for its sixth row rather than counting what is there yet
+  await page.locator('tbody tr').nth(5).waitFor();
   assert.ok((await page.locator('tbody tr').count()) >= 6);
   await page.locator(`a[href="#/decision/${ids.denied}"]`).first().click();
   await page.locator('.replay-result').waitFor();
