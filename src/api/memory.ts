@@ -1080,20 +1080,38 @@ export class Memory {
     return list.map((confirmation) => ({ confirmation, usesSoFar: uses.get(confirmation.id) ?? 0 }));
   }
 
-  /** A stored decision. @throws `DECISION_NOT_FOUND` */
+  /**
+   * A stored decision. A decision row that does not match the `decide` audit entry that recorded
+   * it (forged or altered outside the API) is no decision of the gate: not found.
+   * @throws `DECISION_NOT_FOUND`
+   */
   async getDecision(input: { tenant: string; decisionId: string }): Promise<Decision> {
     this.assertOpen();
     const a = parseInput(schemas.replay, input, 'getDecision');
     const d = await this.driver.getDecision(a.tenant, a.decisionId);
-    if (!d) throw new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(a.decisionId)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.decisionId });
+    if (!d || (await this.verifiedDecisions(a.tenant, [d])).length === 0) throw new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(a.decisionId)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.decisionId });
     return d;
   }
 
-  /** Recent decisions of a tenant, newest first. */
+  /**
+   * Recent decisions of a tenant, newest first. Rows that do not match their audit entry (forged
+   * outside the API) are left out: the review queue offers to confirm what a listed decision asks.
+   */
   async listDecisions(input: { tenant: string; limit?: number }): Promise<Decision[]> {
     this.assertOpen();
     const a = parseInput(schemas.listDecisions, input, 'listDecisions');
-    return this.driver.listDecisions(a.tenant, a.limit ?? 100);
+    return this.verifiedDecisions(a.tenant, await this.driver.listDecisions(a.tenant, a.limit ?? 100));
+  }
+
+  /** The decisions whose row matches the `decide` audit entry that recorded it. */
+  private async verifiedDecisions(tenant: string, ds: readonly Decision[]): Promise<Decision[]> {
+    const out: Decision[] = [];
+    for (const d of ds) {
+      if (!Number.isSafeInteger(d.auditSeq)) continue;
+      const [e] = await this.driver.auditRange(tenant, d.auditSeq, d.auditSeq);
+      if (e !== undefined && decisionMatchesEntry(d, e)) out.push(d);
+    }
+    return out;
   }
 
   // ------------------------------------------------------------------ deletion
@@ -1237,6 +1255,18 @@ export function recordMatchesEntry(r: MemoryRecord, e: AuditEntry): boolean {
   if (p.writeReason !== r.audit.writeReason || e.policyVersion !== r.audit.policyVersion) return false;
   if (r.content !== null && sha256Hex(r.content) !== r.contentHash) return false;
   return true;
+}
+
+/**
+ * Does a decision row match the `decide` audit entry that recorded it? Every field the entry holds
+ * (the per-dependency authorities are not in it: replay recomputes them from the log).
+ */
+export function decisionMatchesEntry(d: Decision, e: AuditEntry): boolean {
+  const p = e.payload as Record<string, unknown>;
+  if (e.op !== 'decide' || p.refused !== undefined || p.decisionId !== d.id || e.seq !== d.auditSeq || e.policyVersion !== d.policyVersion) return false;
+  if (p.outcome !== d.outcome || p.at !== d.at || (p.sessionId ?? null) !== d.sessionId || p.argsHash !== d.argsHash || p.tier !== d.tier || p.mode !== d.mode || (p.confirmationId ?? null) !== d.confirmationId) return false;
+  const deps = d.dependencies.map((x) => ({ memoryId: x.memoryId, why: x.why }));
+  return hashCanonical(p.action) === hashCanonical(d.action) && hashCanonical(p.reasons) === hashCanonical(d.reasons) && hashCanonical(p.values) === hashCanonical(d.values) && hashCanonical(p.dependencies) === hashCanonical(deps);
 }
 
 /** Does a corroboration row match its `corroborate` audit entry? */

@@ -306,6 +306,28 @@ export function audit(f: StoreFactory): void {
       const ok = await mem.authorize({ tenant: T, action: { type: 'pay', args }, dependsOn: [rec.id], confirmationId: real.id });
       assert.equal(ok.outcome, 'allow', JSON.stringify(ok.reasons));
     });
+
+    test('a forged decision row (raw INSERT) is not listed or returned as a decision of the gate', async (t) => {
+      // the review queue lists decisions and offers to approve (confirm) what they ask for: a row
+      // the gate never wrote must not put an action of the forger's choosing in front of a person
+      const env = await setup();
+      t.after(env.dispose);
+      const { mem } = env;
+      const rec = (await mem.write({ tenant: T, scope: 'vendors', principal: P.browser, content: 'Vendor remits to ACCT-OK', source: 'https://vendor.example' })).record;
+      const genuine = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-OK', amount: 5 } }, dependsOn: [rec.id] });
+      assert.equal(genuine.outcome, 'deny');
+      const args = { to: 'ACCT-FORGED-9', amount: 9000 };
+      const body = { ...genuine, id: 'dec_forged', action: { type: 'pay', args }, argsHash: argsHashOf(args) };
+      await env.raw.query('INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq) VALUES (?, ?, NULL, ?, ?, ?, ?)', ['dec_forged', T, genuine.at, 'deny', JSON.stringify(body), genuine.auditSeq]);
+      // and one that names an audit seq of another operation
+      await env.raw.query('INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq) VALUES (?, ?, NULL, ?, ?, ?, ?)', ['dec_forged2', T, genuine.at, 'deny', JSON.stringify({ ...body, id: 'dec_forged2', auditSeq: 1 }), 1]);
+      const listed = (await mem.listDecisions({ tenant: T })).map((d) => d.id);
+      assert.deepEqual(listed, [genuine.id]);
+      for (const id of ['dec_forged', 'dec_forged2']) {
+        await assert.rejects(mem.getDecision({ tenant: T, decisionId: id }), (e: Error & { code?: string }) => e.code === 'DECISION_NOT_FOUND', id);
+      }
+      assert.equal((await mem.getDecision({ tenant: T, decisionId: genuine.id })).id, genuine.id);
+    });
   });
 
 }

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { computeMetricsSeries } from '../../api/metrics.js';
-import { MemauthError } from '../../core/errors.js';
 import type { Decision, ReasonCode } from '../../core/types.js';
 import type { ReviewNoteRow } from '../../store/driver.js';
 import { HttpError } from '../errors.js';
@@ -84,8 +83,8 @@ export const reviewRoutes: readonly AnyRoute[] = [
       if (identity.kind === 'principal' && identity.principal.kind !== 'user' && identity.principal.kind !== 'system') {
         throw new HttpError(403, 'FORBIDDEN', `a ${identity.principal.kind} principal cannot reject a queued decision; sign in as a user`, { kind: identity.principal.kind });
       }
-      const d = await services.mem.driver.getDecision(tenant, p.id);
-      if (!d) throw new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(p.id)} in tenant ${JSON.stringify(tenant)}`, { id: p.id });
+      // verified against its audit entry (a forged row is not found)
+      const d = await services.mem.getDecision({ tenant, decisionId: p.id });
       if (d.outcome === 'allow') throw new HttpError(409, 'NOT_IN_REVIEW', 'an allowed decision is not in the review queue', { id: p.id });
       if ((await services.mem.driver.listReviewNotes(tenant)).some((n) => n.decisionId === d.id)) throw new HttpError(409, 'REVIEW_ALREADY_REJECTED', `decision ${p.id} was already rejected`, { id: p.id });
       const note: ReviewNoteRow = {
