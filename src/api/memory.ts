@@ -120,6 +120,8 @@ class Refusal {
 interface LineageMemo {
   readonly principals: ReadonlySet<string>;
   domains?: ReadonlySet<string>;
+  /** the record or an ancestor is missing or does not match its audit entry (see {@link LineageSets}). */
+  readonly unverified: boolean;
 }
 
 const noop = (): void => undefined;
@@ -847,9 +849,11 @@ export class Memory {
         frontier = [];
         for (const r of await tx.getRecords(tenant, next)) expand(r);
       }
+      // a writer is known only from a row that matches its audit entry
+      const verified = await this.verifiedRecords(tx, tenant, [...byId.values()].filter((r) => known(r) === undefined));
       for (const r of pending) {
         const made: Array<[MemoryRecord, LineageMemo]> = [];
-        const m = Memory.summarize(r, byId, known, made);
+        const m = Memory.summarize(r, byId, known, made, verified);
         for (const [x, xm] of made) remember(x, xm);
         if (m !== null) oneOff.set(r, m);
       }
@@ -867,12 +871,12 @@ export class Memory {
         }
         if (!complete) {
           // a writer not (yet) registered: do not memoise what a registration could change
-          out.set(r.id, { principals: m.principals, domains });
+          out.set(r.id, { principals: m.principals, domains, unverified: m.unverified });
           continue;
         }
         m.domains = domains;
       }
-      out.set(r.id, { principals: m.principals, domains: m.domains });
+      out.set(r.id, { principals: m.principals, domains: m.domains, unverified: m.unverified });
     }
     return out;
   }
@@ -888,6 +892,7 @@ export class Memory {
     byId: ReadonlyMap<string, MemoryRecord>,
     known: (r: MemoryRecord) => LineageMemo | undefined,
     made: Array<[MemoryRecord, LineageMemo]>,
+    verified: ReadonlySet<string>,
   ): LineageMemo | null {
     if (known(root) !== undefined) return null;
     const local = new Map<string, LineageMemo>();
@@ -914,12 +919,17 @@ export class Memory {
       onPath.delete(top.r.id);
       if (have(top.r) !== undefined) continue;
       const principals = new Set<string>([top.r.origin.principalId]);
+      // a row that does not match its audit entry, or a parent that is missing: a writer is unknown
+      let unverified = !verified.has(top.r.id);
       for (const e of top.r.derivedFrom) {
         const parent = byId.get(e.from);
         const pm = parent !== undefined ? have(parent) : undefined;
-        if (pm) for (const x of pm.principals) principals.add(x);
+        if (pm) {
+          for (const x of pm.principals) principals.add(x);
+          if (pm.unverified) unverified = true;
+        } else unverified = true;
       }
-      local.set(top.r.id, { principals });
+      local.set(top.r.id, { principals, unverified });
     }
     if (!cyclic) {
       for (const [id, m] of local) made.push([byId.get(id) ?? root, m]);
@@ -943,7 +953,8 @@ export class Memory {
         if (parent) todo.push(parent);
       }
     }
-    return { principals };
+    // only rows forged outside the API form a cycle
+    return { principals, unverified: true };
   }
 
   /**

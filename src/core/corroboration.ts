@@ -9,7 +9,8 @@ export type CorroborationRejection =
   | 'evidence_derived_from_record'
   | 'evidence_in_lineage'
   | 'evidence_unavailable'
-  | 'same_upstream';
+  | 'same_upstream'
+  | 'lineage_unverified';
 
 /** A recorded corroboration plus what the store knows of its evidence. */
 export interface CorroborationFacts extends Corroboration {
@@ -44,11 +45,13 @@ export interface CorroborationResult {
  * record's own); otherwise it is the record's `lowestAuthority`. Repetition never counts:
  * corroborations are grouped by domain, so a Sybil swarm in one domain is one vote.
  *
- * @param lineage - principals and domains of the record's writer and of every ancestor's writer.
+ * @param lineage - principals and domains of the record's writer and of every ancestor's writer;
+ *   `unverified` when one of those records is missing or its row does not match its audit entry
+ *   (altered outside the API): its stored writer is no evidence, so no corroboration counts.
  */
 export function evaluateCorroboration(params: {
   lowestAuthority: Authority;
-  lineage: { readonly principals: ReadonlySet<string>; readonly domains: ReadonlySet<string> };
+  lineage: { readonly principals: ReadonlySet<string>; readonly domains: ReadonlySet<string>; readonly unverified?: boolean };
   corroborations: readonly CorroborationFacts[];
   k: number;
   minAuthority: Authority;
@@ -58,7 +61,9 @@ export function evaluateCorroboration(params: {
   const eligible: CorroborationFacts[] = [];
   for (const c of corroborations) {
     let reason: CorroborationRejection | null = null;
-    if (!atLeast(c.authority, floor)) reason = 'below_min_authority';
+    // a writer in the lineage is unknown (a row missing or not matching its audit entry): independence cannot be judged
+    if (lineage.unverified === true) reason = 'lineage_unverified';
+    else if (!atLeast(c.authority, floor)) reason = 'below_min_authority';
     else if (lineage.principals.has(c.principalId)) reason = 'writer_or_lineage_principal';
     else if (lineage.domains.has(c.domain)) reason = 'writer_or_lineage_domain';
     else if (c.evidenceDerivedFromRecord) reason = 'evidence_derived_from_record';

@@ -39,6 +39,8 @@ export interface FactsBundle {
 export interface LineageSets {
   readonly principals: ReadonlySet<string>;
   readonly domains: ReadonlySet<string>;
+  /** the record or an ancestor is missing or does not match its audit entry: its writer is unknown. */
+  readonly unverified?: boolean;
 }
 
 export const MEMORY_REF_PREFIX = 'memory:';
@@ -71,20 +73,22 @@ export function effectiveStatus(r: Pick<RecordFacts, 'status' | 'expiresAt'>, no
 export function lineageOf(id: string, bundle: Pick<FactsBundle, 'records' | 'domains'>): LineageSets {
   const principals = new Set<string>();
   const domains = new Set<string>();
+  let unverified = false;
   for (const rid of [id, ...ancestorsOf(id, bundle.records)]) {
     const r = bundle.records.get(rid);
+    if (!r || !r.verified) unverified = true;
     if (!r) continue;
     principals.add(r.originPrincipal);
     const d = bundle.domains.get(r.originPrincipal);
     if (d !== undefined) domains.add(d);
   }
-  return { principals, domains };
+  return { principals, domains, unverified };
 }
 
 export function corroborationOf(id: string, bundle: FactsBundle, k: number, minAuthority: Authority, now: string): CorroborationResult {
   const rec = bundle.records.get(id);
   if (!rec) throw new Error(`facts bundle is missing record ${id}`);
-  const { principals, domains } = bundle.lineage?.get(id) ?? lineageOf(id, bundle);
+  const { principals, domains, unverified } = bundle.lineage?.get(id) ?? lineageOf(id, bundle);
   // only evidence cited as `memory:<id>` is checked against the record's own lineage (then the bundle holds it)
   let own: Set<string> | null = null;
   const ownLineage = (): Set<string> => (own ??= new Set([id, ...ancestorsOf(id, bundle.records)]));
@@ -96,7 +100,7 @@ export function corroborationOf(id: string, bundle: FactsBundle, k: number, minA
     const evidenceKey = ev ? `domain:${bundle.domains.get(ev.originPrincipal) ?? `principal:${ev.originPrincipal}`}` : `memory:${evId}`;
     return { ...c, evidenceUsable: ev !== undefined && ev.verified && effectiveStatus(ev, now) === 'active', evidenceDerivedFromRecord: derived, evidenceInLineage: ownLineage().has(evId), evidenceKey };
   });
-  return evaluateCorroboration({ lowestAuthority: rec.lowestAuthority, lineage: { principals, domains }, corroborations, k, minAuthority });
+  return evaluateCorroboration({ lowestAuthority: rec.lowestAuthority, lineage: { principals, domains, unverified }, corroborations, k, minAuthority });
 }
 
 /** Gate facts of one dependency. A record unknown to the bundle is unverified (`metadata_missing`). */

@@ -307,6 +307,29 @@ export function audit(f: StoreFactory): void {
       assert.equal(ok.outcome, 'allow', JSON.stringify(ok.reasons));
     });
 
+    test('an ancestor row altered outside the API lifts nothing: corroboration independence is not judged against a writer its row merely claims', async (t) => {
+      const env = await setup();
+      t.after(env.dispose);
+      const { mem } = env;
+      // the root comes from the bank; the agent's note derives from it; bank2 (the bank's domain) and the registry corroborate the note
+      const root = (await mem.write({ tenant: T, scope: 'vendors', principal: P.bank, content: 'ledger line for the L1 vendor', source: 'bankapi:ledger/1' })).record;
+      const tip = await mem.derive({ tenant: T, principal: P.agent, from: [root.id], transform: 'rewrite', content: 'pay ACCT-L1 amount 300' });
+      const c1 = await mem.corroborate({ tenant: T, recordId: tip.id, principal: P.bank2, evidence: 'bankapi:acct/L1' });
+      assert.equal(c1.rejection, 'writer_or_lineage_domain');
+      assert.equal((await mem.corroborate({ tenant: T, recordId: tip.id, principal: P.registry, evidence: 'registry:vendor/L1' })).counted, true);
+      const ask = { tenant: T, action: { type: 'pay', args: { to: 'ACCT-L1', amount: 300 } }, dependsOn: [tip.id], context: 'declared' as const };
+      assert.ok(codes(await mem.authorize(ask)).includes('missing_corroboration'));
+      // the root's row now names another writer (outside the bank's domain): bank2 would look independent
+      await env.raw.dropTriggers('records', ['update']);
+      await env.raw.query('UPDATE records SET origin_principal = ? WHERE id = ?', [P.mallory, root.id]);
+      const d = await mem.authorize(ask);
+      assert.equal(d.outcome, 'deny', 'a forged ancestor row made two corroborations independent');
+      assert.ok(codes(d).includes('missing_corroboration'), codes(d).join(','));
+      assert.notEqual((await mem.get({ tenant: T, id: tip.id })).actionAuthority, 'trusted_tool_verified');
+      // the note's own row is genuine and still counts as such; only the lift is gone
+      assert.equal(d.dependencies.find((x) => x.memoryId === tip.id)?.lowestAuthority, tip.taint.lowestAuthority);
+    });
+
     test('a forged decision row (raw INSERT) is not listed or returned as a decision of the gate', async (t) => {
       // the review queue lists decisions and offers to approve (confirm) what they ask for: a row
       // the gate never wrote must not put an action of the forger's choosing in front of a person
