@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { openMemory } from '../src/index.js';
+import { SqliteDriver, openMemory } from '../src/index.js';
 import { runConformance } from './conformance/index.js';
 import { P, T, expectCode, tempDir } from './helpers.js';
 import { sqliteStore } from './support/stores.js';
@@ -84,5 +84,52 @@ describe("[sqlite] corrupted database files", () => {
     const check = new Database(file, { readonly: true });
     assert.deepEqual(check.prepare('SELECT title FROM records').all(), [{ title: "someone else's data" }]);
     check.close();
+  });
+});
+
+describe('[sqlite] several stores on one file in one process', () => {
+  for (const groupCommit of [false, true]) {
+    test(`interleaved transactions of two stores on one file all commit, none DATABASE_LOCKED (groupCommit ${groupCommit})`, { timeout: 60_000 }, async (t) => {
+      const dir = tempDir();
+      t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const file = path.join(dir, 'shared.db');
+      const a = await openMemory({ path: file, groupCommit });
+      // the same file under another spelling of its path
+      const b = await openMemory({ path: path.join(dir, '.', 'shared.db'), groupCommit });
+      t.after(async () => {
+        await a.close();
+        await b.close();
+      });
+      await a.registerPrincipal({ tenant: T, id: P.alice, kind: 'user', domain: 'alice' });
+      // each transaction holds the write lock across awaits: before the shared lane, b's BEGIN
+      // IMMEDIATE blocked the one thread until busy_timeout while a waited for its own turn
+      const writes = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).write({ tenant: T, scope: 'n', principal: P.alice, content: `note ${i}` }));
+      const exports = [(a.driver as SqliteDriver).exportRows(async () => undefined)];
+      const results = await Promise.allSettled([...writes, ...exports]);
+      const failed = results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason));
+      assert.deepEqual(failed, []);
+      const listed = await b.list({ tenant: T, limit: 1000 });
+      assert.equal(listed.length, 40);
+      const report = await a.verifyAudit({ tenant: T });
+      assert.equal(report.ok, true, JSON.stringify(report));
+    });
+  }
+
+  test('a transaction on one store waiting for another store on the same file inside its own transaction fails DATABASE_LOCKED instead of hanging', { timeout: 60_000 }, async (t) => {
+    const dir = tempDir();
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'nested.db');
+    const a = await openMemory({ path: file });
+    const b = await openMemory({ path: file });
+    t.after(async () => {
+      await a.close();
+      await b.close();
+    });
+    await a.registerPrincipal({ tenant: T, id: P.alice, kind: 'user', domain: 'alice' });
+    await expectCode(() => a.driver.transaction(T, async () => b.driver.transaction(T, async () => 1)), 'DATABASE_LOCKED');
+    // and both stores still work afterwards
+    await a.write({ tenant: T, scope: 'n', principal: P.alice, content: 'after a' });
+    await b.write({ tenant: T, scope: 'n', principal: P.alice, content: 'after b' });
+    assert.equal((await a.list({ tenant: T })).length, 2);
   });
 });

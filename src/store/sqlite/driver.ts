@@ -5,7 +5,11 @@ import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, M
 import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
 import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken } from '../rows.js';
 import { type CopyRow, type RowStore, TABLE_COLUMNS, TABLE_KEYS, TABLE_NAMES, type TableName, copyRow } from '../tables.js';
+import { type FileLane, joinLane, leaveLane } from './lane.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
+
+/** How long a transaction waits for the file's write lock, in ms (SQLite's busy_timeout and the in-process {@link FileLane}). */
+const LOCK_WAIT_MS = 5000;
 
 /** Map a better-sqlite3 error to a MemauthError with a message a person can act on. */
 export function mapSqliteError(e: unknown, path: string): unknown {
@@ -124,6 +128,8 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   /** the current transaction was opened inside a transaction this driver did not open. */
   private foreignTx = false;
   private nonce = 0;
+  /** the file's in-process write lane, shared with every other driver on the same file. */
+  private lane: FileLane | null = null;
 
   private constructor(path: string, db: Database.Database, group: SqliteOptions['groupCommit']) {
     this.path = path;
@@ -189,7 +195,7 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     }
     const d = new SqliteDriver(opts.path, db, opts.readonly === true ? false : opts.groupCommit);
     try {
-      db.pragma('busy_timeout = 5000');
+      db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
       db.pragma(`cache_size = -${Math.max(0, Math.floor(opts.cacheSizeKiB ?? 65_536))}`);
       if (!opts.readonly) {
         if (opts.path !== ':memory:') db.pragma('journal_mode = WAL');
@@ -203,6 +209,7 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
       db.close();
       throw mapSqliteError(e, opts.path);
     }
+    d.lane = joinLane(opts.path);
     return d;
   }
 
@@ -262,31 +269,47 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
       });
     }
     const run = async (): Promise<T> => {
+      const release = await this.takeLane();
       try {
-        this.begin();
-      } catch (e) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
-        throw mapSqliteError(e, this.path);
-      }
-      this.inTx = true;
-      const changes = this.totalChanges();
-      let bodyDone = false;
-      try {
-        const out = await fn(this);
-        bodyDone = true;
-        this.finish('COMMIT');
-        return out;
-      } catch (e) {
-        if (bodyDone || this.totalChanges() !== changes) this.rollbacks += 1;
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
-        throw mapSqliteError(e, this.path);
+        return await this.runOne(fn);
       } finally {
-        this.inTx = false;
+        release();
       }
     };
     const p = this.queue.then(run, run);
     this.queue = p.catch(() => undefined);
     return p;
+  }
+
+  /** Wait for the file's in-process write lane (see {@link FileLane}); resolves to its release. */
+  private takeLane(): Promise<() => void> {
+    if (this.lane === null) throw new MemauthError('DATABASE_UNAVAILABLE', `${this.path} is closed`, { path: this.path });
+    return this.lane.acquire(LOCK_WAIT_MS, this.path);
+  }
+
+  /** One transaction of its own: BEGIN IMMEDIATE, the body, COMMIT (ROLLBACK when it throws). */
+  private async runOne<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    try {
+      this.begin();
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw mapSqliteError(e, this.path);
+    }
+    this.inTx = true;
+    const changes = this.totalChanges();
+    let bodyDone = false;
+    try {
+      const out = await fn(this);
+      bodyDone = true;
+      this.finish('COMMIT');
+      return out;
+    } catch (e) {
+      if (bodyDone || this.totalChanges() !== changes) this.rollbacks += 1;
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw mapSqliteError(e, this.path);
+    } finally {
+      this.inTx = false;
+    }
   }
 
   /** Group commit: run batches until no transaction is waiting. */
@@ -319,6 +342,22 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
    * only after that COMMIT returned; a failed COMMIT rejects every transaction of the batch.
    */
   private async runBatch(): Promise<void> {
+    let release: () => void;
+    try {
+      release = await this.takeLane();
+    } catch (e) {
+      for (const job of this.pending.splice(0)) job.reject(e);
+      return;
+    }
+    try {
+      await this.runBatchLocked();
+    } finally {
+      release();
+    }
+  }
+
+  /** {@link runBatch} with the file's lane held. */
+  private async runBatchLocked(): Promise<void> {
     const { maxOps, maxDelayMs } = this.group as { maxOps: number; maxDelayMs: number };
     try {
       this.begin();
@@ -390,6 +429,10 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     await this.queue;
     while (this.batches !== null) await this.batches;
     if (this.db.open) this.db.close();
+    if (this.lane !== null) {
+      leaveLane(this.lane);
+      this.lane = null;
+    }
   }
 
   // ---- bulk rows (memauth migrate) ----
@@ -397,6 +440,14 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   /** Every row of every table from one read snapshot (see {@link RowStore.exportRows}). */
   async exportRows(sink: (table: TableName, rows: CopyRow[]) => Promise<void>, batchSize = 1000): Promise<void> {
     const run = async (): Promise<void> => {
+      const release = await this.takeLane();
+      try {
+        await exportAll();
+      } finally {
+        release();
+      }
+    };
+    const exportAll = async (): Promise<void> => {
       this.db.exec('BEGIN');
       try {
         for (const t of TABLE_NAMES) {
