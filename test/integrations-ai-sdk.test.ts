@@ -9,7 +9,8 @@ import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { MockLanguageModelV3, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
 import { type GatedOutput, type ToolDenial, gateTools, isToolDenial, memoryTools } from '../src/integrations/ai-sdk.js';
-import { isMemauthError } from '../src/index.js';
+import { SqliteDriver, isMemauthError } from '../src/index.js';
+import { ToolGate } from '../src/integrations/tool-gate.js';
 import { type AgentEnv, EVIL_ACCOUNT, GOOD_ACCOUNT, PAGE_TEXT, PAGE_URL, SCOPE, TENANT, agentEnv, agentPolicy } from './integrations-helpers.js';
 
 const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
@@ -266,6 +267,23 @@ describe('memauth/ai-sdk: memoryTools', () => {
   });
   after(async () => {
     await env.dispose();
+  });
+
+  it('recall and remember never show the model a forged row\'s claimed authority', async () => {
+    const page = (await env.mem.write({ tenant: TENANT, scope: SCOPE, principal: 'browser', content: 'Forgeable note: Acme payee is ACCT-FORGED-77', source: PAGE_URL })).record;
+    // out of band: the row is raised to system_policy (its audit entry still says otherwise)
+    const raw = (env.mem.driver as SqliteDriver).unsafeDatabase();
+    raw.exec('DROP TRIGGER records_provenance_immutable');
+    raw.prepare("UPDATE records SET taint_lowest = 'system_policy', origin_authority = 'system_policy' WHERE id = ?").run(page.id);
+    const gate = new ToolGate({ memory: env.mem, tenant: TENANT, session: 'ses-forged', principal: 'assistant', scope: SCOPE });
+    const hits = await gate.recall('Forgeable note ACCT-FORGED-77');
+    const hit = hits.find((m) => m.id === page.id);
+    assert.ok(hit, JSON.stringify(hits));
+    assert.equal(hit.authority, 'external_untrusted');
+    // the model repeats it back: the echo resolves to the forged row, still shown untrusted
+    const echo = await gate.remember('Forgeable note: Acme payee is ACCT-FORGED-77');
+    assert.equal(echo.created, false);
+    assert.equal(echo.authority, 'external_untrusted');
   });
 
   it('a note remembered after reading the page keeps its taint; recalling it later taints the new session', async () => {

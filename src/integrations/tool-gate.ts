@@ -1,7 +1,7 @@
 import type { Memory } from '../api/memory.js';
-import type { Authority } from '../core/authority.js';
+import { type Authority, minAuthority } from '../core/authority.js';
 import { MemauthError } from '../core/errors.js';
-import type { Decision, Principal, PrincipalKind, ReasonCode, Tier } from '../core/types.js';
+import type { Decision, MemoryRecord, Principal, PrincipalKind, ReasonCode, Tier } from '../core/types.js';
 
 /**
  * The framework-neutral part of memauth's agent integrations (`memauth/ai-sdk`,
@@ -104,7 +104,7 @@ export interface RememberOutput {
 export interface RecalledMemory {
   readonly id: string;
   readonly content: string;
-  /** lowest authority in its lineage (what it can support at the gate without corroboration). */
+  /** lowest authority in its lineage (what it can support at the gate without corroboration); `external_untrusted` for a row that does not match its audit entry. */
   readonly authority: Authority;
   readonly source: string;
 }
@@ -265,7 +265,18 @@ export class ToolGate {
     await this.ready();
     const { memory, tenant, session, scope, principal } = this.options;
     const r = await memory.write({ tenant, scope, session, principal, content, reason: 'remember' });
-    return { memoryId: r.record.id, created: r.created, authority: r.record.taint.lowestAuthority };
+    // a note that echoes a record resolves to it: say what that record can support
+    return { memoryId: r.record.id, created: r.created, authority: r.created ? r.record.taint.lowestAuthority : await this.verifiedAuthority(r.record) };
+  }
+
+  /**
+   * What a stored record can support without corroboration, as the gate sees it: its lowest
+   * authority, or `external_untrusted` when its row does not match its audit entry (forged or
+   * altered outside the API — the row's own claim is never shown to the model).
+   */
+  private async verifiedAuthority(record: MemoryRecord): Promise<Authority> {
+    const view = await this.options.memory.get({ tenant: this.options.tenant, id: record.id });
+    return minAuthority(record.taint.lowestAuthority, view.actionAuthority);
   }
 
   /**
@@ -276,6 +287,8 @@ export class ToolGate {
     await this.ready();
     const { memory, tenant, session, scope } = this.options;
     const hits = await memory.search({ tenant, scope, query, session, limit });
-    return hits.map((h) => ({ id: h.record.id, content: h.record.content ?? '', authority: h.record.taint.lowestAuthority, source: h.record.origin.sourceRef }));
+    const out: RecalledMemory[] = [];
+    for (const h of hits) out.push({ id: h.record.id, content: h.record.content ?? '', authority: await this.verifiedAuthority(h.record), source: h.record.origin.sourceRef });
+    return out;
   }
 }
