@@ -123,6 +123,8 @@ export class TokenService {
   /** Create an admin token when the store has no unrevoked one; returns it (to print once), else null. */
   async ensureAdmin(): Promise<IssuedToken | null> {
     if ((await this.driver.listTokens(null)).some((t) => t.revokedAt === null)) return null;
-    return this.issue('admin');
+    // check and insert in one locked transaction: servers starting together create one token
+    const { token, row } = this.newRow(null, null);
+    return (await this.driver.insertFirstAdminToken(row)) ? { token, info: info(row) } : null;
   }
 }

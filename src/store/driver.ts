@@ -89,6 +89,12 @@ export interface TokenRow {
 /** Token storage (src/server/tokens.ts). Each method is atomic on its own; none takes the audit-chain lock. */
 export interface TokenStore {
   insertToken(t: TokenRow): Promise<void>;
+  /**
+   * Insert the admin token `t` (tenant null) only when the store holds no unrevoked admin token;
+   * atomic across processes, so servers starting together on an empty store create one. Returns
+   * whether it was inserted.
+   */
+  insertFirstAdminToken(t: TokenRow): Promise<boolean>;
   /** The token with this id or this hash, revoked or not. */
   findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null>;
   /** Tokens of one tenant (principal tokens), or with `null` the admin tokens; oldest first. */

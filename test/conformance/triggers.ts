@@ -158,6 +158,25 @@ export function triggers(f: StoreFactory): void {
   });
 
   describe('tokens (HTTP API / MCP bearer tokens)', () => {
+    test('concurrent first admin tokens from several stores on one database: exactly one is inserted', async (t) => {
+      const e2 = await f.open();
+      t.after(e2.dispose);
+      const others = [await e2.reopen(), await e2.reopen(), await e2.reopen()];
+      t.after(async () => {
+        for (const m of others) await m.close();
+      });
+      const drivers = [e2.mem.driver, ...others.map((m) => m.driver)];
+      const rows = Array.from({ length: 8 }, (_, i) => ({ id: `tok_first${i}`, tenant: null, principalId: null, hash: String(i).repeat(64), createdAt: '2025-01-01T00:00:00.000Z', revokedAt: null }));
+      const inserted = await Promise.all(rows.map((row, i) => (drivers[i % drivers.length] as typeof e2.mem.driver).insertFirstAdminToken(row)));
+      assert.equal(inserted.filter(Boolean).length, 1, JSON.stringify(inserted));
+      assert.equal((await e2.mem.driver.listTokens(null)).length, 1);
+      // once it is revoked, the next first admin token is inserted again
+      const [only] = await e2.mem.driver.listTokens(null);
+      assert.ok(only);
+      assert.equal(await e2.mem.driver.revokeToken(only.id, '2025-01-02T00:00:00.000Z'), true);
+      assert.equal(await e2.mem.driver.insertFirstAdminToken({ ...rows[0], id: 'tok_firstagain', hash: 'f'.repeat(64) } as (typeof rows)[number]), true);
+    });
+
     test('a token can be revoked once; nothing else about it can change, and it cannot be deleted', async (t) => {
       const e2 = await f.open();
       t.after(e2.dispose);

@@ -546,6 +546,31 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
     await this.rows('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, NULL)', [t.id, t.tenant, t.principalId, t.hash, t.createdAt]);
   }
 
+  async insertFirstAdminToken(t: TokenRow): Promise<boolean> {
+    const client = await this.unsafeClient();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      // one lock for the check and the insert across every process on this schema (tenant ids
+      // cannot hold control characters, so this key is no tenant's)
+      await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [`${this.lockPrefix}\u0001admin-token`] });
+      const r = await client.query('SELECT 1 FROM tokens WHERE tenant IS NULL AND revoked_at IS NULL LIMIT 1');
+      if (r.rows.length > 0) {
+        await client.query('ROLLBACK');
+        return false;
+      }
+      await client.query({ text: 'INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES ($1, NULL, NULL, $2, $3, NULL)', values: [t.id, t.hash, t.createdAt] });
+      await client.query('COMMIT');
+      return true;
+    } catch (e) {
+      broken = e instanceof Error ? e : new Error(String(e));
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw mapPgError(e, this.target);
+    } finally {
+      client.release(broken);
+    }
+  }
+
   async findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
     const r = 'id' in by ? await this.one('SELECT * FROM tokens WHERE id = $1', [by.id]) : await this.one('SELECT * FROM tokens WHERE hash = $1', [by.hash]);
     return r ? toToken(r) : null;

@@ -745,6 +745,15 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     });
   }
 
+  async insertFirstAdminToken(t: TokenRow): Promise<boolean> {
+    // BEGIN IMMEDIATE: the check and the insert hold the write lock (other processes wait)
+    return this.transaction('', async () => {
+      if (this.get('SELECT 1 AS x FROM tokens WHERE tenant IS NULL AND revoked_at IS NULL LIMIT 1')) return false;
+      this.run('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES (?, NULL, NULL, ?, ?, NULL)', t.id, t.hash, t.createdAt);
+      return true;
+    });
+  }
+
   async findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
     const r = 'id' in by ? this.get('SELECT * FROM tokens WHERE id = ?', by.id) : this.get('SELECT * FROM tokens WHERE hash = ?', by.hash);
     return r ? toToken(r) : null;
