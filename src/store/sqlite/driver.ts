@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { AuditEntry, Checkpoint } from '../../core/audit.js';
+import { type AuditEntry, type Checkpoint, payloadJson } from '../../core/audit.js';
 import { MemauthError } from '../../core/errors.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
@@ -40,12 +40,23 @@ function inList(values: readonly string[]): { sql: string; params: string[] } {
   return { sql: n === 1 ? '?' : `?${',?'.repeat(n - 1)}`, params };
 }
 
+/** {@link scopeKeyOf}'s recent answers (a pure function of its arguments), bounded. */
+const SCOPE_KEYS = new Map<string, Map<string, string>>();
+
 /**
  * The full-text index's key for a tenant's scope: one token (`k`, hex of the tenant's UTF-8,
  * `x`, hex of the scope's) — migration 4 computes the same in SQL.
  */
 export function scopeKeyOf(tenant: string, scope: string): string {
-  return `k${Buffer.from(tenant, 'utf8').toString('hex')}x${Buffer.from(scope, 'utf8').toString('hex')}`;
+  const memo = SCOPE_KEYS.get(tenant)?.get(scope);
+  if (memo !== undefined) return memo;
+  const k = `k${Buffer.from(tenant, 'utf8').toString('hex')}x${Buffer.from(scope, 'utf8').toString('hex')}`;
+  if (SCOPE_KEYS.size >= 256) SCOPE_KEYS.clear();
+  let scopes = SCOPE_KEYS.get(tenant);
+  if (scopes === undefined) SCOPE_KEYS.set(tenant, (scopes = new Map()));
+  if (scopes.size >= 1024) scopes.clear();
+  scopes.set(scope, k);
+  return k;
 }
 
 /** FTS5 query from free text: each token quoted (no operator injection), OR-ed, ranked by BM25. */
@@ -711,7 +722,7 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
 
   async appendAudit(e: AuditEntry): Promise<void> {
     this.assertTx();
-    this.run('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', e.tenant, e.seq, e.prevHash, e.op, JSON.stringify(e.payload), e.policyVersion, e.hash);
+    this.run('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', e.tenant, e.seq, e.prevHash, e.op, payloadJson(e), e.policyVersion, e.hash);
   }
 
   // ---- tokens (each call is its own transaction, serialised with the others) ----
