@@ -137,3 +137,16 @@ describe('[sqlite] search ranks a window of the best matches, exactly', () => {
     }
   });
 });
+
+describe('[sqlite] options', () => {
+  test('mmapSizeMiB sets the memory map (off unless asked)', async (t) => {
+    const dir = tempDir();
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const off = SqliteDriver.open({ path: path.join(dir, 'off.db') });
+    assert.equal(Number(off.unsafeDatabase().pragma('mmap_size', { simple: true })), 0);
+    await off.close();
+    const on = SqliteDriver.open({ path: path.join(dir, 'on.db'), mmapSizeMiB: 64 });
+    assert.equal(Number(on.unsafeDatabase().pragma('mmap_size', { simple: true })), 64 * 1024 * 1024);
+    await on.close();
+  });
+});
