@@ -51,25 +51,38 @@ export class BaselineStore {
     return new BaselineStore(SqliteDriver.open(opts), onTiming);
   }
 
-  private async timed<T>(op: OpTiming['op'], tenant: string, body: (mark: (phase: 'decided' | 'written') => void) => Promise<T>): Promise<T> {
+  /** A start time for the timing hook, taken when an operation is called (as memauth's is), or 0n. */
+  private t0(): bigint {
+    return this.onTiming ? process.hrtime.bigint() : 0n;
+  }
+
+  /**
+   * Run `body` in one transaction. Timed like memauth's operations: `beforeNs` from the call
+   * (`t0`) to the body's start — the queue, the group commit's SAVEPOINT (where FTS5 flushes the
+   * previous transaction's index data) — and `bodyNs` from there.
+   */
+  private async timed<T>(op: OpTiming['op'], tenant: string, t0: bigint, body: (mark: (phase: 'decided' | 'written') => void) => Promise<T>): Promise<T> {
     const report = this.onTiming;
     if (!report) return this.driver.transaction(tenant, () => body(() => undefined));
-    let t0 = 0n;
-    let t1 = 0n;
+    let beforeNs = 0;
+    let tb0 = 0n;
+    let tb1 = 0n;
     const out = await this.driver.transaction(tenant, async () => {
-      t0 = process.hrtime.bigint();
-      const v = await body((phase) => report({ op, phase, beforeNs: 0, bodyNs: Number(process.hrtime.bigint() - t0) }));
-      t1 = process.hrtime.bigint();
+      tb0 = process.hrtime.bigint();
+      beforeNs = Number(tb0 - t0);
+      const v = await body((phase) => report({ op, phase, beforeNs, bodyNs: Number(process.hrtime.bigint() - tb0) }));
+      tb1 = process.hrtime.bigint();
       return v;
     });
-    report({ op, phase: 'done', beforeNs: 0, bodyNs: Number(t1 - t0) });
+    report({ op, phase: 'done', beforeNs, bodyNs: Number(tb1 - tb0) });
     return out;
   }
 
   /** Insert a record and its FTS entry. */
   async write(input: { tenant: string; scope: string; principal: string; content: string }): Promise<MemoryRecord> {
+    const t0 = this.t0();
     const r = plainRecord(input.tenant, input.scope, input.content, input.principal, [], new Date().toISOString());
-    await this.timed('write', input.tenant, async (mark) => {
+    await this.timed('write', input.tenant, t0, async (mark) => {
       await this.driver.insertRecord(r);
       mark('written');
     });
@@ -86,9 +99,10 @@ export class BaselineStore {
 
   /** Insert a record with derivation edges to `from` (no read of the inputs, no taint). */
   async derive(input: { tenant: string; scope: string; principal: string; from: readonly string[]; content: string }): Promise<MemoryRecord> {
+    const t0 = this.t0();
     const edges: DerivationEdge[] = input.from.map((f) => ({ from: f, transform: 'summarize', kind: 'declared' }));
     const r = plainRecord(input.tenant, input.scope, input.content, input.principal, edges, new Date().toISOString());
-    await this.timed('derive', input.tenant, async (mark) => {
+    await this.timed('derive', input.tenant, t0, async (mark) => {
       await this.driver.insertRecord(r);
       mark('written');
     });
@@ -125,7 +139,7 @@ export class BaselineStore {
 
   /** An ungated action, durably logged: read its dependencies and insert the action row, in one transaction. */
   async act(tenant: string, action: { type: string; args: Record<string, unknown> }, dependsOn: readonly string[]): Promise<Decision> {
-    return this.timed('authorize', tenant, async (mark) => {
+    return this.timed('authorize', tenant, this.t0(), async (mark) => {
       const d = await this.prepareAction(tenant, action, dependsOn);
       mark('decided');
       await this.driver.insertDecision(d);

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { describe, test } from 'node:test';
 import { type AuditEntry, canonicalJson, entryHash, genesisHash, verifyChain } from '../src/index.js';
-import { nextEntry } from '../src/core/audit.js';
+import { nextEntry, payloadJson } from '../src/core/audit.js';
+import fc from 'fast-check';
 
 describe('golden fixture (audit format version 1)', () => {
   // Computed once and written here literally: a change to these strings is a format change.
@@ -84,4 +85,31 @@ describe('genesis is tenant-bound', () => {
     assert.equal(v2.ok, false);
     assert.equal(v2.firstBadSeq, 1);
   });
+});
+
+test('an entry hashes and stores exactly the JSON text of its payload, whatever the payload holds', () => {
+  // nextEntry hashes plain JSON data as it is and everything else after a JSON round trip; both
+  // must give the hash of the parsed stored text, and the stored text must be JSON.stringify's
+  const head = { seq: 4, hash: 'a'.repeat(64) };
+  const str = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 8 }).map((a) => String.fromCharCode(...a));
+  const odd = fc.oneof(fc.constant(undefined), fc.constant(-0), fc.constant(Number.NaN), fc.constant(new Date(0)), fc.constant(new String('boxed')), fc.constant([1, , 3]), fc.constant({ toJSON: () => 'x' }));
+  const value = fc.letrec((tie) => ({
+    v: fc.oneof({ depthSize: 'small' }, fc.jsonValue({ maxDepth: 2 }), odd, str, fc.double(), fc.array(tie('v'), { maxLength: 4 }), fc.dictionary(str, tie('v'), { maxKeys: 4 })),
+  })).v;
+  fc.assert(
+    fc.property(fc.dictionary(str, value, { maxKeys: 6 }), (payload) => {
+      const text = JSON.stringify(payload);
+      const e = nextEntry('acme', head, 'write', payload, 'v1');
+      assert.equal(payloadJson(e), text);
+      assert.equal(e.hash, entryHash({ seq: 5, prevHash: head.hash, op: 'write', payload: JSON.parse(text) as Record<string, unknown>, policyVersion: 'v1' }));
+      assert.equal(canonicalJson(e.payload), canonicalJson(JSON.parse(text)));
+    }),
+    { numRuns: 3000 },
+  );
+  // an accessor is read once for the text and may answer differently next time: round trip
+  let n = 0;
+  const tricky = { get v() { n += 1; return n; } };
+  const e = nextEntry('acme', head, 'write', { tricky }, 'v1');
+  assert.equal(payloadJson(e), '{"tricky":{"v":1}}');
+  assert.deepEqual(e.payload, { tricky: { v: 1 } });
 });

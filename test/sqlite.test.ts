@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { SqliteDriver, openMemory } from '../src/index.js';
+import { openMemory } from '../src/index.js';
+import { SqliteDriver, ftsQuery, scopeKeyOf } from '../src/store/sqlite/driver.js';
 import { runConformance } from './conformance/index.js';
 import { P, T, expectCode, tempDir } from './helpers.js';
 import { sqliteStore } from './support/stores.js';
@@ -131,5 +132,68 @@ describe('[sqlite] several stores on one file in one process', () => {
     await a.write({ tenant: T, scope: 'n', principal: P.alice, content: 'after a' });
     await b.write({ tenant: T, scope: 'n', principal: P.alice, content: 'after b' });
     assert.equal((await a.list({ tenant: T })).length, 2);
+  });
+});
+
+describe('[sqlite] search ranks a window of the best matches, exactly', () => {
+  // The driver looks up only the best few index matches in `records` and widens the window when
+  // it cannot prove the answer (filtered rows, ties at its edge). The answer must be exactly the
+  // one of ranking every match: compared here with that query on ties, expired, deleted and
+  // other tenants' and scopes' rows.
+  test('equals ranking every match, on ties, expired, deleted and foreign rows', async (t) => {
+    const dir = tempDir();
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const d = SqliteDriver.open({ path: path.join(dir, 'rank.db') });
+    t.after(() => d.close());
+    const words = Array.from({ length: 40 }, (_, i) => `w${i}`);
+    let seed = 7;
+    const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const pick = (): string => words[Math.floor(rnd() * words.length)] as string;
+    const at = '2026-01-01T00:00:00.000Z';
+    const ids: string[] = [];
+    await d.transaction(T, async (tx) => {
+      for (let i = 0; i < 3000; i++) {
+        // every fifth text is the same: hundreds of equal scores
+        const content = i % 5 === 0 ? 'w1 w2 w3' : Array.from({ length: 1 + Math.floor(rnd() * 6) }, pick).join(' ');
+        const expiresAt = rnd() < 0.3 ? (rnd() < 0.5 ? '2020-01-01T00:00:00.000Z' : '2099-01-01T00:00:00.000Z') : null;
+        const id = `mem_${String(Math.floor(rnd() * 1e9)).padStart(9, '0')}_${i}`;
+        ids.push(id);
+        await tx.insertRecord({
+          formatVersion: 1, id, tenant: rnd() < 0.8 ? T : 'other', scope: rnd() < 0.7 ? 's0' : 's1', content, contentHash: 'x', createdAt: at, expiresAt,
+          origin: { authority: 'user_confirmed', principalId: 'p', sourceRef: 's', writtenAt: at }, derivedFrom: [],
+          taint: { lowestAuthority: 'user_confirmed', channels: [], sources: [], oldestSourceAt: at }, audit: { policyVersion: 'v', writeReason: 'w', seq: 1 }, status: 'active',
+        });
+      }
+    });
+    await d.transaction(T, async (tx) => {
+      for (let i = 0; i < ids.length; i += 7) await tx.eraseRecord(T, ids[i] as string, at);
+    });
+    const every = d.unsafeDatabase().prepare(
+      `SELECT r.id, bm25(records_fts, 1.0, 0.0) AS score FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
+       WHERE records_fts MATCH ? AND r.tenant = ? AND r.scope = ? AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > ?)
+       ORDER BY score, r.id LIMIT ?`,
+    );
+    const now = '2026-06-01T00:00:00.000Z';
+    const cases: Array<[string, string, string, number]> = [];
+    for (const q of ['w1 w2 w3', 'w1', 'w2 w9']) for (const limit of [1, 2, 5, 20, 1000]) cases.push([T, 's0', q, limit]);
+    for (let k = 0; k < 150; k++) cases.push([rnd() < 0.8 ? T : 'other', rnd() < 0.5 ? 's0' : 's1', Array.from({ length: 1 + Math.floor(rnd() * 3) }, pick).join(' '), [1, 3, 10, 50, 1000][k % 5] as number]);
+    for (const [tenant, scope, q, limit] of cases) {
+      const expected = (every.all(`scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${ftsQuery(q) as string})`, tenant, scope, now, limit) as Array<{ id: string; score: number }>).map((r) => `${r.id} ${-r.score}`);
+      const got = (await d.search(tenant, scope, q, limit, now)).map((h) => `${h.record.id} ${h.score}`);
+      assert.deepEqual(got, expected, `${tenant}/${scope} "${q}" limit ${limit}`);
+    }
+  });
+});
+
+describe('[sqlite] options', () => {
+  test('mmapSizeMiB sets the memory map (off unless asked)', async (t) => {
+    const dir = tempDir();
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const off = SqliteDriver.open({ path: path.join(dir, 'off.db') });
+    assert.equal(Number(off.unsafeDatabase().pragma('mmap_size', { simple: true })), 0);
+    await off.close();
+    const on = SqliteDriver.open({ path: path.join(dir, 'on.db'), mmapSizeMiB: 64 });
+    assert.equal(Number(on.unsafeDatabase().pragma('mmap_size', { simple: true })), 64 * 1024 * 1024);
+    await on.close();
   });
 });
