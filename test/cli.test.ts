@@ -222,6 +222,14 @@ test('memauth CLI: origin-bound authority end to end', async (t) => {
     assert.equal(ds.length, 2);
   });
 
+  await t.test('audit checkpoint on a head every command already signed does not claim the log is empty', () => {
+    // every CLI command signs a checkpoint when it closes the store, so nothing new is signed here
+    const cp = ok(run(dir, ['--db', db, 'audit', 'checkpoint']), 'audit checkpoint');
+    assert.doesNotMatch(cp.stdout, /no audit entries\)/);
+    assert.match(cp.stdout, /already under a signed checkpoint/);
+    assert.deepEqual(json(ok(run(dir, ['--db', db, 'audit', 'checkpoint', '--json']), 'audit checkpoint --json')), []);
+  });
+
   await t.test('delete erases content and keeps the chain verifiable', () => {
     const del = json<{ status: string; content: string | null }>(ok(run(dir, [...g, 'delete', recordId, '--reason', 'poisoned', '--json']), 'delete'));
     assert.equal(del.status, 'deleted');

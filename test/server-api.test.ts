@@ -310,6 +310,19 @@ describe('memories, gate and audit', () => {
   });
 });
 
+describe('review queue: who may reject', () => {
+  test('an agent is refused with a message naming who may reject; a system principal may', async () => {
+    const a = client(srv.url, tok.assistant as string);
+    const d = await a.post('/v1/decisions', { action: { type: 'pay', args: { to: 'ACCT-REVIEW-1', amount: 5 } } });
+    expectStatus(d, 201);
+    assert.equal(d.body.outcome, 'deny');
+    const refused = await a.post(`/v1/review/${d.body.id}/reject`, { note: 'no' });
+    expectError(refused, 403, 'FORBIDDEN');
+    assert.equal(refused.body.message, 'an agent principal cannot reject a queued decision; only the admin, a user or a system principal can');
+    expectStatus(await client(srv.url, tok.erp as string).post(`/v1/review/${d.body.id}/reject`, { note: 'not ours' }), 201);
+  });
+});
+
 describe('bad input stores nothing', () => {
   async function counts(): Promise<{ records: number; audit: number }> {
     const rec = await client(srv.url, admin).get(`/v1/memories?tenant=${T}&includeDeleted=true&limit=10000`);

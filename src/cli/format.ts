@@ -170,7 +170,8 @@ export function formatAudit(rep: AuditReport): string {
 
 /** Checkpoints written, one per tenant. */
 export function formatCheckpoints(cs: readonly Checkpoint[]): string {
-  if (cs.length === 0) return 'nothing to checkpoint (no audit entries)';
+  // the CLI signs a checkpoint whenever it closes the store, so an unmoved head is the usual case
+  if (cs.length === 0) return 'nothing to checkpoint: every chain head is already under a signed checkpoint, or there are no audit entries (each memauth command signs one when it closes)';
   return cs.map((c) => `checkpoint ${c.tenant}: seq ${c.seq} head ${c.hash} at ${c.at}`).join('\n');
 }
 

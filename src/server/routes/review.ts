@@ -81,7 +81,8 @@ export const reviewRoutes: readonly AnyRoute[] = [
     handler: async ({ identity, params: p, body, services }) => {
       const tenant = tenantFor(identity, body.tenant);
       if (identity.kind === 'principal' && identity.principal.kind !== 'user' && identity.principal.kind !== 'system') {
-        throw new HttpError(403, 'FORBIDDEN', `a ${identity.principal.kind} principal cannot reject a queued decision; sign in as a user`, { kind: identity.principal.kind });
+        const kind = identity.principal.kind;
+        throw new HttpError(403, 'FORBIDDEN', `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} principal cannot reject a queued decision; only the admin, a user or a system principal can`, { kind });
       }
       // verified against its audit entry (a forged row is not found)
       const d = await services.mem.getDecision({ tenant, decisionId: p.id });
