@@ -282,7 +282,7 @@ export class Memory {
     const ceiling = KIND_CEILING[a.kind];
     const maxAuthority = a.maxAuthority ?? ceiling;
     if (!atLeast(ceiling, maxAuthority)) {
-      return this.refuse(a.tenant, 'principal', { principalId: a.id, kind: a.kind, claimedAuthority: maxAuthority }, new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `a ${a.kind} principal can hold at most ${ceiling}, not ${maxAuthority}`, { kind: a.kind, ceiling, requested: maxAuthority }));
+      return this.refuse(a.tenant, 'principal', { principalId: a.id, kind: a.kind, claimedAuthority: maxAuthority }, new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `a principal of kind ${a.kind} can hold at most ${ceiling}, not ${maxAuthority}`, { kind: a.kind, ceiling, requested: maxAuthority }));
     }
     return this.store.transaction(a.tenant, async (tx) => {
       if (await tx.getPrincipal(a.tenant, a.id)) throw new MemauthError('PRINCIPAL_EXISTS', `principal ${JSON.stringify(a.id)} already exists in tenant ${JSON.stringify(a.tenant)}`, { tenant: a.tenant, principal: a.id });
@@ -643,7 +643,7 @@ export class Memory {
     const a = parseInput(schemas.confirm, input, 'confirm');
     const p = await this.principalOrThrow(this.driver, a.tenant, a.principal, 'confirm');
     if (p.kind !== 'user') {
-      return this.refuse(a.tenant, 'confirm', { principalId: p.id, kind: p.kind, actionType: a.action.type }, new MemauthError('CONFIRMATION_REQUIRES_USER', `only a user principal can confirm an action; ${p.id} is a ${p.kind}`, { principal: p.id, kind: p.kind }));
+      return this.refuse(a.tenant, 'confirm', { principalId: p.id, kind: p.kind, actionType: a.action.type }, new MemauthError('CONFIRMATION_REQUIRES_USER', `only a user principal can confirm an action; ${p.id} is of kind ${p.kind}`, { principal: p.id, kind: p.kind }));
     }
     if (a.action.args === undefined && a.argsHash === undefined) throw new MemauthError('INVALID_ARGUMENT', 'confirm: give the exact action.args or their argsHash', { field: 'action.args' });
     const argsHash = a.action.args !== undefined ? argsHashOf(a.action.args) : (a.argsHash as string);
@@ -669,7 +669,7 @@ export class Memory {
       // judged again inside the transaction: the read above, outside one, sees a group commit's
       // uncommitted rows (a user row that may yet be rolled back)
       const q = await this.principalIn(tx, a.tenant, a.principal);
-      if (q.kind !== 'user') throw new Refusal({ principalId: q.id, kind: q.kind, actionType: a.action.type }, new MemauthError('CONFIRMATION_REQUIRES_USER', `only a user principal can confirm an action; ${q.id} is a ${q.kind}`, { principal: q.id, kind: q.kind }));
+      if (q.kind !== 'user') throw new Refusal({ principalId: q.id, kind: q.kind, actionType: a.action.type }, new MemauthError('CONFIRMATION_REQUIRES_USER', `only a user principal can confirm an action; ${q.id} is of kind ${q.kind}`, { principal: q.id, kind: q.kind }));
       if (c.memoryIds !== null) {
         const found = new Set((await tx.getRecords(a.tenant, c.memoryIds)).map((r) => r.id));
         const missing = c.memoryIds.filter((m) => !found.has(m));
@@ -981,7 +981,7 @@ export class Memory {
     return this.refusing(a.tenant, 'decide', () => this.transact(a.tenant, 'authorize', t0, async (tx, mark) => {
       if (a.userTurn !== undefined) {
         const u = await this.principalIn(tx, a.tenant, a.userTurn.principal);
-        if (u.kind !== 'user') throw new MemauthError('INVALID_ARGUMENT', `authorize: userTurn.principal ${u.id} is a ${u.kind}, not a user`, { field: 'userTurn.principal' });
+        if (u.kind !== 'user') throw new MemauthError('INVALID_ARGUMENT', `authorize: userTurn.principal ${u.id} is of kind ${u.kind}, not a user`, { field: 'userTurn.principal' });
       }
       const now = this.now();
       const declaredIds = [...new Set(a.dependsOn ?? [])];

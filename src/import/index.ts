@@ -84,7 +84,7 @@ async function importPrincipal(memory: Memory, tenant: string, trust: ImportTrus
   const existing = (await memory.listPrincipals({ tenant })).find((p) => p.id === want);
   if (existing) {
     if (!IMPORT_KINDS.includes(existing.kind)) {
-      throw new MemauthError('INVALID_ARGUMENT', `import: principal ${want} is a ${existing.kind}; imported text is never a ${existing.kind}'s statement — use an external or agent principal`, { principal: want, kind: existing.kind });
+      throw new MemauthError('INVALID_ARGUMENT', `import: principal ${want} is of kind ${existing.kind}; imported text is never the statement of a principal of kind ${existing.kind} — use an external or agent principal`, { principal: want, kind: existing.kind });
     }
     if (!atLeast(existing.maxAuthority, trust)) {
       throw new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `import: principal ${want} can write at most ${existing.maxAuthority}, not ${trust}; pass --trust ${existing.maxAuthority} or another principal`, { principal: want, ceiling: existing.maxAuthority, requested: trust });

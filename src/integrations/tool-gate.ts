@@ -167,7 +167,7 @@ export class ToolGate {
         const p = byId.get(id);
         if (!p) throw new MemauthError('UNKNOWN_PRINCIPAL', `memauth tool gate: ${role} principal ${JSON.stringify(id)} is not registered in tenant ${JSON.stringify(tenant)}`, { tenant, principal: id });
         if (!kinds.includes(p.kind)) {
-          throw new MemauthError('INVALID_ARGUMENT', `memauth tool gate: ${role} principal ${id} is a ${p.kind}; it must be one of ${kinds.join(', ')} (a model's or a tool's output is never a ${p.kind}'s statement)`, { principal: id, kind: p.kind, allowed: kinds });
+          throw new MemauthError('INVALID_ARGUMENT', `memauth tool gate: ${role} principal ${id} is of kind ${p.kind}; it must be one of ${kinds.join(', ')} (a model's or a tool's output is never the statement of a principal of kind ${p.kind})`, { principal: id, kind: p.kind, allowed: kinds });
         }
       };
       need(principal, AGENT_KINDS, 'agent');

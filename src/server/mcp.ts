@@ -44,7 +44,7 @@ export const MCP_PRINCIPAL_KINDS: ReadonlySet<Principal['kind']> = new Set(['age
  */
 export function mcpPrincipal(identity: Identity): { tenant: string; principal: Principal } {
   if (identity.kind !== 'principal' || !MCP_PRINCIPAL_KINDS.has(identity.principal.kind)) {
-    const what = identity.kind === 'admin' ? 'the admin token' : `a ${identity.principal.kind} principal`;
+    const what = identity.kind === 'admin' ? 'the admin token' : `a principal of kind ${identity.principal.kind}`;
     throw new HttpError(403, 'MCP_PRINCIPAL_KIND', `an MCP connection is bound to an agent, tool or external principal, not ${what}`, { kind: identity.kind === 'admin' ? 'admin' : identity.principal.kind });
   }
   return { tenant: identity.tenant, principal: identity.principal };
