@@ -22,11 +22,11 @@ import {
   type ValueSuppliers,
 } from '../core/types.js';
 import { type ArgumentValue, type MatchText, argumentValues, findProduct, normalizeText, prepareText, significantTokens, supplies } from '../core/values.js';
-import { type CacheOptions, CachingDriver, derivedMemo } from '../store/cache.js';
+import { type CacheOptions, CachingDriver, cachedCorroborationList, derivedMemo } from '../store/cache.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import { type ReplayResult, replayDecision } from './replay.js';
-import { parseInput, schemas } from './validation.js';
+import { parseAuthorize, parseInput, schemas } from './validation.js';
 import type { z } from 'zod';
 
 type In<K extends keyof typeof schemas> = z.input<(typeof schemas)[K]>;
@@ -122,6 +122,17 @@ interface LineageMemo {
   domains?: ReadonlySet<string>;
 }
 
+/** A record's gate facts but its status, with the corroboration list they were computed from (see `dependencyVerdicts`). */
+interface GateVerdict {
+  readonly corroborations: object;
+  readonly lowestAuthority: Authority;
+  readonly actionAuthority: Authority;
+  readonly corroborationAttempted: boolean;
+  readonly verified: boolean;
+}
+
+const EMPTY_BUNDLE: FactsBundle = { records: new Map(), domains: new Map(), corroborations: new Map() };
+
 const noop = (): void => undefined;
 
 const unknownPrincipal = (tenant: string, id: string): MemauthError =>
@@ -166,6 +177,8 @@ export class Memory {
   private readonly texts = new WeakMap<MemoryRecord, MatchText>();
   private readonly lineages = new WeakMap<MemoryRecord, LineageMemo>();
   private readonly facts = new WeakMap<MemoryRecord, RecordFacts>();
+  /** see {@link dependencyVerdicts} */
+  private readonly gateVerdicts = new WeakMap<MemoryRecord, GateVerdict>();
   private closed = false;
 
   constructor(opts: MemoryOptions) {
@@ -761,6 +774,42 @@ export class Memory {
   }
 
   /**
+   * Gate facts of the dependency candidates `recs` (without `why`). What corroboration makes of
+   * a record — its action authority — is memoised per record object together with the
+   * corroboration list the cache holds for it ({@link cachedCorroborationList}): a hit needs
+   * the very row object (the cache hands out a new one after an erasure or any change behind its
+   * back) and the very list (a new corroboration makes a new list). Only verdicts that depend on
+   * nothing else are kept: none of the record's corroborations cites `memory:` evidence (whose
+   * status and expiry can change) and every writer in its lineage is registered. Status and
+   * expiry are computed now, on every call.
+   */
+  private async dependencyVerdicts(tx: StorageTx, tenant: string, recs: readonly MemoryRecord[], k: number, floor: Authority, now: string): Promise<Map<string, DependencyFacts>> {
+    const out = new Map<string, DependencyFacts>();
+    let missed: MemoryRecord[] | null = null;
+    for (const r of recs) {
+      const m = this.gateVerdicts.get(r);
+      if (m !== undefined && m.corroborations === cachedCorroborationList(tx, tenant, r.id)) {
+        const status = r.status === 'deleted' ? 'deleted' : r.expiresAt !== null && r.expiresAt <= now ? 'expired' : 'active';
+        out.set(r.id, { memoryId: r.id, why: [], lowestAuthority: m.lowestAuthority, actionAuthority: m.actionAuthority, status, corroborationAttempted: m.corroborationAttempted, verified: m.verified });
+      } else (missed ??= []).push(r);
+    }
+    if (missed === null) return out;
+    const bundle = await this.gateFacts(tx, tenant, missed);
+    const memo = derivedMemo(tx);
+    for (const r of missed) {
+      const f = dependencyFacts(r.id, [], bundle, k, floor, now);
+      out.set(r.id, f);
+      const corroborations = cachedCorroborationList(tx, tenant, r.id);
+      if (corroborations === undefined) continue;
+      if ((bundle.corroborations.get(r.id) ?? []).some((c) => memoryRefId(c.evidenceRef) !== null)) continue;
+      const lineage = this.lineages.get(r) ?? (memo?.getDerived(tenant, r.id) as LineageMemo | undefined);
+      if (lineage?.domains === undefined) continue;
+      this.gateVerdicts.set(r, { corroborations, lowestAuthority: f.lowestAuthority, actionAuthority: f.actionAuthority, corroborationAttempted: f.corroborationAttempted, verified: f.verified });
+    }
+    return out;
+  }
+
+  /**
    * What the gate needs to decide on `recs` (a closed {@link FactsBundle}, see core/facts.ts):
    * their facts, their corroborations that match audit entries, the evidence records those cite
    * with their lineage, and — instead of every ancestor — each record's lineage summary
@@ -956,7 +1005,7 @@ export class Memory {
   async authorize(input: In<'authorize'>): Promise<Decision> {
     this.assertOpen();
     const t0 = this.t0();
-    const a = parseInput(schemas.authorize, input, 'authorize');
+    const a = parseAuthorize(input);
     const action: Action = a.action.resource !== undefined ? { type: a.action.type, args: a.action.args, resource: a.action.resource } : { type: a.action.type, args: a.action.args };
     const tier = riskTier(this.policy, action);
     const mode = modeFor(this.policy, tier);
@@ -984,16 +1033,9 @@ export class Memory {
       for (const id of declaredIds) addWhy(id, 'declared');
       if (contextMode === 'session') for (const r of reads) addWhy(r.id, 'context');
       const { k, minAuthority: floor } = this.policy.document.corroboration;
-      const bundle = await this.gateFacts(tx, a.tenant, [...candidates.values()]);
-      const factsOf = new Map<string, DependencyFacts>();
-      const depFactsOf = (id: string): DependencyFacts => {
-        let f = factsOf.get(id);
-        if (!f) {
-          f = dependencyFacts(id, [], bundle, k, floor, now);
-          factsOf.set(id, f);
-        }
-        return f;
-      };
+      const factsOf = await this.dependencyVerdicts(tx, a.tenant, [...candidates.values()], k, floor, now);
+      // every dependency is a candidate; anything else would be unknown to the store (metadata_missing)
+      const depFactsOf = (id: string): DependencyFacts => factsOf.get(id) ?? dependencyFacts(id, [], EMPTY_BUNDLE, k, floor, now);
       const usable = [...candidates.values()].filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
       const texts = usable.map((r) => ({ id: r.id, t: this.matchText(r) }));
       const userText = a.userTurn !== undefined ? prepareText(a.userTurn.text) : null;

@@ -43,6 +43,17 @@ export function derivedMemo(tx: StorageTx): DerivedMemo | null {
   return tx instanceof CachedTx ? tx : null;
 }
 
+/**
+ * The corroboration list the cache holds for a record in this transaction: the same (frozen)
+ * object for as long as the record's corroborations are known unchanged — a corroboration
+ * added through the cache puts a new list, anything else empties the cache — or undefined when
+ * the cache holds none (or `tx` is not a cache's). For memos of what a record's corroborations
+ * decide: keyed by this object, they never outlive the list they were computed from.
+ */
+export function cachedCorroborationList(tx: StorageTx, tenant: string, recordId: string): object | undefined {
+  return tx instanceof CachedTx ? tx.corroborationList(tenant, recordId) : undefined;
+}
+
 /** Options for {@link CachingDriver}. */
 export interface CacheOptions {
   /** most records kept (the oldest cached are dropped first). Default 10,000. */
@@ -243,6 +254,13 @@ class CachedTx {
   setDerived(tenant: string, id: string, value: unknown): void {
     // not before this transaction's writes are known good: it may be rolled back
     if (!this.ov.dirty) this.st.derived.set(tenant, id, value);
+  }
+
+  /** see {@link cachedCorroborationList} */
+  corroborationList(tenant: string, recordId: string): object | undefined {
+    const o = CachedTx.peek(this.ov.corroborations, tenant, recordId);
+    if (o !== undefined) return o === INVALID ? undefined : o;
+    return this.st.corroborations.get(tenant, recordId);
   }
 
   /** This transaction's own entry for (tenant, id), if it wrote one. */
