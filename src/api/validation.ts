@@ -71,8 +71,9 @@ export const schemas = {
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-/** String.prototype.isWellFormed, spelled out for the ES2023 lib. */
-const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
+/** String.prototype.isWellFormed (native from Node 20), spelled out where it is missing. */
+const nativeWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+const wellFormed: (s: string) => boolean = nativeWellFormed !== undefined ? (s) => nativeWellFormed.call(s) : (s) => !LONE_SURROGATE.test(s);
 
 /**
  * A fresh plain-JSON copy of `value`, or an error path + reason. Accepts null, booleans,

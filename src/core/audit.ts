@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
-import { canonicalJson, hashCanonical, sha256Hex } from './canonical.js';
+import { canonicalJson, canonicalJsonOfPlain, hashCanonical, sha256Hex } from './canonical.js';
 
 /** Audit operations (DESIGN.md § Audit log), plus `principal` (registrations) and `session`. */
 export const AUDIT_OPS = ['principal', 'policy', 'session', 'write', 'derive', 'corroborate', 'confirm', 'decide', 'delete'] as const;
@@ -33,6 +33,9 @@ export function entryHash(e: Pick<AuditEntry, 'seq' | 'prevHash' | 'op' | 'paylo
 export function nextEntry(tenant: string, head: { seq: number; hash: string } | null, op: AuditOp, payload: Record<string, unknown>, policyVersion: string): AuditEntry {
   const seq = head ? head.seq + 1 : 1;
   const prevHash = head ? head.hash : genesisHash(tenant);
+  // plain JSON data (what the facade builds): stored as it is, hashed as its JSON text will be read back
+  const plain = canonicalJsonOfPlain({ seq, prevHash, op, payload, policyVersion });
+  if (plain !== null) return { tenant, seq, prevHash, op, payload, policyVersion, hash: sha256Hex(plain) };
   // hash exactly what is stored: the JSON round trip drops what JSON cannot hold
   const stored = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>;
   const e = { tenant, seq, prevHash, op, payload: stored, policyVersion };
