@@ -783,7 +783,7 @@ export class Memory {
    * status and expiry can change) and every writer in its lineage is registered. Status and
    * expiry are computed now, on every call.
    */
-  private async dependencyVerdicts(tx: StorageTx, tenant: string, recs: readonly MemoryRecord[], k: number, floor: Authority, now: string): Promise<Map<string, DependencyFacts>> {
+  private dependencyVerdicts(tx: StorageTx, tenant: string, recs: readonly MemoryRecord[], k: number, floor: Authority, now: string): Map<string, DependencyFacts> | Promise<Map<string, DependencyFacts>> {
     const out = new Map<string, DependencyFacts>();
     let missed: MemoryRecord[] | null = null;
     for (const r of recs) {
@@ -793,7 +793,12 @@ export class Memory {
         out.set(r.id, { memoryId: r.id, why: [], lowestAuthority: m.lowestAuthority, actionAuthority: m.actionAuthority, status, corroborationAttempted: m.corroborationAttempted, verified: m.verified });
       } else (missed ??= []).push(r);
     }
+    // all memoised: no promise hop
     if (missed === null) return out;
+    return this.missedVerdicts(tx, tenant, missed, out, k, floor, now);
+  }
+
+  private async missedVerdicts(tx: StorageTx, tenant: string, missed: readonly MemoryRecord[], out: Map<string, DependencyFacts>, k: number, floor: Authority, now: string): Promise<Map<string, DependencyFacts>> {
     const bundle = await this.gateFacts(tx, tenant, missed);
     const memo = derivedMemo(tx);
     for (const r of missed) {
@@ -1022,7 +1027,7 @@ export class Memory {
       const found = new Set(declared.map((r) => r.id));
       const missing = declaredIds.filter((id) => !found.has(id));
       if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `authorize: dependsOn names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
-      const reads = await this.sessionRecords(tx, a.tenant, a.session);
+      const reads = a.session === undefined ? [] : await this.sessionRecords(tx, a.tenant, a.session);
       const candidates = new Map<string, MemoryRecord>([...reads, ...declared].map((r) => [r.id, r]));
       const why = new Map<string, Set<DependencyWhy>>();
       const addWhy = (id: string, w: DependencyWhy): void => {
@@ -1033,15 +1038,19 @@ export class Memory {
       for (const id of declaredIds) addWhy(id, 'declared');
       if (contextMode === 'session') for (const r of reads) addWhy(r.id, 'context');
       const { k, minAuthority: floor } = this.policy.document.corroboration;
-      const factsOf = await this.dependencyVerdicts(tx, a.tenant, [...candidates.values()], k, floor, now);
+      const verdicts = this.dependencyVerdicts(tx, a.tenant, [...candidates.values()], k, floor, now);
+      const factsOf = verdicts instanceof Map ? verdicts : await verdicts;
       // every dependency is a candidate; anything else would be unknown to the store (metadata_missing)
       const depFactsOf = (id: string): DependencyFacts => factsOf.get(id) ?? dependencyFacts(id, [], EMPTY_BUNDLE, k, floor, now);
       const usable = [...candidates.values()].filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
       const texts = usable.map((r) => ({ id: r.id, t: this.matchText(r) }));
       const userText = a.userTurn !== undefined ? prepareText(a.userTurn.text) : null;
       const suppliersOf = (v: ArgumentValue): ValueSuppliers => {
-        const nv = normalizeText(v.value);
-        const recordIds = texts.filter((x) => supplies(x.t, v, nv)).map((x) => x.id).sort();
+        // a number is matched numerically: its normalised text is not needed
+        const nv = v.numeric === null ? normalizeText(v.value) : '';
+        const recordIds: string[] = [];
+        for (const x of texts) if (supplies(x.t, v, nv)) recordIds.push(x.id);
+        recordIds.sort();
         for (const id of recordIds) addWhy(id, 'value');
         return { value: v.value, recordIds, userTurn: userText !== null && supplies(userText, v, nv) };
       };
