@@ -1121,6 +1121,7 @@ export class Memory {
     } else {
       list = await tx.listConfirmations(tenant, actionType, argsHash, now);
     }
+    if (list.length === 0) return [];
     list = await this.verifiedRows(tx, tenant, list, confirmationMatchesEntry);
     const uses = await tx.confirmationUses(tenant, list.map((c) => c.id));
     return list.map((confirmation) => ({ confirmation, usesSoFar: uses.get(confirmation.id) ?? 0 }));
