@@ -29,13 +29,35 @@ export function entryHash(e: Pick<AuditEntry, 'seq' | 'prevHash' | 'op' | 'paylo
   return hashCanonical({ seq: e.seq, prevHash: e.prevHash, op: e.op, payload: e.payload, policyVersion: e.policyVersion });
 }
 
+/** JSON text of entries' payloads, for the ones {@link nextEntry} already serialised. */
+const payloadTexts = new WeakMap<AuditEntry, string>();
+
+/**
+ * The JSON text to store for an entry's payload: the canonical JSON {@link nextEntry} hashed
+ * (so it is serialised once), else `JSON.stringify`. Both parse back to the same value.
+ */
+export function payloadJson(e: AuditEntry): string {
+  return payloadTexts.get(e) ?? JSON.stringify(e.payload);
+}
+
 /** Build the next entry after `head` (or the genesis when `head` is null). */
 export function nextEntry(tenant: string, head: { seq: number; hash: string } | null, op: AuditOp, payload: Record<string, unknown>, policyVersion: string): AuditEntry {
   const seq = head ? head.seq + 1 : 1;
   const prevHash = head ? head.hash : genesisHash(tenant);
-  // plain JSON data (what the facade builds): stored as it is, hashed as its JSON text will be read back
-  const plain = canonicalJsonOfPlain({ seq, prevHash, op, payload, policyVersion });
-  if (plain !== null) return { tenant, seq, prevHash, op, payload, policyVersion, hash: sha256Hex(plain) };
+  // plain JSON data (what the facade builds): stored as it is, hashed as its JSON text will be
+  // read back; that text is the payload's canonical JSON, serialised once for both
+  const text = canonicalJsonOfPlain(payload);
+  const qOp = canonicalJsonOfPlain(op);
+  const qVersion = canonicalJsonOfPlain(policyVersion);
+  const qPrev = canonicalJsonOfPlain(prevHash);
+  const qSeq = canonicalJsonOfPlain(seq);
+  if (text !== null && qOp !== null && qVersion !== null && qPrev !== null && qSeq !== null) {
+    // the canonical JSON of { seq, prevHash, op, payload, policyVersion }: keys in UTF-16 order
+    const hashed = `{"op":${qOp},"payload":${text},"policyVersion":${qVersion},"prevHash":${qPrev},"seq":${qSeq}}`;
+    const e: AuditEntry = { tenant, seq, prevHash, op, payload, policyVersion, hash: sha256Hex(hashed) };
+    payloadTexts.set(e, text);
+    return e;
+  }
   // hash exactly what is stored: the JSON round trip drops what JSON cannot hold
   const stored = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>;
   const e = { tenant, seq, prevHash, op, payload: stored, policyVersion };

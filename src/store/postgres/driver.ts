@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { AuditEntry, Checkpoint } from '../../core/audit.js';
+import { type AuditEntry, type Checkpoint, payloadJson } from '../../core/audit.js';
 import { MemauthError } from '../../core/errors.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageDriver, StorageReader, StorageTx, TokenRow } from '../driver.js';
@@ -402,7 +402,7 @@ class PgTx extends PgReader implements StorageTx {
 
   async appendAudit(e: AuditEntry): Promise<void> {
     await this.run('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-      e.tenant, e.seq, e.prevHash, e.op, JSON.stringify(e.payload), e.policyVersion, e.hash,
+      e.tenant, e.seq, e.prevHash, e.op, payloadJson(e), e.policyVersion, e.hash,
     ]);
   }
 

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { AuditEntry, Checkpoint } from '../../core/audit.js';
+import { type AuditEntry, type Checkpoint, payloadJson } from '../../core/audit.js';
 import { MemauthError } from '../../core/errors.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
@@ -684,7 +684,7 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
 
   async appendAudit(e: AuditEntry): Promise<void> {
     this.assertTx();
-    this.run('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', e.tenant, e.seq, e.prevHash, e.op, JSON.stringify(e.payload), e.policyVersion, e.hash);
+    this.run('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', e.tenant, e.seq, e.prevHash, e.op, payloadJson(e), e.policyVersion, e.hash);
   }
 
   // ---- tokens (each call is its own transaction, serialised with the others) ----
