@@ -1024,11 +1024,15 @@ export class Memory {
       const now = this.now();
       const declaredIds = [...new Set(a.dependsOn ?? [])];
       const declared = await tx.getRecords(a.tenant, declaredIds);
-      const found = new Set(declared.map((r) => r.id));
-      const missing = declaredIds.filter((id) => !found.has(id));
+      // getRecords returns each record found once: as many as asked means none is missing
+      const found = declared.length === declaredIds.length ? null : new Set(declared.map((r) => r.id));
+      const missing = found === null ? [] : declaredIds.filter((id) => !found.has(id));
       if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `authorize: dependsOn names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
       const reads = a.session === undefined ? [] : await this.sessionRecords(tx, a.tenant, a.session);
-      const candidates = new Map<string, MemoryRecord>([...reads, ...declared].map((r) => [r.id, r]));
+      const candidates = new Map<string, MemoryRecord>();
+      for (const r of reads) candidates.set(r.id, r);
+      for (const r of declared) candidates.set(r.id, r);
+      const candidateList = [...candidates.values()];
       const why = new Map<string, Set<DependencyWhy>>();
       const addWhy = (id: string, w: DependencyWhy): void => {
         const s = why.get(id) ?? new Set();
@@ -1038,11 +1042,11 @@ export class Memory {
       for (const id of declaredIds) addWhy(id, 'declared');
       if (contextMode === 'session') for (const r of reads) addWhy(r.id, 'context');
       const { k, minAuthority: floor } = this.policy.document.corroboration;
-      const verdicts = this.dependencyVerdicts(tx, a.tenant, [...candidates.values()], k, floor, now);
+      const verdicts = this.dependencyVerdicts(tx, a.tenant, candidateList, k, floor, now);
       const factsOf = verdicts instanceof Map ? verdicts : await verdicts;
       // every dependency is a candidate; anything else would be unknown to the store (metadata_missing)
       const depFactsOf = (id: string): DependencyFacts => factsOf.get(id) ?? dependencyFacts(id, [], EMPTY_BUNDLE, k, floor, now);
-      const usable = [...candidates.values()].filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
+      const usable = candidateList.filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
       const texts = usable.map((r) => ({ id: r.id, t: this.matchText(r) }));
       const userText = a.userTurn !== undefined ? prepareText(a.userTurn.text) : null;
       const suppliersOf = (v: ArgumentValue): ValueSuppliers => {

@@ -379,6 +379,7 @@ class CachedTx {
     if (base && now >= base.since) {
       // unexpired at `now` is a subset of unexpired at `since`; plus what was added since (merged on commit)
       const adds = CachedTx.peekAdds(this.ov.confirmations, tenant, sub);
+      if (base.list.length === 0 && adds.length === 0) return [];
       return [...base.list, ...adds].filter((c) => c.expiresAt > now).sort(byCreatedThenId);
     }
     const rows = (await this.tx.listConfirmations(tenant, actionType, argsHash, now)).map((c) => deepFreeze(c));
