@@ -158,6 +158,47 @@ test('cache: another connection deleting a record or using a confirmation is see
   }
 });
 
+test('cache: memoised gate verdicts follow corroborations added here or by another connection, forged rows, and memory evidence deleted', async () => {
+  const { dir, done } = tempDir();
+  try {
+    const path = join(dir, 'v.db');
+    const a = open(path);
+    await principals(a);
+    const { record: fact } = await a.write({ tenant: T, scope: 'v', principal: 'alice', content: 'pay vendor-8 amount 800' });
+    const note = await a.derive({ tenant: T, principal: 'assistant', from: [fact.id], transform: 'summarize', content: 'settle vendor-8 amount 800' });
+    const ask = { tenant: T, action: pay('vendor-8', 800), dependsOn: [note.id], context: 'declared' as const };
+    for (let i = 0; i < 2; i++) assert.equal((await a.authorize(ask)).outcome, 'deny'); // second: memoised
+    await a.corroborate({ tenant: T, recordId: note.id, principal: 'erp1', evidence: 'erp://ledger/8' });
+    assert.ok(codes(await a.authorize(ask)).includes('missing_corroboration')); // one of two
+    const b = open(path);
+    await b.corroborate({ tenant: T, recordId: note.id, principal: 'erp2', evidence: 'erp://bank/8' });
+    assert.equal((await a.authorize(ask)).outcome, 'allow', 'a corroboration by another connection was not seen');
+    assert.equal((await a.authorize(ask)).outcome, 'allow');
+    // a forged corroboration row (no audit entry) never counts, memo or not
+    const { record: fact2 } = await a.write({ tenant: T, scope: 'v', principal: 'alice', content: 'pay vendor-9 amount 900' });
+    const note2 = await a.derive({ tenant: T, principal: 'assistant', from: [fact2.id], transform: 'summarize', content: 'settle vendor-9 amount 900' });
+    const ask2 = { tenant: T, action: pay('vendor-9', 900), dependsOn: [note2.id], context: 'declared' as const };
+    await a.corroborate({ tenant: T, recordId: note2.id, principal: 'erp1', evidence: 'erp://ledger/9' });
+    assert.ok(codes(await a.authorize(ask2)).includes('missing_corroboration'));
+    const raw = (a.driver as SqliteDriver).unsafeDatabase();
+    const cols = (raw.prepare('PRAGMA table_info(corroborations)').all() as Array<{ name: string }>).map((c) => c.name);
+    const row = raw.prepare('SELECT * FROM corroborations WHERE record_id = ?').get(note2.id) as Record<string, unknown>;
+    const forged: Record<string, unknown> = { ...row, id: 'cor_forged', principal_id: 'erp2', domain: 'erp-b', evidence_ref: 'erp://bank/9' };
+    raw.prepare(`INSERT INTO corroborations (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...cols.map((c) => forged[c]));
+    assert.ok(codes(await a.authorize(ask2)).includes('missing_corroboration'), 'a forged corroboration row counted');
+    // memory evidence: its record deleted, the corroboration stops counting at the next decision
+    const { record: ev } = await a.write({ tenant: T, scope: 'v', principal: 'erp2', content: 'bank statement vendor-9 900', source: 'erp://bank/statement-9' });
+    await a.corroborate({ tenant: T, recordId: note2.id, principal: 'erp2', evidence: `memory:${ev.id}` });
+    for (let i = 0; i < 2; i++) assert.equal((await a.authorize(ask2)).outcome, 'allow');
+    await a.delete({ tenant: T, id: ev.id });
+    assert.ok(codes(await a.authorize(ask2)).includes('missing_corroboration'), 'memory evidence deleted, still counted');
+    await a.close();
+    await b.close();
+  } finally {
+    done();
+  }
+});
+
 test('cache: the lineage summary of a deep chain keeps every writer (a corroborator in the root writer\'s domain never counts)', async () => {
   const { dir, done } = tempDir();
   try {

@@ -22,11 +22,11 @@ import {
   type ValueSuppliers,
 } from '../core/types.js';
 import { type ArgumentValue, type MatchText, argumentValues, findProduct, normalizeText, prepareText, significantTokens, supplies } from '../core/values.js';
-import { type CacheOptions, CachingDriver, derivedMemo } from '../store/cache.js';
+import { type CacheOptions, CachingDriver, cachedCorroborationList, derivedMemo } from '../store/cache.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import { type ReplayResult, replayDecision } from './replay.js';
-import { parseInput, schemas } from './validation.js';
+import { parseAuthorize, parseInput, schemas } from './validation.js';
 import type { z } from 'zod';
 
 type In<K extends keyof typeof schemas> = z.input<(typeof schemas)[K]>;
@@ -124,6 +124,17 @@ interface LineageMemo {
   readonly unverified: boolean;
 }
 
+/** A record's gate facts but its status, with the corroboration list they were computed from (see `dependencyVerdicts`). */
+interface GateVerdict {
+  readonly corroborations: object;
+  readonly lowestAuthority: Authority;
+  readonly actionAuthority: Authority;
+  readonly corroborationAttempted: boolean;
+  readonly verified: boolean;
+}
+
+const EMPTY_BUNDLE: FactsBundle = { records: new Map(), domains: new Map(), corroborations: new Map() };
+
 const noop = (): void => undefined;
 
 const unknownPrincipal = (tenant: string, id: string): MemauthError =>
@@ -168,6 +179,8 @@ export class Memory {
   private readonly texts = new WeakMap<MemoryRecord, MatchText>();
   private readonly lineages = new WeakMap<MemoryRecord, LineageMemo>();
   private readonly facts = new WeakMap<MemoryRecord, RecordFacts>();
+  /** see {@link dependencyVerdicts} */
+  private readonly gateVerdicts = new WeakMap<MemoryRecord, GateVerdict>();
   private closed = false;
 
   constructor(opts: MemoryOptions) {
@@ -768,6 +781,47 @@ export class Memory {
   }
 
   /**
+   * Gate facts of the dependency candidates `recs` (without `why`). What corroboration makes of
+   * a record — its action authority — is memoised per record object together with the
+   * corroboration list the cache holds for it ({@link cachedCorroborationList}): a hit needs
+   * the very row object (the cache hands out a new one after an erasure or any change behind its
+   * back) and the very list (a new corroboration makes a new list). Only verdicts that depend on
+   * nothing else are kept: none of the record's corroborations cites `memory:` evidence (whose
+   * status and expiry can change) and every writer in its lineage is registered. Status and
+   * expiry are computed now, on every call.
+   */
+  private dependencyVerdicts(tx: StorageTx, tenant: string, recs: readonly MemoryRecord[], k: number, floor: Authority, now: string): Map<string, DependencyFacts> | Promise<Map<string, DependencyFacts>> {
+    const out = new Map<string, DependencyFacts>();
+    let missed: MemoryRecord[] | null = null;
+    for (const r of recs) {
+      const m = this.gateVerdicts.get(r);
+      if (m !== undefined && m.corroborations === cachedCorroborationList(tx, tenant, r.id)) {
+        const status = r.status === 'deleted' ? 'deleted' : r.expiresAt !== null && r.expiresAt <= now ? 'expired' : 'active';
+        out.set(r.id, { memoryId: r.id, why: [], lowestAuthority: m.lowestAuthority, actionAuthority: m.actionAuthority, status, corroborationAttempted: m.corroborationAttempted, verified: m.verified });
+      } else (missed ??= []).push(r);
+    }
+    // all memoised: no promise hop
+    if (missed === null) return out;
+    return this.missedVerdicts(tx, tenant, missed, out, k, floor, now);
+  }
+
+  private async missedVerdicts(tx: StorageTx, tenant: string, missed: readonly MemoryRecord[], out: Map<string, DependencyFacts>, k: number, floor: Authority, now: string): Promise<Map<string, DependencyFacts>> {
+    const bundle = await this.gateFacts(tx, tenant, missed);
+    const memo = derivedMemo(tx);
+    for (const r of missed) {
+      const f = dependencyFacts(r.id, [], bundle, k, floor, now);
+      out.set(r.id, f);
+      const corroborations = cachedCorroborationList(tx, tenant, r.id);
+      if (corroborations === undefined) continue;
+      if ((bundle.corroborations.get(r.id) ?? []).some((c) => memoryRefId(c.evidenceRef) !== null)) continue;
+      const lineage = this.lineages.get(r) ?? (memo?.getDerived(tenant, r.id) as LineageMemo | undefined);
+      if (lineage?.domains === undefined) continue;
+      this.gateVerdicts.set(r, { corroborations, lowestAuthority: f.lowestAuthority, actionAuthority: f.actionAuthority, corroborationAttempted: f.corroborationAttempted, verified: f.verified });
+    }
+    return out;
+  }
+
+  /**
    * What the gate needs to decide on `recs` (a closed {@link FactsBundle}, see core/facts.ts):
    * their facts, their corroborations that match audit entries, the evidence records those cite
    * with their lineage, and — instead of every ancestor — each record's lineage summary
@@ -972,7 +1026,7 @@ export class Memory {
   async authorize(input: In<'authorize'>): Promise<Decision> {
     this.assertOpen();
     const t0 = this.t0();
-    const a = parseInput(schemas.authorize, input, 'authorize');
+    const a = parseAuthorize(input);
     const action: Action = a.action.resource !== undefined ? { type: a.action.type, args: a.action.args, resource: a.action.resource } : { type: a.action.type, args: a.action.args };
     const tier = riskTier(this.policy, action);
     const mode = modeFor(this.policy, tier);
@@ -986,11 +1040,15 @@ export class Memory {
       const now = this.now();
       const declaredIds = [...new Set(a.dependsOn ?? [])];
       const declared = await tx.getRecords(a.tenant, declaredIds);
-      const found = new Set(declared.map((r) => r.id));
-      const missing = declaredIds.filter((id) => !found.has(id));
+      // getRecords returns each record found once: as many as asked means none is missing
+      const found = declared.length === declaredIds.length ? null : new Set(declared.map((r) => r.id));
+      const missing = found === null ? [] : declaredIds.filter((id) => !found.has(id));
       if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `authorize: dependsOn names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
-      const reads = await this.sessionRecords(tx, a.tenant, a.session);
-      const candidates = new Map<string, MemoryRecord>([...reads, ...declared].map((r) => [r.id, r]));
+      const reads = a.session === undefined ? [] : await this.sessionRecords(tx, a.tenant, a.session);
+      const candidates = new Map<string, MemoryRecord>();
+      for (const r of reads) candidates.set(r.id, r);
+      for (const r of declared) candidates.set(r.id, r);
+      const candidateList = [...candidates.values()];
       const why = new Map<string, Set<DependencyWhy>>();
       const addWhy = (id: string, w: DependencyWhy): void => {
         const s = why.get(id) ?? new Set();
@@ -1000,22 +1058,19 @@ export class Memory {
       for (const id of declaredIds) addWhy(id, 'declared');
       if (contextMode === 'session') for (const r of reads) addWhy(r.id, 'context');
       const { k, minAuthority: floor } = this.policy.document.corroboration;
-      const bundle = await this.gateFacts(tx, a.tenant, [...candidates.values()]);
-      const factsOf = new Map<string, DependencyFacts>();
-      const depFactsOf = (id: string): DependencyFacts => {
-        let f = factsOf.get(id);
-        if (!f) {
-          f = dependencyFacts(id, [], bundle, k, floor, now);
-          factsOf.set(id, f);
-        }
-        return f;
-      };
-      const usable = [...candidates.values()].filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
+      const verdicts = this.dependencyVerdicts(tx, a.tenant, candidateList, k, floor, now);
+      const factsOf = verdicts instanceof Map ? verdicts : await verdicts;
+      // every dependency is a candidate; anything else would be unknown to the store (metadata_missing)
+      const depFactsOf = (id: string): DependencyFacts => factsOf.get(id) ?? dependencyFacts(id, [], EMPTY_BUNDLE, k, floor, now);
+      const usable = candidateList.filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
       const texts = usable.map((r) => ({ id: r.id, t: this.matchText(r) }));
       const userText = a.userTurn !== undefined ? prepareText(a.userTurn.text) : null;
       const suppliersOf = (v: ArgumentValue): ValueSuppliers => {
-        const nv = normalizeText(v.value);
-        const recordIds = texts.filter((x) => supplies(x.t, v, nv)).map((x) => x.id).sort();
+        // a number is matched numerically: its normalised text is not needed
+        const nv = v.numeric === null ? normalizeText(v.value) : '';
+        const recordIds: string[] = [];
+        for (const x of texts) if (supplies(x.t, v, nv)) recordIds.push(x.id);
+        recordIds.sort();
         for (const id of recordIds) addWhy(id, 'value');
         return { value: v.value, recordIds, userTurn: userText !== null && supplies(userText, v, nv) };
       };
@@ -1086,6 +1141,7 @@ export class Memory {
     } else {
       list = await tx.listConfirmations(tenant, actionType, argsHash, now);
     }
+    if (list.length === 0) return [];
     list = await this.verifiedRows(tx, tenant, list, confirmationMatchesEntry);
     const uses = await tx.confirmationUses(tenant, list.map((c) => c.id));
     return list.map((confirmation) => ({ confirmation, usesSoFar: uses.get(confirmation.id) ?? 0 }));

@@ -71,8 +71,9 @@ export const schemas = {
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-/** String.prototype.isWellFormed, spelled out for the ES2023 lib. */
-const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
+/** String.prototype.isWellFormed (native from Node 20), spelled out where it is missing. */
+const nativeWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+const wellFormed: (s: string) => boolean = nativeWellFormed !== undefined ? (s) => nativeWellFormed.call(s) : (s) => !LONE_SURROGATE.test(s);
 
 /**
  * A fresh plain-JSON copy of `value`, or an error path + reason. Accepts null, booleans,
@@ -82,6 +83,66 @@ const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
  * cycles and nesting deeper than 64. What the gate hashes, walks and stores is this one copy.
  */
 export function toPlainJson(value: unknown, path = ''): { ok: true; value: unknown } | { ok: false; path: string; reason: string } {
+  // the common case first: the same walk without building paths; on any refusal the walk
+  // below runs again to name the path (both refuse exactly the same values)
+  const fast = plainCopy(value);
+  if (fast !== REFUSED) return { ok: true, value: fast };
+  return toPlainJsonWithPaths(value, path);
+}
+
+const REFUSED: unique symbol = Symbol('refused');
+
+/**
+ * {@link toPlainJson}'s walk without paths: the same checks in the same order, the same copy,
+ * or REFUSED. Kept in step with {@link toPlainJsonWithPaths} (a property test compares them).
+ */
+function plainCopy(value: unknown): unknown {
+  const seen = new Set<object>();
+  let nodes = 0;
+  let bad = false;
+  const walk = (v: unknown, depth: number): unknown => {
+    if (++nodes > 200_000 || depth > 64) return (bad = true);
+    if (v === null || typeof v === 'boolean') return v;
+    if (typeof v === 'number') return Number.isFinite(v) ? v : (bad = true);
+    if (typeof v === 'string') return wellFormed(v) ? v : (bad = true);
+    if (typeof v !== 'object') return (bad = true);
+    if (seen.has(v)) return (bad = true);
+    seen.add(v);
+    if (Array.isArray(v)) {
+      const out = new Array<unknown>(v.length);
+      for (let i = 0; i < v.length; i++) {
+        const x = v[i] as unknown;
+        if (x === undefined) return (bad = true);
+        out[i] = walk(x, depth + 1);
+        if (bad) return true;
+      }
+      seen.delete(v);
+      return out;
+    }
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return (bad = true);
+    const out: Record<string, unknown> = {};
+    for (const k of Reflect.ownKeys(v)) {
+      if (typeof k === 'symbol' || FORBIDDEN_KEYS.has(k) || !wellFormed(k)) return (bad = true);
+      const x = (v as Record<string, unknown>)[k];
+      if (x === undefined) continue;
+      out[k] = walk(x, depth + 1);
+      if (bad) return true;
+    }
+    seen.delete(v);
+    return out;
+  };
+  try {
+    const out = walk(value, 0);
+    return bad ? REFUSED : out;
+  } catch {
+    // a getter or proxy that throws: the walk with paths reports it
+    return REFUSED;
+  }
+}
+
+/** {@link toPlainJson} naming the path of the first refused value. */
+export function toPlainJsonWithPaths(value: unknown, path = ''): { ok: true; value: unknown } | { ok: false; path: string; reason: string } {
   const seen = new Set<object>();
   let nodes = 0;
   const fail = (p: string, reason: string): never => {
@@ -143,4 +204,57 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, op: s
     field,
     issues: r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
   });
+}
+
+const IDENT_CHARS = /^[^\u0000-\u001f\u007f]+$/;
+const isIdent = (v: unknown): v is string => typeof v === 'string' && v.length >= 1 && v.length <= 200 && IDENT_CHARS.test(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const AUTHORIZE_KEYS = new Set(['tenant', 'action', 'session', 'dependsOn', 'userTurn', 'context', 'confirmationId']);
+const ACTION_KEYS = new Set(['type', 'args', 'resource']);
+
+/**
+ * `schemas.authorize` on a {@link toPlainJson} copy, for inputs that plainly satisfy it: the
+ * same output zod gives, or null whenever anything is not plainly valid (zod then decides and
+ * words the error). Accepts a subset of what zod accepts, never more (a property test compares).
+ */
+export function authorizeFast(v: unknown): z.output<typeof schemas.authorize> | null {
+  if (!isPlainObject(v)) return null;
+  for (const k in v) if (!AUTHORIZE_KEYS.has(k)) return null;
+  if (!isIdent(v.tenant)) return null;
+  const action = v.action;
+  if (!isPlainObject(action)) return null;
+  for (const k in action) if (!ACTION_KEYS.has(k)) return null;
+  if (!isIdent(action.type)) return null;
+  const args = action.args === undefined ? {} : action.args;
+  if (!isPlainObject(args)) return null;
+  const resource = action.resource;
+  if (resource !== undefined && (typeof resource !== 'string' || resource.length < 1 || resource.length > 2000 || !NO_NUL.test(resource))) return null;
+  if (v.session !== undefined && !isIdent(v.session)) return null;
+  const dependsOn = v.dependsOn;
+  if (dependsOn !== undefined) {
+    if (!Array.isArray(dependsOn) || dependsOn.length > 1000) return null;
+    for (const id of dependsOn) if (!isIdent(id)) return null;
+  }
+  const userTurn = v.userTurn;
+  if (userTurn !== undefined) {
+    if (!isPlainObject(userTurn)) return null;
+    for (const k in userTurn) if (k !== 'principal' && k !== 'text') return null;
+    if (!isIdent(userTurn.principal) || typeof userTurn.text !== 'string' || userTurn.text.length > 100_000) return null;
+  }
+  if (v.context !== undefined && v.context !== 'session' && v.context !== 'declared') return null;
+  if (v.confirmationId !== undefined && !isIdent(v.confirmationId)) return null;
+  // the copy is fresh (toPlainJson) and now known valid: only the default needs filling in
+  const out = v as z.output<typeof schemas.authorize>;
+  if (action.args === undefined) (action as Record<string, unknown>).args = args;
+  return out;
+}
+
+/** {@link parseInput} for `authorize`, with {@link authorizeFast} in front of zod. */
+export function parseAuthorize(input: unknown): z.output<typeof schemas.authorize> {
+  const plain = toPlainJson(input ?? {});
+  if (plain.ok) {
+    const fast = authorizeFast(plain.value);
+    if (fast !== null) return fast;
+  }
+  return parseInput(schemas.authorize, input, 'authorize');
 }

@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
-import { canonicalJson, hashCanonical, sha256Hex } from './canonical.js';
+import { canonicalJson, canonicalJsonOfPlain, hashCanonical, sha256Hex } from './canonical.js';
 
 /** Audit operations (DESIGN.md § Audit log), plus `principal` (registrations) and `session`. */
 export const AUDIT_OPS = ['principal', 'policy', 'session', 'write', 'derive', 'corroborate', 'confirm', 'decide', 'delete'] as const;
@@ -29,67 +29,39 @@ export function entryHash(e: Pick<AuditEntry, 'seq' | 'prevHash' | 'op' | 'paylo
   return hashCanonical({ seq: e.seq, prevHash: e.prevHash, op: e.op, payload: e.payload, policyVersion: e.policyVersion });
 }
 
-/**
- * Is `v` plain JSON data that `JSON.parse(JSON.stringify(v))` gives back unchanged: null,
- * booleans, strings, finite numbers other than -0, dense arrays, and objects whose prototype is
- * Object.prototype or null, with no `toJSON`, no accessor and no undefined value, to
- * `depth` levels (deeper is answered no). Anything else — boxed primitives, dates, class
- * instances, holes, symbols, functions, bigints — is no.
- */
-function isPlainJson(v: unknown, depth: number): boolean {
-  if (v === null) return true;
-  switch (typeof v) {
-    case 'string':
-    case 'boolean':
-      return true;
-    case 'number':
-      return Number.isFinite(v) && !Object.is(v, -0);
-    case 'object':
-      break;
-    default:
-      return false;
-  }
-  if (depth === 0) return false;
-  if (Array.isArray(v)) {
-    if (Object.getPrototypeOf(v) !== Array.prototype) return false;
-    for (let i = 0; i < v.length; i++) if (!(i in v) || !isPlainJson(v[i], depth - 1)) return false;
-    return true;
-  }
-  const proto: unknown = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) return false;
-  if (Object.getOwnPropertySymbols(v).length > 0) return false;
-  for (const k of Object.getOwnPropertyNames(v)) {
-    const d = Object.getOwnPropertyDescriptor(v, k);
-    if (d === undefined || !('value' in d) || !d.enumerable || k === 'toJSON' || !isPlainJson(d.value, depth - 1)) return false;
-  }
-  return true;
-}
-
-/** The JSON text each entry built by {@link nextEntry} is stored as (see {@link payloadJson}). */
-const PAYLOAD_JSON = new WeakMap<AuditEntry, string>();
+/** JSON text of entries' payloads, for the ones {@link nextEntry} already serialised. */
+const payloadTexts = new WeakMap<AuditEntry, string>();
 
 /**
- * The JSON text of an entry's payload as the drivers store it: for an entry {@link nextEntry}
- * built, the very text its payload was taken from (it is not serialised twice).
+ * The JSON text to store for an entry's payload: the canonical JSON {@link nextEntry} hashed
+ * (so it is serialised once), else `JSON.stringify`. Both parse back to the same value.
  */
 export function payloadJson(e: AuditEntry): string {
-  return PAYLOAD_JSON.get(e) ?? JSON.stringify(e.payload);
+  return payloadTexts.get(e) ?? JSON.stringify(e.payload);
 }
 
 /** Build the next entry after `head` (or the genesis when `head` is null). */
 export function nextEntry(tenant: string, head: { seq: number; hash: string } | null, op: AuditOp, payload: Record<string, unknown>, policyVersion: string): AuditEntry {
   const seq = head ? head.seq + 1 : 1;
   const prevHash = head ? head.hash : genesisHash(tenant);
-  // hash exactly what is stored: the JSON text. Plain JSON data is what parsing that text gives
-  // back, so it is hashed as it is (the entry then holds the caller's object: the hash and the
-  // stored text are of its state now, and it must not be changed); anything else goes through
-  // the round trip, which drops what JSON cannot hold
-  const json = JSON.stringify(payload);
-  const stored = (isPlainJson(payload, 64) ? payload : JSON.parse(json)) as Record<string, unknown>;
+  // plain JSON data (what the facade builds): stored as it is, hashed as its JSON text will be
+  // read back; that text is the payload's canonical JSON, serialised once for both
+  const text = canonicalJsonOfPlain(payload);
+  const qOp = canonicalJsonOfPlain(op);
+  const qVersion = canonicalJsonOfPlain(policyVersion);
+  const qPrev = canonicalJsonOfPlain(prevHash);
+  const qSeq = canonicalJsonOfPlain(seq);
+  if (text !== null && qOp !== null && qVersion !== null && qPrev !== null && qSeq !== null) {
+    // the canonical JSON of { seq, prevHash, op, payload, policyVersion }: keys in UTF-16 order
+    const hashed = `{"op":${qOp},"payload":${text},"policyVersion":${qVersion},"prevHash":${qPrev},"seq":${qSeq}}`;
+    const e: AuditEntry = { tenant, seq, prevHash, op, payload, policyVersion, hash: sha256Hex(hashed) };
+    payloadTexts.set(e, text);
+    return e;
+  }
+  // hash exactly what is stored: the JSON round trip drops what JSON cannot hold
+  const stored = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>;
   const e = { tenant, seq, prevHash, op, payload: stored, policyVersion };
-  const entry: AuditEntry = { ...e, hash: entryHash(e) };
-  PAYLOAD_JSON.set(entry, json);
-  return entry;
+  return { ...e, hash: entryHash(e) };
 }
 
 export type ChainProblem = 'seq_gap' | 'prev_hash_mismatch' | 'hash_mismatch' | 'unknown_op' | 'tenant_mismatch';

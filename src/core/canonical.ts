@@ -60,6 +60,69 @@ function fastCanonical(v: unknown): string {
 }
 
 /**
+ * {@link fastCanonical} for plain data only: also refuses (EXOTIC) objects that are not plain
+ * (class instances, boxed primitives, Maps, null-prototype objects), arrays that are not plain arrays, `undefined`
+ * anywhere and -0. What it accepts, `JSON.parse(JSON.stringify(v))` gives back deep-equal — so
+ * its output is the canonical JSON of what storing `v` as JSON keeps.
+ */
+function plainCanonical(v: unknown): string {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'string':
+      return quote(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'number':
+      if (!Number.isFinite(v) || Object.is(v, -0)) throw EXOTIC;
+      return String(v);
+    case 'object':
+      break;
+    default:
+      throw EXOTIC;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (Array.isArray(v)) {
+    if (proto !== Array.prototype) throw EXOTIC;
+    let out = '[';
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out += ',';
+      if (!(i in v)) throw EXOTIC;
+      const x: unknown = v[i];
+      out += plainCanonical(x);
+    }
+    return `${out}]`;
+  }
+  if (proto !== Object.prototype) throw EXOTIC;
+  const o = v as Record<string, unknown>;
+  if (typeof o.toJSON === 'function') throw EXOTIC;
+  const keys = Object.keys(o);
+  if (keys.length > 1) keys.sort();
+  let out = '{';
+  let first = true;
+  for (const k of keys) {
+    if (first) first = false;
+    else out += ',';
+    out += `${quote(k)}:${plainCanonical(o[k])}`;
+  }
+  return `${out}}`;
+}
+
+/**
+ * The RFC 8785 canonical JSON of `JSON.parse(JSON.stringify(value))` — of what storing `value`
+ * as JSON keeps — computed without the round trip when `value` is plain JSON data (null,
+ * booleans, finite numbers but -0, strings, plain arrays and objects, no `undefined` anywhere),
+ * which that round trip gives back deep-equal; null when it is not (the caller then makes it).
+ */
+export function canonicalJsonOfPlain(value: unknown): string | null {
+  try {
+    return plainCanonical(value);
+  } catch {
+    // not plain (or a cycle, a throwing getter): the round trip decides, and throws as it did
+    return null;
+  }
+}
+
+/**
  * RFC 8785 (JSON Canonicalization Scheme) serialisation: byte-identical to the `canonicalize`
  * package (pinned by a property test), with a faster path for plain JSON data.
  * Every hashed structure in memauth (audit entries, policies, argument hashes) goes through here.

@@ -55,7 +55,8 @@ export function normalizeText(s: string): string {
 }
 
 /** Characters that continue an identifier (account ids, emails, hosts, paths). */
-const isIdentChar = (c: string | undefined): boolean => c !== undefined && /[\p{L}\p{N}\-_@/+:#]/u.test(c);
+const IDENT_CHAR = /[\p{L}\p{N}\-_@/+:#]/u;
+const isIdentChar = (c: string | undefined): boolean => c !== undefined && IDENT_CHAR.test(c);
 /** A `.` or `,` inside an identifier/number (followed by an identifier character) continues it. */
 const continues = (c: string | undefined, next: string | undefined): boolean => isIdentChar(c) || ((c === '.' || c === ',') && isIdentChar(next));
 

@@ -43,6 +43,17 @@ export function derivedMemo(tx: StorageTx): DerivedMemo | null {
   return tx instanceof CachedTx ? tx : null;
 }
 
+/**
+ * The corroboration list the cache holds for a record in this transaction: the same (frozen)
+ * object for as long as the record's corroborations are known unchanged — a corroboration
+ * added through the cache puts a new list, anything else empties the cache — or undefined when
+ * the cache holds none (or `tx` is not a cache's). For memos of what a record's corroborations
+ * decide: keyed by this object, they never outlive the list they were computed from.
+ */
+export function cachedCorroborationList(tx: StorageTx, tenant: string, recordId: string): object | undefined {
+  return tx instanceof CachedTx ? tx.corroborationList(tenant, recordId) : undefined;
+}
+
 /** Options for {@link CachingDriver}. */
 export interface CacheOptions {
   /** most records kept (the oldest cached are dropped first). Default 10,000. */
@@ -245,6 +256,13 @@ class CachedTx {
     if (!this.ov.dirty) this.st.derived.set(tenant, id, value);
   }
 
+  /** see {@link cachedCorroborationList} */
+  corroborationList(tenant: string, recordId: string): object | undefined {
+    const o = CachedTx.peek(this.ov.corroborations, tenant, recordId);
+    if (o !== undefined) return o === INVALID ? undefined : o;
+    return this.st.corroborations.get(tenant, recordId);
+  }
+
   /** This transaction's own entry for (tenant, id), if it wrote one. */
   private static peek<V>(m: ReadonlyMap<string, Entry<V>>, tenant: string, id: string): Slot<V> | undefined {
     return m.size === 0 ? undefined : m.get(key(tenant, id))?.v;
@@ -361,6 +379,7 @@ class CachedTx {
     if (base && now >= base.since) {
       // unexpired at `now` is a subset of unexpired at `since`; plus what was added since (merged on commit)
       const adds = CachedTx.peekAdds(this.ov.confirmations, tenant, sub);
+      if (base.list.length === 0 && adds.length === 0) return [];
       return [...base.list, ...adds].filter((c) => c.expiresAt > now).sort(byCreatedThenId);
     }
     const rows = (await this.tx.listConfirmations(tenant, actionType, argsHash, now)).map((c) => deepFreeze(c));
