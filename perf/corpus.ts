@@ -4,17 +4,7 @@
  * an entity name and an amount, and queries drawn from stored records.
  */
 
-/** A small, fast, seedable PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from '../src/bench/stats.js';
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'si', 'pe', 'du', 'ga', 'ho', 'ji', 'be', 'zu', 'fa', 'ci', 'wo', 'ly', 'qe'];
 

@@ -16,6 +16,7 @@
 import type { AuditEntry, Checkpoint } from '../core/audit.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../core/types.js';
 import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx } from './driver.js';
+import { walkLineage } from './rows.js';
 
 /** A driver that can tell whether anything changed behind a cache's back (see {@link CachingDriver}). */
 export interface ChangeTracking {
@@ -327,18 +328,7 @@ class CachedTx {
   }
 
   async lineage(tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
-    const out = new Map<string, DerivationEdge[]>();
-    let frontier = [...new Set(ids)];
-    while (frontier.length > 0) {
-      const known = await this.getRecords(tenant, frontier.filter((id) => !out.has(id)));
-      const next: string[] = [];
-      for (const r of known) {
-        out.set(r.id, [...r.derivedFrom]);
-        for (const e of r.derivedFrom) if (!out.has(e.from)) next.push(e.from);
-      }
-      frontier = [...new Set(next)];
-    }
-    return out;
+    return walkLineage((batch) => this.getRecords(tenant, batch), ids);
   }
 
   async corroborationsFor(tenant: string, recordIds: readonly string[]): Promise<Corroboration[]> {

@@ -136,3 +136,23 @@ export const toReviewNote = (r: Row): ReviewNoteRow => ({
   note: str(r.note),
   at: str(r.at),
 });
+
+/**
+ * The lineage of `ids` (each record's derivation edges, for it and every ancestor in the tenant),
+ * walked a generation at a time over `getRecords` (one call per generation). Ids that are not
+ * records of the tenant are left out.
+ */
+export async function walkLineage(getRecords: (ids: readonly string[]) => Promise<readonly MemoryRecord[]>, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
+  const out = new Map<string, DerivationEdge[]>();
+  let frontier = [...new Set(ids)];
+  while (frontier.length > 0) {
+    const known = await getRecords(frontier.filter((id) => !out.has(id)));
+    const next: string[] = [];
+    for (const r of known) {
+      out.set(r.id, [...r.derivedFrom]);
+      for (const e of r.derivedFrom) if (!out.has(e.from)) next.push(e.from);
+    }
+    frontier = [...new Set(next)];
+  }
+  return out;
+}

@@ -3,7 +3,7 @@ import { type AuditEntry, type Checkpoint, payloadJson } from '../../core/audit.
 import { MemauthError } from '../../core/errors.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
-import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken } from '../rows.js';
+import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken, walkLineage } from '../rows.js';
 import { type CopyRow, type RowStore, TABLE_COLUMNS, TABLE_KEYS, TABLE_NAMES, type TableName, copyRow } from '../tables.js';
 import { type FileLane, joinLane, leaveLane } from './lane.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
@@ -622,18 +622,7 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   }
 
   async lineage(tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
-    const out = new Map<string, DerivationEdge[]>();
-    let frontier = [...new Set(ids)];
-    while (frontier.length > 0) {
-      const known = await this.getRecords(tenant, frontier.filter((id) => !out.has(id)));
-      const next: string[] = [];
-      for (const r of known) {
-        out.set(r.id, [...r.derivedFrom]);
-        for (const e of r.derivedFrom) if (!out.has(e.from)) next.push(e.from);
-      }
-      frontier = [...new Set(next)];
-    }
-    return out;
+    return walkLineage((batch) => this.getRecords(tenant, batch), ids);
   }
 
   async corroborationsFor(tenant: string, recordIds: readonly string[]): Promise<Corroboration[]> {
