@@ -89,3 +89,13 @@ test('authorizeFast: accepts only what schemas.authorize accepts, with the same 
   assert.deepEqual(authorizeFast(structuredClone(ok)), schemas.authorize.parse(ok));
   assert.deepEqual(authorizeFast({ tenant: 'acme', action: { type: 'pay' } }), { tenant: 'acme', action: { type: 'pay', args: {} } });
 });
+
+test('toPlainJson: an array with holes is refused by both walks (JSON would store null, the argument hash skips the hole)', () => {
+  // eslint-disable-next-line no-sparse-arrays
+  const holey = { to: ['a', , 'b'] };
+  assert.equal(toPlainJsonWithPaths(holey).ok, false);
+  assert.deepEqual(toPlainJson(holey), toPlainJsonWithPaths(holey));
+  const r = toPlainJson({ x: [1, 2, , 4] }); // eslint-disable-line no-sparse-arrays
+  assert.equal(r.ok, false);
+  if (!r.ok) assert.equal(r.path, 'x[2]');
+});

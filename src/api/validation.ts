@@ -158,7 +158,16 @@ export function toPlainJsonWithPaths(value: unknown, path = ''): { ok: true; val
     if (seen.has(v)) fail(p, 'contains a cycle');
     seen.add(v);
     try {
-      if (Array.isArray(v)) return v.map((x, i) => (x === undefined ? fail(`${p}[${i}]`, 'must not be undefined') : walk(x, `${p}[${i}]`, depth + 1)));
+      if (Array.isArray(v)) {
+        // an index loop, not map: map skips holes and keeps them, which JSON stores as null while
+        // the arguments hash (canonicalize) leaves them out — a hole is refused like undefined
+        const out = new Array<unknown>(v.length);
+        for (let i = 0; i < v.length; i++) {
+          const x = v[i] as unknown;
+          out[i] = x === undefined ? fail(`${p}[${i}]`, 'must not be undefined (or an empty array slot)') : walk(x, `${p}[${i}]`, depth + 1);
+        }
+        return out;
+      }
       const proto = Object.getPrototypeOf(v);
       if (proto !== Object.prototype && proto !== null) fail(p, 'must be a plain JSON object');
       const out: Record<string, unknown> = {};

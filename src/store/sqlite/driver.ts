@@ -313,7 +313,8 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     try {
       this.begin();
     } catch (e) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      // only a transaction this BEGIN left open; never one the caller opened on the raw handle
+      if (this.db.inTransaction && !this.foreignTx) this.db.exec('ROLLBACK');
       throw mapSqliteError(e, this.path);
     }
     this.inTx = true;
@@ -383,7 +384,8 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     try {
       this.begin();
     } catch (e) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      // only a transaction this BEGIN left open; never one the caller opened on the raw handle
+      if (this.db.inTransaction && !this.foreignTx) this.db.exec('ROLLBACK');
       const err = mapSqliteError(e, this.path);
       for (const job of this.pending.splice(0)) job.reject(err);
       return;
