@@ -1,5 +1,5 @@
 /**
- * Review: an action argument holding an array with a hole. JSON (what the decision and the
+ * An action argument holding an array with a hole. JSON (what the decision and the
  * audit entry store) reads the hole as null, while the arguments hash skipped it — so a
  * confirmation for `['a', 'b']` matched an action on `['a', <hole>, 'b']`.
  */
