@@ -1,5 +1,5 @@
 /**
- * Review: a transaction that cannot BEGIN because the connection is already inside one its
+ * A transaction that cannot BEGIN because the connection is already inside one its
  * caller opened on the raw handle (`unsafeDatabase()`, for tools and migrations) must fail
  * without rolling that caller's transaction back — the driver did not open it.
  */
