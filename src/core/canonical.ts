@@ -3,7 +3,7 @@ import canonicalizeImpl from 'canonicalize';
 
 const reference = canonicalizeImpl as unknown as (v: unknown) => string | undefined;
 
-/** Thrown inside {@link fastCanonical} when a value needs the reference implementation. */
+/** Thrown inside {@link serialise} when a value needs the reference implementation. */
 const EXOTIC: unique symbol = Symbol('exotic');
 
 /** Characters JSON.stringify would escape (and lone surrogates): such strings go through it. */
@@ -17,8 +17,13 @@ const quote = (s: string): string => (NEEDS_ESCAPE.test(s) ? JSON.stringify(s) :
  * functions, symbols, bigints, holes, non-finite numbers) throws {@link EXOTIC} so the caller
  * falls back to the package. Numbers print as ECMAScript `Number.prototype.toString`, as RFC
  * 8785 and the package do; keys sort by UTF-16 code units (`Array.prototype.sort`).
+ *
+ * With `plain`, it also refuses (EXOTIC) objects that are not plain (class instances, boxed
+ * primitives, Maps, null-prototype objects), arrays that are not plain arrays, `undefined`
+ * anywhere and -0. What it then accepts, `JSON.parse(JSON.stringify(v))` gives back deep-equal —
+ * so its output is the canonical JSON of what storing `v` as JSON keeps.
  */
-function fastCanonical(v: unknown): string {
+function serialise(v: unknown, plain: boolean): string {
   if (v === null) return 'null';
   switch (typeof v) {
     case 'string':
@@ -26,23 +31,26 @@ function fastCanonical(v: unknown): string {
     case 'boolean':
       return v ? 'true' : 'false';
     case 'number':
-      if (!Number.isFinite(v)) throw EXOTIC;
+      if (!Number.isFinite(v) || (plain && Object.is(v, -0))) throw EXOTIC;
       return String(v);
     case 'object':
       break;
     default:
       throw EXOTIC;
   }
+  const proto: unknown = plain ? Object.getPrototypeOf(v) : null;
   if (Array.isArray(v)) {
+    if (plain && proto !== Array.prototype) throw EXOTIC;
     let out = '[';
     for (let i = 0; i < v.length; i++) {
       if (i > 0) out += ',';
       if (!(i in v)) throw EXOTIC;
       const x: unknown = v[i];
-      out += x === undefined ? 'null' : fastCanonical(x);
+      out += x === undefined && !plain ? 'null' : serialise(x, plain);
     }
     return `${out}]`;
   }
+  if (plain && proto !== Object.prototype) throw EXOTIC;
   const o = v as Record<string, unknown>;
   if (typeof o.toJSON === 'function') throw EXOTIC;
   const keys = Object.keys(o);
@@ -51,58 +59,10 @@ function fastCanonical(v: unknown): string {
   let first = true;
   for (const k of keys) {
     const x = o[k];
-    if (x === undefined) continue;
+    if (x === undefined && !plain) continue;
     if (first) first = false;
     else out += ',';
-    out += `${quote(k)}:${fastCanonical(x)}`;
-  }
-  return `${out}}`;
-}
-
-/**
- * {@link fastCanonical} for plain data only: also refuses (EXOTIC) objects that are not plain
- * (class instances, boxed primitives, Maps, null-prototype objects), arrays that are not plain arrays, `undefined`
- * anywhere and -0. What it accepts, `JSON.parse(JSON.stringify(v))` gives back deep-equal — so
- * its output is the canonical JSON of what storing `v` as JSON keeps.
- */
-function plainCanonical(v: unknown): string {
-  if (v === null) return 'null';
-  switch (typeof v) {
-    case 'string':
-      return quote(v);
-    case 'boolean':
-      return v ? 'true' : 'false';
-    case 'number':
-      if (!Number.isFinite(v) || Object.is(v, -0)) throw EXOTIC;
-      return String(v);
-    case 'object':
-      break;
-    default:
-      throw EXOTIC;
-  }
-  const proto = Object.getPrototypeOf(v);
-  if (Array.isArray(v)) {
-    if (proto !== Array.prototype) throw EXOTIC;
-    let out = '[';
-    for (let i = 0; i < v.length; i++) {
-      if (i > 0) out += ',';
-      if (!(i in v)) throw EXOTIC;
-      const x: unknown = v[i];
-      out += plainCanonical(x);
-    }
-    return `${out}]`;
-  }
-  if (proto !== Object.prototype) throw EXOTIC;
-  const o = v as Record<string, unknown>;
-  if (typeof o.toJSON === 'function') throw EXOTIC;
-  const keys = Object.keys(o);
-  if (keys.length > 1) keys.sort();
-  let out = '{';
-  let first = true;
-  for (const k of keys) {
-    if (first) first = false;
-    else out += ',';
-    out += `${quote(k)}:${plainCanonical(o[k])}`;
+    out += `${quote(k)}:${serialise(x, plain)}`;
   }
   return `${out}}`;
 }
@@ -115,7 +75,7 @@ function plainCanonical(v: unknown): string {
  */
 export function canonicalJsonOfPlain(value: unknown): string | null {
   try {
-    return plainCanonical(value);
+    return serialise(value, true);
   } catch {
     // not plain (or a cycle, a throwing getter): the round trip decides, and throws as it did
     return null;
@@ -132,7 +92,7 @@ export function canonicalJsonOfPlain(value: unknown): string | null {
 export function canonicalJson(value: unknown): string {
   if (value !== undefined) {
     try {
-      return fastCanonical(value);
+      return serialise(value, false);
     } catch (e) {
       if (e !== EXOTIC) throw e;
     }
