@@ -512,32 +512,15 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
   }
 
   private async locked<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (e) {
-      throw mapPgError(e, this.target);
-    }
-    const tx = new PgTx(client, this.target);
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      await client.query({ name: 'memauth_tenant_lock', text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [this.lockPrefix + tenant] });
-      const out = await fn(tx);
-      tx.end();
-      await client.query('COMMIT');
-      return out;
-    } catch (e) {
-      tx.end();
+    return this.onClient('BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
+      const tx = new PgTx(client, this.target);
       try {
-        await client.query('ROLLBACK');
-      } catch (re) {
-        broken = re instanceof Error ? re : new Error(String(re));
+        await client.query({ name: 'memauth_tenant_lock', text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [this.lockPrefix + tenant] });
+        return await fn(tx);
+      } finally {
+        tx.end();
       }
-      throw mapPgError(e, this.target);
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   // ---- tokens (src/server/tokens.ts): each call is atomic on its own; none takes a tenant lock ----
@@ -547,28 +530,15 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
   }
 
   async insertFirstAdminToken(t: TokenRow): Promise<boolean> {
-    const client = await this.unsafeClient();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    return this.onClient('BEGIN', async (client) => {
       // one lock for the check and the insert across every process on this schema (tenant ids
       // cannot hold control characters, so this key is no tenant's)
       await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [`${this.lockPrefix}\u0001admin-token`] });
       const r = await client.query('SELECT 1 FROM tokens WHERE tenant IS NULL AND revoked_at IS NULL LIMIT 1');
-      if (r.rows.length > 0) {
-        await client.query('ROLLBACK');
-        return false;
-      }
+      if (r.rows.length > 0) return false;
       await client.query({ text: 'INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES ($1, NULL, NULL, $2, $3, NULL)', values: [t.id, t.hash, t.createdAt] });
-      await client.query('COMMIT');
       return true;
-    } catch (e) {
-      broken = e instanceof Error ? e : new Error(String(e));
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw mapPgError(e, this.target);
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   async findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
@@ -582,17 +552,11 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
   }
 
   async revokeToken(id: string, at: string, replacement?: TokenRow): Promise<boolean> {
-    const client = await this.unsafeClient();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    return this.onClient('BEGIN', async (client) => {
       // the row lock makes two concurrent revocations (or rotations) of one token exclusive
       const r = await client.query({ text: 'SELECT revoked_at FROM tokens WHERE id = $1 FOR UPDATE', values: [id] });
       const row = r.rows[0] as Row | undefined;
-      if (!row || row.revoked_at !== null) {
-        await client.query('ROLLBACK');
-        return false;
-      }
+      if (!row || row.revoked_at !== null) return false;
       await client.query({ text: 'UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', values: [at, id] });
       if (replacement) {
         await client.query({
@@ -600,16 +564,8 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
           values: [replacement.id, replacement.tenant, replacement.principalId, replacement.hash, replacement.createdAt],
         });
       }
-      await client.query('COMMIT');
       return true;
-    } catch (e) {
-      await client.query('ROLLBACK').catch((re: unknown) => {
-        broken = re instanceof Error ? re : new Error(String(re));
-      });
-      throw mapPgError(e, this.target);
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   // ---- review notes (src/server/routes/review.ts): append-only ----
@@ -624,10 +580,7 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
 
   /** Every row of every table from one REPEATABLE READ snapshot, through cursors (see {@link RowStore.exportRows}). */
   async exportRows(sink: (table: TableName, rows: CopyRow[]) => Promise<void>, batchSize = 1000): Promise<void> {
-    const client = await this.unsafeClient();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    await this.onClient('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', async (client) => {
       for (const t of TABLE_NAMES) {
         await client.query(`DECLARE memauth_export NO SCROLL CURSOR FOR SELECT ${TABLE_COLUMNS[t].join(', ')} FROM ${t} ORDER BY ${TABLE_KEYS[t].join(', ')}`);
         for (;;) {
@@ -637,23 +590,12 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
         }
         await client.query('CLOSE memauth_export');
       }
-      await client.query('COMMIT');
-    } catch (e) {
-      await client.query('ROLLBACK').catch((re: unknown) => {
-        broken = re instanceof Error ? re : new Error(String(re));
-      });
-      throw mapPgError(e, this.target);
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   /** Insert copied rows in one transaction; refuses a schema that holds any row (see {@link RowStore.importRows}). */
   async importRows(fill: (put: (table: TableName, rows: readonly CopyRow[]) => Promise<void>) => Promise<void>): Promise<void> {
-    const client = await this.unsafeClient();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    await this.onClient('BEGIN', async (client) => {
       const count = await client.query(`SELECT ${TABLE_NAMES.map((t) => `(SELECT count(*) FROM ${t})`).join(' + ')} AS n`);
       const n = Number((count.rows[0] as Row).n);
       if (n > 0) throw new MemauthError('INVALID_ARGUMENT', `${where(this.target)}${this.target.schema !== null ? `, schema ${this.target.schema},` : ''} already holds ${n} rows; migrate into a new, empty database or schema`, { rows: n });
@@ -667,7 +609,21 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
           await client.query({ text: `INSERT INTO ${table} (${cols.join(', ')}) VALUES ${tuples.join(', ')}`, values });
         }
       });
+    });
+  }
+
+  /**
+   * One transaction on a pooled client of its own: `begin`, then `fn`, then COMMIT; ROLLBACK and a mapped error when `fn`
+   * throws. A client whose ROLLBACK fails is destroyed, not returned to the pool.
+   */
+  private async onClient<T>(begin: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.unsafeClient();
+    let broken: Error | undefined;
+    try {
+      await client.query(begin);
+      const out = await fn(client);
       await client.query('COMMIT');
+      return out;
     } catch (e) {
       await client.query('ROLLBACK').catch((re: unknown) => {
         broken = re instanceof Error ? re : new Error(String(re));
