@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ToolGate } from '../../src/integrations/tool-gate.js';
-import { P, T, codes, expectCode } from '../helpers.js';
+import { P, T, TEST_POLICY, codes, expectCode } from '../helpers.js';
 import { type StoreFactory, setupWith } from './common.js';
 
 /** one field of a returned object, by name. */
@@ -118,7 +118,7 @@ export function exposure(f: StoreFactory): void {
     });
 
     test('ToolGate tells the model the authority of what was stored: a variant page is external, not user_confirmed', async (t) => {
-      const env = await setup();
+      const env = await setupWith(f, { policy: { ...TEST_POLICY, actions: { ...TEST_POLICY.actions, fetch_page: { tier: 'read_only' } } } });
       t.after(env.dispose);
       const { mem } = env;
       const S = 'ses-toolgate-echo';
