@@ -59,7 +59,7 @@ const sess = (i: number, what: string): string => `ses-exp-${what}-${i}`;
 
 async function exposureCases(o: Options, mem: Memory, cast: Cast, tally: Tally): Promise<void> {
   const r = rng(o.seed);
-  const n = o.long ? 400 : 120;
+  const n = o.long ? 400 : 80;
   const corroborators = [
     { principal: 'mallory', http: 'mallory' },
     { principal: 'agent', http: 'agent' },
@@ -179,7 +179,7 @@ function variant(r: Rng, acct: string): { cls: string; text: string } {
 
 async function echoCases(o: Options, mem: Memory, cast: Cast, tally: Tally): Promise<Record<string, number>> {
   const r = rng(o.seed + 1);
-  const n = o.long ? 600 : 200;
+  const n = o.long ? 600 : 150;
   const per: Record<string, number> = {};
   for (let i = 0; i < n; i += 1) {
     const acct = account(r);
