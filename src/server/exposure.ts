@@ -17,7 +17,24 @@ import type { LineageGraph, Memory, RecordView } from '../api/memory.js';
 import type { ReplayResult } from '../api/replay.js';
 import type { Authority } from '../core/authority.js';
 import { type CorroborationView, corroborationViews, mayShowText } from '../core/exposure.js';
+import { HttpError } from './errors.js';
 import type { Identity } from './tokens.js';
+
+/** Principal kinds that stand for an agent or a channel (those an MCP connection may be bound to). */
+const AGENT_KINDS: ReadonlySet<string> = new Set(['agent', 'tool', 'external']);
+
+/**
+ * Refuse an agent's, tool's or external principal's token on a surface that shows every writer's
+ * text unread (the audit export: sources, evidence, action arguments; the review queue: other
+ * principals' actions and the reviewers' notes). The admin, user and system principals — people
+ * and operators — may read them; they are never to be fed to a model.
+ * @throws HttpError `FORBIDDEN` (403) for an agent, tool or external principal.
+ */
+export function assertReadsEverything(identity: Identity, what: string): void {
+  if (identity.kind !== 'principal' || !AGENT_KINDS.has(identity.principal.kind)) return;
+  const kind = identity.principal.kind;
+  throw new HttpError(403, 'FORBIDDEN', `${kind === 'agent' || kind === 'external' ? 'an' : 'a'} ${kind} principal cannot read ${what}: it shows every writer's text without a read of it; use the admin, a user or a system token`, { kind });
+}
 
 /** Is this caller a person (the admin token), who may see every text, labelled? */
 export const isPerson = (identity: Identity | null): boolean => identity !== null && identity.kind === 'admin';
