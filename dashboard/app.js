@@ -205,7 +205,7 @@ async function recordPage(id) {
     page(`Record ${id}`, errorBox(e));
     return;
   }
-  const corr = rec.corroborations.map((c) => h('tr', h('td', c.principalId), h('td', c.domain), h('td', badge(c.authority)), h('td.mono', c.evidenceRef), h('td', time(c.at))));
+  const corr = rec.corroborations.map((c) => h('tr', h('td', c.principalId), h('td', c.domain), h('td', badge(c.authority)), h('td', h('span.mono', c.evidenceRef ?? '(withheld)'), c.evidenceWithheld ? h('span.muted', ` — written by ${c.principalId}; withheld from agents`) : null), h('td', time(c.at))));
   const derived = rec.derivedFrom.map((e) => h('li', recordLink(e.from), ` (${e.transform}${e.kind ? ', ' + e.kind : ''})`));
   const nodes = graph.nodes.map((n) => ({ id: n.id, authority: n.authority, label: `${n.id.slice(0, 14)}${n.status !== 'active' ? ' (' + n.status + ')' : ''}`, focus: n.id === rec.id }));
   page(

@@ -12,6 +12,7 @@ export { DEFAULT_POLICY, PolicySchema, loadPolicy, riskTier, sourceAuthority, or
 export { decide, type GateInput, type GateResult, type DependencyFacts } from './core/gate.js';
 export { verifyChain, entryHash, genesisHash, checkpointSignatureValid, type AuditEntry, type AuditOp, type Checkpoint } from './core/audit.js';
 export { canonicalJson, hashCanonical } from './core/canonical.js';
+export type { CorroborationView } from './core/exposure.js';
 export { SqliteDriver, type SqliteOptions, type GroupCommitOptions } from './store/sqlite/driver.js';
 export type { CacheOptions } from './store/cache.js';
 export type { StorageDriver, StorageTx, StorageReader, SearchHit } from './store/driver.js';

@@ -3,7 +3,10 @@ import { type AuditEntry, type AuditOp, type Checkpoint, nextEntry } from '../co
 import { type Authority, TRUSTED_THRESHOLD, atLeast, minAuthority } from '../core/authority.js';
 import { hashCanonical, sha256Hex } from '../core/canonical.js';
 import { derivedTaint, provesNarrowInputs, writeTaint } from '../core/derivation.js';
+import { findEchoes } from '../core/echo.js';
+import { normalizeDomain } from '../core/domain.js';
 import { MemauthError } from '../core/errors.js';
+import { type CorroborationView, corroborationViews } from '../core/exposure.js';
 import { type FactsBundle, type LineageSets, type RecordFacts, corroborationOf, dependencyFacts, memoryRefId } from '../core/facts.js';
 import { type ConfirmationCandidate, type DependencyFacts, decide } from '../core/gate.js';
 import { type Policy, disallowedArguments, modeFor, originAuthority, riskTier, selfSource, sourceAuthority } from '../core/policy.js';
@@ -35,7 +38,8 @@ type In<K extends keyof typeof schemas> = z.input<(typeof schemas)[K]>;
 export interface RecordView extends MemoryRecord {
   /** lowestAuthority, or lifted by k independent trusted corroborations. */
   readonly actionAuthority: Authority;
-  readonly corroborations: readonly Corroboration[];
+  /** every corroboration recorded; its evidence is withheld (null) when it would show a lower principal's text as part of this record. */
+  readonly corroborations: readonly CorroborationView[];
   /** ids of deleted records in this record's lineage (DESIGN.md: derived records show `deleted_source`). */
   readonly deletedSources: readonly string[];
 }
@@ -285,7 +289,8 @@ export class Memory {
    * @param input.kind - `system | user | tool | agent | external`; fixes the highest possible ceiling.
    * @param input.maxAuthority - the principal's ceiling; defaults to its kind's ceiling.
    * @param input.domain - its independence domain (administrative domain / upstream provider);
-   *   stored trimmed and lower-cased, so spelling variants are one domain.
+   *   stored in canonical form (`normalizeDomain`, core/domain.ts: NFC, trimmed, lower case; a
+   *   host name also through IDNA and without its trailing dot), so spelling variants are one domain.
    * @throws MemauthError `AUTHORITY_EXCEEDS_PRINCIPAL` when maxAuthority is above the kind's ceiling,
    *   `PRINCIPAL_EXISTS`, `TENANT_REQUIRED`, `INVALID_ARGUMENT`.
    */
@@ -299,8 +304,8 @@ export class Memory {
     }
     return this.store.transaction(a.tenant, async (tx) => {
       if (await tx.getPrincipal(a.tenant, a.id)) throw new MemauthError('PRINCIPAL_EXISTS', `principal ${JSON.stringify(a.id)} already exists in tenant ${JSON.stringify(a.tenant)}`, { tenant: a.tenant, principal: a.id });
-      // independence domains compare case- and space-insensitively: "ERP-Vendor " is "erp-vendor"
-      const p: Principal = { tenant: a.tenant, id: a.id, kind: a.kind, maxAuthority, domain: a.domain.normalize('NFC').trim().toLowerCase(), createdAt: this.now() };
+      // independence domains are stored in canonical form: "ERP-Vendor " is "erp-vendor", "Ledger.ACME." is "ledger.acme"
+      const p: Principal = { tenant: a.tenant, id: a.id, kind: a.kind, maxAuthority, domain: normalizeDomain(a.domain), createdAt: this.now() };
       await tx.insertPrincipal(p);
       await this.audit(tx, a.tenant, 'principal', { principalId: p.id, kind: p.kind, maxAuthority: p.maxAuthority, domain: p.domain, at: p.createdAt });
       return p;
@@ -401,28 +406,12 @@ export class Memory {
 
   /**
    * Records of the session whose text this content repeats (recalled memory echoed back,
-   * DESIGN.md § Derivation and taint). Punctuation- and case-insensitive: `exact` when the
-   * texts are the same words; `contained` when the content includes a record's text (16+
-   * characters) or uses only the significant words of one record (4+ of them).
+   * DESIGN.md § Derivation and taint): `exact` only for the same text up to NFC, line endings and
+   * trailing white space; `contained` when the content includes a record's text or uses only its
+   * significant words (see core/echo.ts).
    */
   private static echoes(content: string, reads: readonly MemoryRecord[]): { exact: MemoryRecord | null; contained: MemoryRecord[] } {
-    if (!reads.some((r) => r.content !== null)) return { exact: null, contained: [] };
-    const key = (t: string): string => normalizeText(t).replace(/[^\p{L}\p{N}@]+/gu, ' ').trim();
-    const norm = key(content);
-    const tokens = significantTokens(content);
-    let exact: MemoryRecord | null = null;
-    const contained: MemoryRecord[] = [];
-    for (const r of reads) {
-      if (r.content === null) continue;
-      const rn = key(r.content);
-      if (rn === norm) {
-        exact ??= r;
-        continue;
-      }
-      const rt = significantTokens(r.content);
-      if ((rn.length >= 16 && norm.includes(rn)) || (tokens.size >= 4 && [...tokens].every((t) => rt.has(t)))) contained.push(r);
-    }
-    return { exact, contained };
+    return findEchoes(content, reads);
   }
 
   /**
@@ -434,8 +423,10 @@ export class Memory {
    * @param input.sourceAt - when the source said it (ISO-8601); default now; not in the future.
    * @param input.authority - an optional claim; it can only lower the origin. Above the
    *   principal's ceiling it is refused with `AUTHORITY_EXCEEDS_PRINCIPAL` and logged.
-   * @param input.session - the session the write happens in. Recalled text re-ingested in it
-   *   resolves to the original record (`created: false`). An `agent` principal's write in a
+   * @param input.session - the session the write happens in. Recalled text re-ingested in it —
+   *   the same text as a record read there, up to NFC, line endings and trailing white space
+   *   (core/echo.ts) — resolves to the original record (`created: false`); any other text is a
+   *   new record (deriving from a read record whose text it contains). An `agent` principal's write in a
    *   session derives from every record read in it (context taint).
    * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `UNKNOWN_PRINCIPAL`, `AUTHORITY_EXCEEDS_PRINCIPAL`, `INVALID_ARGUMENT`.
    */
@@ -539,6 +530,9 @@ export class Memory {
   /**
    * Get one record with its current action authority, corroborations and deleted sources.
    * Marks it as read in `session` (it then taints what the session derives and decides).
+   * A corroboration's evidence text is in the view only when its authority is at least the
+   * policy's corroboration floor and the record's lowest authority; otherwise `evidenceRef` is
+   * null and `evidenceWithheld` true (DESIGN.md § What the model sees is what the session read).
    * @throws `RECORD_NOT_FOUND` (also for another tenant's id), `TENANT_REQUIRED`.
    */
   async get(input: In<'get'>): Promise<RecordView> {
@@ -550,6 +544,11 @@ export class Memory {
     return (await this.views(a.tenant, [rec]))[0] as RecordView;
   }
 
+  /**
+   * Views of records. A corroboration's evidence is shown only when it cannot lower the record it
+   * is shown with (core/exposure.ts): otherwise `evidenceRef: null, evidenceWithheld: true`
+   * (DESIGN.md § What the model sees is what the session read).
+   */
   private async views(tenant: string, recs: MemoryRecord[]): Promise<RecordView[]> {
     const now = this.now();
     const bundle = await this.factsBundle(this.driver, tenant, recs.map((r) => r.id));
@@ -560,7 +559,8 @@ export class Memory {
       const status = r.status === 'active' && r.expiresAt !== null && r.expiresAt <= now ? 'expired' : r.status;
       // a row that does not match its audit entry (forged outside the API) has no authority, as at the gate
       const actionAuthority = bundle.bundle.records.get(r.id)?.verified === true ? c.actionAuthority : 'external_untrusted';
-      return { ...r, status, actionAuthority, corroborations: bundle.bundle.corroborations.get(r.id) ?? [], deletedSources };
+      const corroborations = corroborationViews(bundle.bundle.corroborations.get(r.id) ?? [], r.taint.lowestAuthority, floor);
+      return { ...r, status, actionAuthority, corroborations, deletedSources };
     });
   }
 

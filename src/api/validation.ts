@@ -12,6 +12,16 @@ const NO_NUL = /^[^\u0000]*$/;
 const noNul = 'must not contain U+0000 (NUL)';
 const content = z.string().min(1).max(1_000_000).regex(NO_NUL, noNul);
 const jsonArgs = z.record(z.string(), z.unknown());
+/**
+ * A corroboration's evidence is a reference to where it was checked (a URL, `registry:…`,
+ * `memory:<id>`), not prose: no white space, control, format (zero-width, tag) or unassigned
+ * characters (DESIGN.md § What the model sees is what the session read).
+ */
+const evidenceRef = z
+  .string()
+  .min(1)
+  .max(2000)
+  .regex(/^[^\s\p{C}]+$/u, 'must be a reference (a URL, registry:…, memory:<id>): no white space, control or invisible characters');
 
 export const schemas = {
   tenant: z.strictObject({ tenant }),
@@ -44,7 +54,7 @@ export const schemas = {
   get: z.strictObject({ tenant, id: ident, session: ident.optional() }),
   search: z.strictObject({ tenant, scope: ident, query: z.string().max(10_000), limit: z.number().int().min(1).max(1000).optional(), session: ident.optional() }),
   list: z.strictObject({ tenant, scope: ident.optional(), limit: z.number().int().min(1).max(10_000).optional(), offset: z.number().int().min(0).optional(), includeDeleted: z.boolean().optional() }),
-  corroborate: z.strictObject({ tenant, recordId: ident, principal: ident, evidence: z.string().min(1).max(2000).regex(NO_NUL, noNul) }),
+  corroborate: z.strictObject({ tenant, recordId: ident, principal: ident, evidence: evidenceRef }),
   confirm: z.strictObject({
     tenant,
     principal: ident,

@@ -50,7 +50,7 @@ export function formatRecord(r: MemoryRecord | RecordView): string {
   ];
   if (isView(r)) {
     rows.push(['action authority', r.actionAuthority]);
-    if (r.corroborations.length > 0) rows.push(['corroborations', r.corroborations.map((c) => `${c.principalId}@${c.domain} (${c.authority}) ${c.evidenceRef}`).join('; ')]);
+    if (r.corroborations.length > 0) rows.push(['corroborations', r.corroborations.map((c) => `${c.principalId}@${c.domain} (${c.authority}) ${c.evidenceRef ?? '(evidence withheld: below this record\'s authority)'}`).join('; ')]);
     if (r.deletedSources.length > 0) rows.push(['deleted sources', r.deletedSources.join(', ')]);
   }
   if (r.expiresAt !== null) rows.push(['expires', r.expiresAt]);

@@ -1,4 +1,5 @@
 import { type Authority, atLeast, maxAuthority, rank } from './authority.js';
+import { normalizeDomain } from './domain.js';
 import type { Corroboration } from './types.js';
 
 /** Why a recorded corroboration does not count. */
@@ -36,7 +37,8 @@ export interface CorroborationResult {
 /**
  * Action authority of a record (DESIGN.md § Corroboration — the only way up).
  *
- * Counts corroborations that are pairwise independent (distinct principal AND distinct domain,
+ * Counts corroborations that are pairwise independent (distinct principal AND distinct domain —
+ * domains compared in canonical form, see {@link normalizeDomain} —
  * and distinct evidence upstream — two principals citing one bank record are one vote),
  * each with authority >= `minAuthority`, none by a principal (or in a domain) that wrote the
  * record or any of its ancestors, none whose evidence derives from the record itself or is in
@@ -59,13 +61,15 @@ export function evaluateCorroboration(params: {
   const { lowestAuthority, lineage, corroborations, k, minAuthority: floor } = params;
   const rejected: Array<{ id: string; reason: CorroborationRejection }> = [];
   const eligible: CorroborationFacts[] = [];
+  // domains compare in canonical form (core/domain.ts), also those stored by an older memauth
+  const lineageDomains = new Set([...lineage.domains].map(normalizeDomain));
   for (const c of corroborations) {
     let reason: CorroborationRejection | null = null;
     // a writer in the lineage is unknown (a row missing or not matching its audit entry): independence cannot be judged
     if (lineage.unverified === true) reason = 'lineage_unverified';
     else if (!atLeast(c.authority, floor)) reason = 'below_min_authority';
     else if (lineage.principals.has(c.principalId)) reason = 'writer_or_lineage_principal';
-    else if (lineage.domains.has(c.domain)) reason = 'writer_or_lineage_domain';
+    else if (lineageDomains.has(normalizeDomain(c.domain))) reason = 'writer_or_lineage_domain';
     else if (c.evidenceDerivedFromRecord) reason = 'evidence_derived_from_record';
     else if (c.evidenceInLineage) reason = 'evidence_in_lineage';
     else if (!c.evidenceUsable) reason = 'evidence_unavailable';
@@ -78,12 +82,13 @@ export function evaluateCorroboration(params: {
   const upstreams = new Set<string>();
   const counted: Corroboration[] = [];
   for (const c of eligible) {
-    if (domains.has(c.domain)) continue;
+    const domain = normalizeDomain(c.domain);
+    if (domains.has(domain)) continue;
     if (upstreams.has(c.evidenceKey)) {
       rejected.push({ id: c.id, reason: 'same_upstream' });
       continue;
     }
-    domains.add(c.domain);
+    domains.add(domain);
     upstreams.add(c.evidenceKey);
     counted.push(c);
   }

@@ -1,4 +1,5 @@
 import type { Authority } from './authority.js';
+import { normalizeDomain } from './domain.js';
 import { type CorroborationFacts, type CorroborationResult, evaluateCorroboration } from './corroboration.js';
 import type { DependencyFacts } from './gate.js';
 import type { Corroboration, DependencyWhy, DerivationEdge, RecordStatus } from './types.js';
@@ -97,7 +98,8 @@ export function corroborationOf(id: string, bundle: FactsBundle, k: number, minA
     if (evId === null) return { ...c, evidenceUsable: true, evidenceDerivedFromRecord: false, evidenceInLineage: false, evidenceKey: `ref:${c.evidenceRef}` };
     const ev = bundle.records.get(evId);
     const derived = evId === id || (ev !== undefined && ancestorsOf(evId, bundle.records).has(id));
-    const evidenceKey = ev ? `domain:${bundle.domains.get(ev.originPrincipal) ?? `principal:${ev.originPrincipal}`}` : `memory:${evId}`;
+    const evDomain = ev ? bundle.domains.get(ev.originPrincipal) : undefined;
+    const evidenceKey = ev ? `domain:${evDomain !== undefined ? normalizeDomain(evDomain) : `principal:${ev.originPrincipal}`}` : `memory:${evId}`;
     return { ...c, evidenceUsable: ev !== undefined && ev.verified && effectiveStatus(ev, now) === 'active', evidenceDerivedFromRecord: derived, evidenceInLineage: ownLineage().has(evId), evidenceKey };
   });
   return evaluateCorroboration({ lowestAuthority: rec.lowestAuthority, lineage: { principals, domains, unverified }, corroborations, k, minAuthority });

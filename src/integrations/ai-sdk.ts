@@ -76,7 +76,7 @@ async function finalValue(v: unknown): Promise<unknown> {
  *   (`memory.confirm`) or trusted sources do.
  * - allowed (or `would_deny` in observe mode): `execute` runs. For a tool in `toolPrincipals`
  *   the result is written to memory under that principal with `source(args, result)` as the
- *   source, in the session, and marked read; the model gets `{result, memory: {id, origin, source}}`.
+ *   source, in the session, and marked read; the model gets `{result, memory: {id, origin, authority, source, echoOf}}`.
  *
  * A tool's own `toModelOutput` still shapes what the model sees of its result; denials are sent as
  * JSON. A streaming tool (an `execute` that yields) is run to its end and its last value is the

@@ -46,7 +46,7 @@ export interface GateLangChainToolsOptions extends Omit<ToolGateOptions, 'toolPr
  * `ToolMessage`, as JSON, when invoked with a tool call). Allowed: the original runs with the
  * same config (callbacks nested under the wrapper's run); for a tool in `toolPrincipals` its
  * result is written to memory under that principal with the data's source, in the session, and
- * the call returns `{result, memory: {id, origin, source}}`. An original's `content_and_artifact`
+ * the call returns `{result, memory: {id, origin, authority, source, echoOf}}`. An original's `content_and_artifact`
  * artifact is not forwarded.
  *
  * @param tools - the agent's tools.

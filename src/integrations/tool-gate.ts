@@ -84,10 +84,16 @@ export interface ToolDenial {
 export interface RememberedResult<Result = unknown> {
   readonly result: Result;
   readonly memory: {
+    /** the record the result became: a new one, or — for the same text as a record already read in the session — that record. */
     readonly id: string;
-    /** the record's origin authority, decided by the store from the tool principal and the source. */
+    /** that record's origin authority, decided by the store from its writer and its source. */
     readonly origin: Authority;
+    /** what that record can support at the gate without corroboration: its lowest authority (`external_untrusted` for a row that does not match its audit entry). */
+    readonly authority: Authority;
+    /** that record's source. */
     readonly source: string;
+    /** the id of the record already read in the session whose text this result repeats exactly (nothing new was stored), else null. */
+    readonly echoOf: string | null;
   };
 }
 
@@ -219,7 +225,10 @@ export class ToolGate {
    * mode), and for a data tool write its result to memory.
    *
    * @returns the denial, the plain result (tools that are not data sources), or
-   *   `{result, memory: {id, origin, source}}` for a data tool.
+   *   `{result, memory: {id, origin, authority, source, echoOf}}` for a data tool: the record the
+   *   result became. Only the same text as a record read in the session (up to NFC, line endings
+   *   and trailing white space) resolves to that record (`echoOf`); any other text — other case,
+   *   punctuation, symbols, invisible characters — is a new record of the tool's principal and source.
    * @throws whatever `execute` throws; MemauthError `INVALID_ARGUMENT` when a data tool's result
    *   cannot be stored (empty, over 1 MB, bad source) — the result is then not handed to the model.
    */
@@ -240,7 +249,7 @@ export class ToolGate {
     }
     const source = data.source(input, result);
     const sourceAt = data.sourceAt?.(input, result);
-    const { record } = await memory.write({
+    const { record, echoOf } = await memory.write({
       tenant,
       scope,
       session,
@@ -251,8 +260,9 @@ export class ToolGate {
       reason: `tool result: ${toolName}`.slice(0, 1000),
     });
     // The result is in the model's context from now on: it is a read of this session.
-    await memory.get({ tenant, id: record.id, session });
-    return { id: record.id, origin: record.origin.authority, source: record.origin.sourceRef };
+    const view = await memory.get({ tenant, id: record.id, session });
+    // what the model is told is what was stored (or, for an exact echo, the record it resolved to) and read
+    return { id: record.id, origin: record.origin.authority, authority: minAuthority(record.taint.lowestAuthority, view.actionAuthority), source: record.origin.sourceRef, echoOf };
   }
 
   /**

@@ -17,6 +17,7 @@ import { schemas } from '../api/validation.js';
 import { MemauthError } from '../core/errors.js';
 import type { Decision, MemoryRecord, Principal } from '../core/types.js';
 import { HttpError, errorResponse } from './errors.js';
+import { replayFor } from './exposure.js';
 import { assertMayDelete, checkContent } from './routes/common.js';
 import { responses } from './schemas.js';
 import type { Identity } from './tokens.js';
@@ -206,7 +207,7 @@ export function createMcpServer(b: McpBinding): McpServer {
       readOnly: true,
     },
     async (a) => {
-      const r = await mem.replay({ tenant, decisionId: a.decisionId });
+      const r = replayFor(null, mem, await mem.replay({ tenant, decisionId: a.decisionId }));
       return result(`decision ${r.decisionId}: recorded ${r.recorded.outcome}, replayed ${r.replayed.outcome}: ${r.matches ? 'matches' : 'MISMATCH'}`, { ...r });
     },
   );
@@ -240,7 +241,7 @@ export function createMcpServer(b: McpBinding): McpServer {
     'decision-replay',
     new ResourceTemplate('memauth://decisions/{decisionId}/replay', { list: undefined }),
     { title: 'Replay of a decision', description: 'The decision rebuilt from the audit log alone and re-evaluated (JSON)', mimeType: 'application/json' },
-    (uri, vars) => resource(async () => json(uri, await mem.replay({ tenant, decisionId: String(vars.decisionId) }))),
+    (uri, vars) => resource(async () => json(uri, replayFor(null, mem, await mem.replay({ tenant, decisionId: String(vars.decisionId) })))),
   );
   server.registerResource(
     'audit-verify',

@@ -118,10 +118,15 @@ const Corroboration = z.strictObject({
   at: z.string(),
   auditSeq: z.number().int().optional(),
 });
+/** A corroboration as shown with the record it corroborates: the evidence may be withheld from agents. */
+const CorroborationView = Corroboration.extend({
+  evidenceRef: z.string().nullable().describe('null when withheld from this caller'),
+  evidenceWithheld: z.boolean().describe("the evidence is below the corroboration floor or the record's lowest authority: agents are not shown it"),
+});
 const RecordView = z.strictObject({
   ...recordShape,
   actionAuthority: authority.describe('lowestAuthority, or lifted by k independent trusted corroborations'),
-  corroborations: z.array(Corroboration),
+  corroborations: z.array(CorroborationView),
   deletedSources: z.array(z.string()),
 });
 const Confirmation = z.strictObject({
@@ -182,8 +187,8 @@ const ReplayResult = z.strictObject({
   matches: z.boolean(),
   dependencies: z.array(z.strictObject({ memoryId: z.string(), why, lowestAuthority: z.string(), actionAuthority: z.string(), status: z.string(), known: z.boolean() })),
   lineage: z.array(z.strictObject({ from: z.string(), to: z.string(), transform: z.string(), kind: z.string() })),
-  origins: z.record(z.string(), z.strictObject({ principalId: z.string(), authority: z.string(), sourceRef: z.string() })),
-  corroborations: z.array(Corroboration),
+  origins: z.record(z.string(), z.strictObject({ principalId: z.string(), authority: z.string(), sourceRef: z.string().nullable().describe('null when withheld from this caller (below the corroboration floor)') })),
+  corroborations: z.array(CorroborationView),
   confirmations: z.array(Confirmation),
 });
 const TenantAuditReport = z.strictObject({
@@ -241,7 +246,7 @@ export const responses = {
   RecordList: z.strictObject({ records: z.array(MemoryRecord) }),
   SearchResult: z.strictObject({ hits: z.array(z.strictObject({ record: MemoryRecord, score: z.number() })) }),
   LineageGraph: z.strictObject({
-    nodes: z.array(z.strictObject({ id: z.string(), authority, principalId: z.string(), sourceRef: z.string(), status: z.string(), content: z.string().nullable() })),
+    nodes: z.array(z.strictObject({ id: z.string(), authority, principalId: z.string(), sourceRef: z.string().nullable(), status: z.string(), content: z.string().nullable(), withheld: z.boolean().describe('content or sourceRef were left out for this (agent) caller') })),
     edges: z.array(z.strictObject({ from: z.string(), to: z.string(), transform: z.string(), kind: z.string() })),
   }),
   Corroboration,

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { computeMetrics } from '../../api/metrics.js';
+import { assertReadsEverything } from '../exposure.js';
 import { queries } from '../schemas.js';
 import { type AnyRoute, ok, route, tenantFor } from './common.js';
 
@@ -24,12 +25,13 @@ export const auditRoutes: readonly AnyRoute[] = [
     operationId: 'exportAudit',
     tag: 'audit',
     summary: "The tenant's audit chain as JSON lines, one entry per line in sequence order",
-    description: 'Each line is an AuditEntry {tenant, seq, prevHash, op, payload, policyVersion, hash}; hash = SHA-256 of the RFC 8785 JSON of {seq, prevHash, op, payload, policyVersion}. Payloads hold hashes, not content.',
+    description: 'Each line is an AuditEntry {tenant, seq, prevHash, op, payload, policyVersion, hash}; hash = SHA-256 of the RFC 8785 JSON of {seq, prevHash, op, payload, policyVersion}. Payloads hold hashes, not content, but sources, evidence and action arguments as written: agent, tool and external principals get FORBIDDEN (403).',
     auth: 'any',
     query: queries.Tenant,
     responses: { 200: { contentType: 'application/x-ndjson', item: 'AuditEntry', description: 'one AuditEntry per line' } },
     handler: async ({ identity, query, services }) => {
       const tenant = tenantFor(identity, query.tenant);
+      assertReadsEverything(identity, 'the audit export');
       const driver = services.mem.driver;
       const head = await driver.auditHead(tenant);
       const last = head?.seq ?? 0;

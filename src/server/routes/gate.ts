@@ -1,4 +1,5 @@
 import { HttpError } from '../errors.js';
+import { replayFor } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
 import { type AnyRoute, created, ok, route, tenantFor, writerFor } from './common.js';
 
@@ -97,11 +98,12 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'replayDecision',
     tag: 'audit',
     summary: 'Rebuild a decision from the audit log alone and re-evaluate it (`matches`)',
+    description: 'For a principal token, corroboration evidence is withheld as in GET /v1/memories/{id} (of the dependency it corroborates) and an origin\'s sourceRef below the corroboration floor is null. The admin token gets the whole replay, evidence still flagged.',
     auth: 'any',
     params: params.Id,
     query: queries.Tenant,
     responses: { 200: 'ReplayResult' },
     errors: [404],
-    handler: async ({ identity, params: p, query, services }) => ok(await services.mem.replay({ tenant: tenantFor(identity, query.tenant), decisionId: p.id })),
+    handler: async ({ identity, params: p, query, services }) => ok(replayFor(identity, services.mem, await services.mem.replay({ tenant: tenantFor(identity, query.tenant), decisionId: p.id }))),
   }),
 ];

@@ -1,4 +1,5 @@
 import { params, queries, requests } from '../schemas.js';
+import { lineageFor, viewFor } from '../exposure.js';
 import { type AnyRoute, assertMayDelete, checkContent, created, ok, route, tenantFor, writerFor } from './common.js';
 
 /** Memories: write, derive, get, list, search, lineage, delete. */
@@ -69,12 +70,17 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'getMemory',
     tag: 'memories',
     summary: 'One record with its action authority, corroborations and deleted sources; marked read in `session`',
+    description:
+      "A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise `evidenceRef` is null and `evidenceWithheld` true. The admin token (a person) gets the text, still flagged.",
     auth: 'any',
     params: params.Id,
     query: queries.GetMemory,
     responses: { 200: 'RecordView' },
     errors: [404],
-    handler: async ({ identity, params: p, query, services }) => ok(await services.mem.get({ tenant: tenantFor(identity, query.tenant), id: p.id, session: query.session })),
+    handler: async ({ identity, params: p, query, services }) => {
+      const tenant = tenantFor(identity, query.tenant);
+      return ok(await viewFor(identity, services.mem, tenant, await services.mem.get({ tenant, id: p.id, session: query.session })));
+    },
   }),
   route({
     method: 'GET',
@@ -82,12 +88,13 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'getLineage',
     tag: 'memories',
     summary: "A record's derivation lineage down to its roots, as nodes and edges",
+    description: 'For a principal token nodes carry no content (read a record with GET /v1/memories/{id}, which marks the read) and a sourceRef only at or above the corroboration floor; `withheld` says when something was left out. The admin token gets every node whole.',
     auth: 'any',
     params: params.Id,
     query: queries.Tenant,
     responses: { 200: 'LineageGraph' },
     errors: [404],
-    handler: async ({ identity, params: p, query, services }) => ok(await services.mem.lineageGraph({ tenant: tenantFor(identity, query.tenant), id: p.id })),
+    handler: async ({ identity, params: p, query, services }) => ok(lineageFor(identity, services.mem, await services.mem.lineageGraph({ tenant: tenantFor(identity, query.tenant), id: p.id }))),
   }),
   route({
     method: 'DELETE',

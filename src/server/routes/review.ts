@@ -3,6 +3,7 @@ import { computeMetricsSeries } from '../../api/metrics.js';
 import type { Decision, ReasonCode } from '../../core/types.js';
 import type { ReviewNoteRow } from '../../store/driver.js';
 import { HttpError } from '../errors.js';
+import { assertReadsEverything } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
 import { type AnyRoute, created, ok, route, tenantFor } from './common.js';
 
@@ -37,12 +38,13 @@ export const reviewRoutes: readonly AnyRoute[] = [
     tag: 'review',
     summary: 'The review queue: denied decisions (deny) and observe-mode would_deny decisions, newest first, with their review class and status',
     description:
-      'status: `approved` when a user principal issued a scoped confirmation for the exact action type and arguments after the decision; `rejected` when someone recorded a rejection (POST /v1/review/{id}/reject); `open` otherwise. Approving is POST /v1/confirmations with a user token.',
+      'status: `approved` when a user principal issued a scoped confirmation for the exact action type and arguments after the decision; `rejected` when someone recorded a rejection (POST /v1/review/{id}/reject); `open` otherwise. Approving is POST /v1/confirmations with a user token. For the admin, user and system principals (people): agent, tool and external principals get FORBIDDEN (403).',
     auth: 'any',
     query: queries.ReviewQueue,
     responses: { 200: 'ReviewQueue' },
     handler: async ({ identity, query, services }) => {
       const tenant = tenantFor(identity, query.tenant);
+      assertReadsEverything(identity, 'the review queue');
       const driver = services.mem.driver;
       const decisions = (await services.mem.listDecisions({ tenant, limit: query.limit ?? 1000 })).filter((d) => d.outcome === 'deny' || d.outcome === 'would_deny');
       const notes = new Map<string, ReviewNoteRow>();

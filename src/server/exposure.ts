@@ -1,0 +1,100 @@
+/**
+ * What the server shows an agent (DESIGN.md § What the model sees is what the session read).
+ *
+ * Every principal token — and every MCP connection — is treated as an agent's: it is shown text
+ * only as part of a record it reads (get, search, recall: read-marked in its session) or when that
+ * text cannot lower what it read (core/exposure.ts). The admin token is a person's (the
+ * dashboard): it sees everything, with who wrote it, and the dashboard displays it as text.
+ *
+ * - record views: a corroboration's evidence is withheld by the library (`Memory.get`); the admin
+ *   gets it back ({@link viewFor}), still flagged `evidenceWithheld` (withheld from agents);
+ * - replays: corroboration evidence as in a record view of the dependency; an origin's
+ *   `sourceRef` (text its writer chose) only at or above the corroboration floor;
+ * - lineage graphs: no node content (an agent reads a record's text with `get`, which marks the
+ *   read); a node's `sourceRef` only at or above the floor.
+ */
+import type { LineageGraph, Memory, RecordView } from '../api/memory.js';
+import type { ReplayResult } from '../api/replay.js';
+import type { Authority } from '../core/authority.js';
+import { type CorroborationView, corroborationViews, mayShowText } from '../core/exposure.js';
+import { HttpError } from './errors.js';
+import type { Identity } from './tokens.js';
+
+/** Principal kinds that stand for an agent or a channel (those an MCP connection may be bound to). */
+const AGENT_KINDS: ReadonlySet<string> = new Set(['agent', 'tool', 'external']);
+
+/**
+ * Refuse an agent's, tool's or external principal's token on a surface that shows every writer's
+ * text unread (the audit export: sources, evidence, action arguments; the review queue: other
+ * principals' actions and the reviewers' notes). The admin, user and system principals — people
+ * and operators — may read them; they are never to be fed to a model.
+ * @throws HttpError `FORBIDDEN` (403) for an agent, tool or external principal.
+ */
+export function assertReadsEverything(identity: Identity, what: string): void {
+  if (identity.kind !== 'principal' || !AGENT_KINDS.has(identity.principal.kind)) return;
+  const kind = identity.principal.kind;
+  throw new HttpError(403, 'FORBIDDEN', `${kind === 'agent' || kind === 'external' ? 'an' : 'a'} ${kind} principal cannot read ${what}: it shows every writer's text without a read of it; use the admin, a user or a system token`, { kind });
+}
+
+/** Is this caller a person (the admin token), who may see every text, labelled? */
+export const isPerson = (identity: Identity | null): boolean => identity !== null && identity.kind === 'admin';
+
+const floorOf = (mem: Memory): Authority => mem.policy.document.corroboration.minAuthority;
+
+/**
+ * A record view for the caller: as the library made it for an agent; for the admin, with the
+ * withheld evidence filled in from the stored rows (only for corroborations the view lists,
+ * i.e. rows that match their audit entries).
+ */
+export async function viewFor(identity: Identity, mem: Memory, tenant: string, view: RecordView): Promise<RecordView> {
+  if (!isPerson(identity) || !view.corroborations.some((c) => c.evidenceWithheld)) return view;
+  const rows = new Map((await mem.driver.corroborationsFor(tenant, [view.id])).map((c) => [c.id, c.evidenceRef]));
+  return { ...view, corroborations: view.corroborations.map((c) => (c.evidenceWithheld ? { ...c, evidenceRef: rows.get(c.id) ?? null } : c)) };
+}
+
+/** A lineage graph node as the server returns it: text may be withheld. */
+export interface LineageNodeView {
+  readonly id: string;
+  readonly authority: Authority;
+  readonly principalId: string;
+  readonly sourceRef: string | null;
+  readonly status: string;
+  readonly content: string | null;
+  /** true when content or sourceRef were withheld from this (agent) caller. */
+  readonly withheld: boolean;
+}
+
+/** A lineage graph for the caller: the admin sees it whole; an agent gets no node content, and a sourceRef only at or above the floor. */
+export function lineageFor(identity: Identity, mem: Memory, g: LineageGraph): { nodes: LineageNodeView[]; edges: LineageGraph['edges'] } {
+  if (isPerson(identity)) return { nodes: g.nodes.map((n) => ({ ...n, withheld: false })), edges: g.edges };
+  const floor = floorOf(mem);
+  const nodes = g.nodes.map((n) => {
+    const source = mayShowText(n.authority, floor, floor);
+    return { ...n, content: null, sourceRef: source ? n.sourceRef : null, withheld: n.content !== null || !source };
+  });
+  return { nodes, edges: g.edges };
+}
+
+/** A replay as the server returns it: evidence and sources may be withheld. */
+export interface ReplayView extends Omit<ReplayResult, 'corroborations' | 'origins'> {
+  readonly corroborations: readonly CorroborationView[];
+  readonly origins: Readonly<Record<string, { principalId: string; authority: string; sourceRef: string | null }>>;
+}
+
+/**
+ * A replay for the caller. Each corroboration is flagged as in a record view of the dependency it
+ * corroborates; an agent (any principal token, any MCP connection) gets flagged evidence and
+ * origin sources below the floor as null; the admin sees the text, still flagged.
+ */
+export function replayFor(identity: Identity | null, mem: Memory, r: ReplayResult): ReplayView {
+  const person = isPerson(identity);
+  const floor = floorOf(mem);
+  const authorityOf = new Map(r.dependencies.map((d) => [d.memoryId, d.lowestAuthority as Authority]));
+  const corroborations = r.corroborations.map((c) => {
+    const [v] = corroborationViews([c], authorityOf.get(c.recordId) ?? floor, floor) as [CorroborationView];
+    return person ? { ...v, evidenceRef: c.evidenceRef } : v;
+  });
+  const origins: Record<string, { principalId: string; authority: string; sourceRef: string | null }> = {};
+  for (const [id, o] of Object.entries(r.origins)) origins[id] = person || mayShowText(o.authority as Authority, floor, floor) ? o : { ...o, sourceRef: null };
+  return { ...r, corroborations, origins };
+}
