@@ -48,7 +48,8 @@ export async function run(o: Options): Promise<SuiteResult> {
       tally.ok(!inFile, () => `${t.how}: term ${t.term} still in the database file`);
       const hits = await mem.search({ tenant: T, scope: 'vendors', query: t.term });
       tally.ok(hits.length === 0, () => `${t.how}: search finds ${t.term}`);
-      const fts = db.prepare('SELECT count(*) AS n FROM records_fts WHERE records_fts MATCH ?').get(`"${t.term}"`) as { n: number };
+      const table = (mem.driver as SqliteDriver).searchIndexTable(T) as string;
+      const fts = db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`).get(`"${t.term}"`) as { n: number };
       tally.ok(fts.n === 0, () => `${t.how}: FTS still matches ${t.term}`);
       const v = await mem.get({ tenant: T, id: t.derived });
       tally.ok(v.deletedSources.includes(t.id), () => `${t.how}: derived ${t.derived} does not show deleted_source`);

@@ -12,6 +12,7 @@ const SUITES: Suite[] = [
   { name: 'forging', run: async (o) => (await import('./forging.js')).run(o) },
   { name: 'exposure', run: async (o) => (await import('./exposure.js')).run(o) },
   { name: 'isolation', run: async (o) => (await import('./isolation.js')).run(o) },
+  { name: 'observables', run: async (o) => (await import('./observables.js')).run(o) },
   { name: 'deletion', run: async (o) => (await import('./deletion.js')).run(o) },
   { name: 'badinput', run: async (o) => (await import('./badinput.js')).run(o) },
   { name: 'crash', run: async (o) => (await import('./crash.js')).run(o) },
@@ -30,7 +31,7 @@ function parseArgs(argv: readonly string[]): Options & { only: string[] | null }
     else if (a === '--seed') seed = Number(argv[++i]);
     else if (a === '--only') only = String(argv[++i]).split(',');
     else if (a === '--help' || a === '-h') {
-      console.log('usage: npm run reliability [-- --long] [--only tamper,forging,exposure,isolation,deletion,badinput,crash,load] [--seed N] [--verbose]');
+      console.log(`usage: npm run reliability [-- --long] [--only ${SUITES.map((s) => s.name).join(',')}] [--seed N] [--verbose]`);
       process.exit(0);
     } else {
       console.error(`unknown argument ${a}`);

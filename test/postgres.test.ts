@@ -288,6 +288,9 @@ function driverCases(url: string): void {
         decisions.push({ tenant, decisionId: (await mem.authorize({ tenant, action: { type: 'send_email', args: { to: 'x@evil.example' } }, session: 's1' })).id });
         await expectCode(() => mem.write({ tenant, scope: 'v', principal: P.browser, content: 'x', authority: 'system_policy' }), 'AUTHORITY_EXCEEDS_PRINCIPAL');
       }
+      const searched = new Map<string, unknown>();
+      for (const tenant of [T, 'globex']) for (const query of ['ACCT-77 vendors', 'remits approved', 'Quagga']) searched.set(`${tenant} ${query}`, await mem.search({ tenant, scope: 'vendors', query }));
+      assert.equal((searched.get(`${T} ACCT-77 vendors`) as unknown[]).length, 3);
       // bearer tokens of the HTTP API: an admin token, a principal token, and a revoked one
       const tokens = new TokenService(mem.driver);
       await tokens.issue('admin');
@@ -345,6 +348,12 @@ function driverCases(url: string): void {
         assert.equal((await again.verifyAudit({})).ok, true);
         for (const d of decisions) assert.equal((await again.replay(d)).matches, true);
         assert.deepEqual(await again.search({ tenant: T, scope: 'vendors', query: 'Quagga' }), []);
+        // each tenant's search index is rebuilt on import: the same hits with the same scores as the source
+        for (const tenant of [T, 'globex']) {
+          for (const query of ['ACCT-77 vendors', 'remits approved', 'Quagga']) {
+            assert.deepEqual(await again.search({ tenant, scope: 'vendors', query }), searched.get(`${tenant} ${query}`), `${tenant} "${query}" after sqlite → postgres → sqlite`);
+          }
+        }
       } finally {
         await again.close();
       }

@@ -168,17 +168,21 @@ describe('[sqlite] search ranks a window of the best matches, exactly', () => {
     await d.transaction(T, async (tx) => {
       for (let i = 0; i < ids.length; i += 7) await tx.eraseRecord(T, ids[i] as string, at);
     });
-    const every = d.unsafeDatabase().prepare(
-      `SELECT r.id, bm25(records_fts, 1.0, 0.0) AS score FROM records_fts JOIN records r ON r.rowid = records_fts.rowid
-       WHERE records_fts MATCH ? AND r.tenant = ? AND r.scope = ? AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > ?)
-       ORDER BY score, r.id LIMIT ?`,
-    );
+    // each tenant's own index table (search-index.ts)
+    const every = (tenant: string) => {
+      const fts = d.searchIndexTable(tenant) as string;
+      return d.unsafeDatabase().prepare(
+        `SELECT r.id, bm25(${fts}, 1.0, 0.0) AS score FROM ${fts} JOIN records r ON r.rowid = ${fts}.rowid
+         WHERE ${fts} MATCH ? AND r.tenant = ? AND r.scope = ? AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > ?)
+         ORDER BY score, r.id LIMIT ?`,
+      );
+    };
     const now = '2026-06-01T00:00:00.000Z';
     const cases: Array<[string, string, string, number]> = [];
     for (const q of ['w1 w2 w3', 'w1', 'w2 w9']) for (const limit of [1, 2, 5, 20, 1000]) cases.push([T, 's0', q, limit]);
     for (let k = 0; k < 150; k++) cases.push([rnd() < 0.8 ? T : 'other', rnd() < 0.5 ? 's0' : 's1', Array.from({ length: 1 + Math.floor(rnd() * 3) }, pick).join(' '), [1, 3, 10, 50, 1000][k % 5] as number]);
     for (const [tenant, scope, q, limit] of cases) {
-      const expected = (every.all(`scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${ftsQuery(q) as string})`, tenant, scope, now, limit) as Array<{ id: string; score: number }>).map((r) => `${r.id} ${-r.score}`);
+      const expected = (every(tenant).all(`scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${ftsQuery(q) as string})`, tenant, scope, now, limit) as Array<{ id: string; score: number }>).map((r) => `${r.id} ${-r.score}`);
       const got = (await d.search(tenant, scope, q, limit, now)).map((h) => `${h.record.id} ${h.score}`);
       assert.deepEqual(got, expected, `${tenant}/${scope} "${q}" limit ${limit}`);
     }

@@ -14,6 +14,7 @@ import { describe } from 'node:test';
 import type { StoreFactory } from './common.js';
 import { audit } from './audit.js';
 import { exposure } from './exposure.js';
+import { observables } from './observables.js';
 import { properties } from './properties.js';
 import { regressions } from './regressions.js';
 import { store } from './store.js';
@@ -29,4 +30,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] triggers`, () => triggers(f));
   describe(`[${f.name}] properties`, () => properties(f));
   describe(`[${f.name}] exposure: what the model sees`, () => exposure(f));
+  describe(`[${f.name}] cross-tenant observables`, () => observables(f));
 }

@@ -9,6 +9,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { type Memory, type PolicyInput, SqliteDriver, openMemory } from '../../src/index.js';
 import { PostgresDriver } from '../../src/store/postgres/index.js';
+import { scopeKeyOf } from '../../src/store/sqlite/driver.js';
 import { TABLE_KEYS, type TableName } from '../../src/store/tables.js';
 import { TEST_POLICY, tempDir } from '../helpers.js';
 
@@ -53,6 +54,8 @@ export interface OpenOptions {
   readonly policy?: PolicyInput;
   readonly clock?: () => Date;
   readonly checkpointKey?: string | false;
+  /** the facade's read cache (default on, as openMemory's). */
+  readonly cache?: boolean;
 }
 
 export interface Env {
@@ -80,6 +83,7 @@ const memOpts = (opts: OpenOptions) => ({
   policy: opts.policy ?? TEST_POLICY,
   ...(opts.clock ? { clock: opts.clock } : {}),
   ...(opts.checkpointKey !== undefined ? { checkpointKey: opts.checkpointKey } : {}),
+  ...(opts.cache !== undefined ? { cache: opts.cache } : {}),
 });
 
 // ------------------------------------------------------------------ SQLite
@@ -125,8 +129,10 @@ export const sqliteStore: StoreFactory = {
       },
       replaceSql: (table, cols, source) => `INSERT OR REPLACE INTO ${table} (${cols.join(', ')}) ${source}`,
       async indexRecord(id) {
-        const r = db.prepare('SELECT rowid, content FROM records WHERE id = ?').get(id) as { rowid: number; content: string };
-        db.prepare('INSERT INTO records_fts (rowid, content) VALUES (?, ?)').run(r.rowid, r.content);
+        const r = db.prepare('SELECT rowid, tenant, scope, content FROM records WHERE id = ?').get(id) as { rowid: number; tenant: string; scope: string; content: string };
+        const fts = (mem.driver as SqliteDriver).searchIndexTable(r.tenant);
+        if (fts === null) throw new Error(`indexRecord: tenant ${r.tenant} has no search index yet (write one record through the API first)`);
+        db.prepare(`INSERT INTO ${fts} (rowid, content, scope_key) VALUES (?, ?, ?)`).run(r.rowid, r.content, scopeKeyOf(r.tenant, r.scope));
       },
       async residue(needles) {
         const found: string[] = [];

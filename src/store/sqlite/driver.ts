@@ -6,7 +6,8 @@ import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageDriver, Stora
 import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken, walkLineage } from '../rows.js';
 import { type CopyRow, type RowStore, TABLE_COLUMNS, TABLE_KEYS, TABLE_NAMES, type TableName, copyRow } from '../tables.js';
 import { type FileLane, joinLane, leaveLane } from './lane.js';
-import { APPLICATION_ID, MIGRATIONS } from './schema.js';
+import { APPLICATION_ID, MIGRATIONS, type Migration } from './schema.js';
+import { SearchIndexes } from './search-index.js';
 
 /** How long a transaction waits for the file's write lock, in ms (SQLite's busy_timeout and the in-process {@link FileLane}). */
 const LOCK_WAIT_MS = 5000;
@@ -116,6 +117,7 @@ export interface SqliteOptions {
 }
 
 interface GroupJob {
+  readonly tenant: string;
   readonly fn: (tx: StorageTx) => Promise<unknown>;
   readonly resolve: (v: unknown) => void;
   readonly reject: (e: unknown) => void;
@@ -150,10 +152,13 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   private nonce = 0;
   /** the file's in-process write lane, shared with every other driver on the same file. */
   private lane: FileLane | null = null;
+  /** the per-tenant full-text indexes (see search-index.ts). */
+  private readonly indexes: SearchIndexes;
 
   private constructor(path: string, db: Database.Database, group: SqliteOptions['groupCommit']) {
     this.path = path;
     this.db = db;
+    this.indexes = new SearchIndexes(db);
     this.group = group === undefined || group === false ? null : { maxOps: Math.max(1, (group === true ? undefined : group.maxOps) ?? 256), maxDelayMs: Math.max(0, (group === true ? undefined : group.maxDelayMs) ?? 0) };
   }
 
@@ -246,9 +251,10 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     }
     if (readonly) return;
     for (let v = version; v < MIGRATIONS.length; v++) {
-      const sql = MIGRATIONS[v] as string;
+      const step = MIGRATIONS[v] as Migration;
       this.db.transaction(() => {
-        this.db.exec(sql);
+        if (typeof step === 'string') this.db.exec(step);
+        else step(this.db);
         this.db.pragma(`application_id = ${APPLICATION_ID}`);
         this.db.pragma(`user_version = ${v + 1}`);
       }).immediate();
@@ -276,15 +282,24 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     this.stmt(sql).run(...params);
   }
 
+  /**
+   * The name of the tenant's full-text index table (FTS5: `rowid` = the record's rowid in
+   * `records`, columns `content` and `scope_key`), or null when it has indexed nothing yet. For
+   * tests and tools that reach under the API.
+   */
+  searchIndexTable(tenant: string): string | null {
+    return this.indexes.tableOf(tenant);
+  }
+
   /** Raw handle for tests and tools that must reach under the API (tamper tests, migrations). */
   unsafeDatabase(): Database.Database {
     return this.db;
   }
 
-  async transaction<T>(_tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+  async transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     if (this.group !== null) {
       return new Promise<T>((resolve, reject) => {
-        this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+        this.pending.push({ tenant, fn, resolve: resolve as (v: unknown) => void, reject });
         if (this.wake) this.wake();
         else if (this.batches === null) this.batches = this.runBatches();
       });
@@ -332,6 +347,20 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     } finally {
       this.inTx = false;
     }
+  }
+
+  /**
+   * Group commit: make sure the job's tenant has its search index table before the job's
+   * SAVEPOINT. SQLite cannot ROLLBACK TO a savepoint past the creation of an FTS5 table that was
+   * written in it (the next SAVEPOINT or COMMIT fails with "SQL logic error", failing the batch),
+   * and a job that fails is rolled back to its savepoint. An empty index table changes nothing a
+   * read can see: its rows are set aside from {@link changeToken} like FTS5's flushes.
+   */
+  private ensureIndexOutsideSavepoint(tenant: string): void {
+    if (tenant === '' || this.indexes.tableOf(tenant) !== null) return;
+    const before = this.totalChanges();
+    this.indexes.ensure(tenant);
+    this.flushChanges += this.totalChanges() - before;
   }
 
   /** Group commit: run batches until no transaction is waiting. */
@@ -405,6 +434,7 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
       }
       ops += 1;
       try {
+        this.ensureIndexOutsideSavepoint(job.tenant);
         this.finish('SAVEPOINT memauth_op');
       } catch (e) {
         broken = e;
@@ -413,6 +443,7 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
       }
       this.inTx = true;
       const changes = this.totalChanges();
+      const indexes = this.indexes.created;
       try {
         const value = await job.fn(this);
         this.inTx = false;
@@ -424,6 +455,12 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
         job.reject(mapSqliteError(e, this.path));
         if (!this.db.inTransaction) {
           broken = e;
+          break;
+        }
+        if (this.indexes.created !== indexes) {
+          // it created (and wrote) another tenant's index table: SQLite cannot roll back to a
+          // savepoint past that (the next SAVEPOINT or COMMIT would fail), so the batch ends here
+          broken = new MemauthError('DATABASE_LOCKED', `${this.path}: a transaction of this group commit failed after creating a tenant's search index; the whole group was rolled back, retry`, { path: this.path });
           break;
         }
         try {
@@ -506,7 +543,7 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
         const ins = this.stmt(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
         for (const r of rows) {
           const info = ins.run(...cols.map((c) => r[c] ?? null));
-          if (table === 'records' && r.status === 'active') this.run('INSERT INTO records_fts (rowid, content, scope_key) VALUES (?, ?, ?)', info.lastInsertRowid, r.content, scopeKeyOf(String(r.tenant), String(r.scope)));
+          if (table === 'records' && r.status === 'active') this.indexes.insert(String(r.tenant), info.lastInsertRowid, r.content as string, scopeKeyOf(String(r.tenant), String(r.scope)));
         }
       });
     });
@@ -580,7 +617,10 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
 
   /**
    * Full-text search, top `limit` by BM25 (ties by id) among the tenant's scope's active,
-   * unexpired records. The index matches only this tenant's scope (scope_key, weight 0 in BM25),
+   * unexpired records. It runs on the tenant's own FTS5 table (search-index.ts): BM25's
+   * statistics — row count, average length, document frequencies — are the tenant's alone (over
+   * all its scopes), so no score or order depends on another tenant's data (DESIGN.md § Retrieval
+   * and versions). The index matches only this tenant's scope (scope_key, weight 0 in BM25),
    * so it ranks the matches alone — scoring a match reads only the index and its small docsize
    * row — and only the best `window` of them are looked up in `records` (one row probe per
    * in-scope match was over a third of a search at 1M records). A LEFT JOIN keeps the
@@ -594,20 +634,16 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   async search(tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
     const q = ftsQuery(query);
     if (q === null || limit < 1) return [];
+    const table = this.indexes.tableOf(tenant);
+    if (table === null) return [];
+    const sql = `SELECT f.score AS score, r.* FROM
+           (SELECT rowid AS fts_rowid, bm25(${table}, 1.0, 0.0) AS score FROM ${table} WHERE ${table} MATCH ? ORDER BY score LIMIT ?) AS f
+         LEFT JOIN records r ON r.rowid = f.fts_rowid AND r.tenant = ? AND r.scope = ? AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > ?)
+         ORDER BY f.score, r.id`;
     const match = `scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${q})`;
     let window = Math.max(2 * limit, limit + 16);
     for (;;) {
-      const rows = this.all(
-        `SELECT f.score AS score, r.* FROM
-           (SELECT rowid AS fts_rowid, bm25(records_fts, 1.0, 0.0) AS score FROM records_fts WHERE records_fts MATCH ? ORDER BY score LIMIT ?) AS f
-         LEFT JOIN records r ON r.rowid = f.fts_rowid AND r.tenant = ? AND r.scope = ? AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > ?)
-         ORDER BY f.score, r.id`,
-        match,
-        window,
-        tenant,
-        scope,
-        now,
-      );
+      const rows = this.indexes.stmt(sql).all(match, window, tenant, scope, now) as Row[];
       const hits = rows.filter((r) => r.id !== null && r.id !== undefined).slice(0, limit);
       const complete = rows.length < window;
       if (!complete) {
@@ -727,14 +763,14 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
       r.taint.oldestSourceAt, r.audit.policyVersion, r.audit.writeReason, r.audit.seq,
     );
     r.derivedFrom.forEach((e, i) => this.run('INSERT INTO derivations (record_id, ord, from_id, transform, kind) VALUES (?, ?, ?, ?, ?)', r.id, i, e.from, e.transform, e.kind));
-    this.run('INSERT INTO records_fts (rowid, content, scope_key) VALUES (?, ?, ?)', lastInsertRowid, r.content, scopeKeyOf(r.tenant, r.scope));
+    this.indexes.insert(r.tenant, lastInsertRowid, r.content, scopeKeyOf(r.tenant, r.scope));
   }
 
   async eraseRecord(tenant: string, id: string, at: string): Promise<void> {
     this.assertTx();
     const row = this.get('SELECT rowid FROM records WHERE tenant = ? AND id = ?', tenant, id);
     if (!row) return;
-    this.run('DELETE FROM records_fts WHERE rowid = ?', row.rowid);
+    this.indexes.erase(tenant, row.rowid as number | bigint);
     this.run("UPDATE records SET content = NULL, status = 'deleted', deleted_at = ? WHERE tenant = ? AND id = ?", at, tenant, id);
   }
 

@@ -4,6 +4,9 @@
  * derivation or taint, or UPDATE/DELETE an audit row. A record's content can only be
  * erased (set to NULL together with status = 'deleted'), never rewritten.
  */
+import type Database from 'better-sqlite3';
+import { migrateToTenantIndexes } from './search-index.js';
+
 /** Refuse an INSERT that would replace an existing row (INSERT OR REPLACE), on any connection. */
 const noReplace = (table: string, key: string[], what: string): string => `
 CREATE TRIGGER ${table}_no_replace BEFORE INSERT ON ${table}
@@ -19,7 +22,10 @@ BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: ${what} are append-only and 
 /** `PRAGMA application_id` of a memauth database ('mema'). */
 export const APPLICATION_ID = 0x6d656d61;
 
-export const MIGRATIONS: readonly string[] = [
+/** One migration: SQL, or a function for what depends on the data (run in the same transaction). */
+export type Migration = string | ((db: Database.Database) => void);
+
+export const MIGRATIONS: readonly Migration[] = [
   `
 CREATE TABLE policies (version TEXT PRIMARY KEY, text TEXT NOT NULL, created_at TEXT NOT NULL) STRICT;
 CREATE TABLE principals (
@@ -132,4 +138,9 @@ INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO records_fts (rowid, content, scope_key)
   SELECT rowid, content, 'k' || lower(hex(tenant)) || 'x' || lower(hex(scope)) FROM records WHERE content IS NOT NULL;
 `,
+  // 5: one full-text index per tenant (search-index.ts): BM25's statistics — row count, average
+  // length, each term's document frequency — then come from the tenant's own rows, never from
+  // another tenant's. A registry (search_indexes, append-only) names each tenant's FTS5 table
+  // records_fts_<id>; every active record's entry moves there and the shared records_fts is dropped.
+  migrateToTenantIndexes,
 ];
