@@ -17,6 +17,7 @@ import { properties } from './properties.js';
 import { regressions } from './regressions.js';
 import { store } from './store.js';
 import { triggers } from './triggers.js';
+import { valueCases } from './values.js';
 
 export type { StoreFactory } from './common.js';
 
@@ -27,4 +28,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] audit`, () => audit(f));
   describe(`[${f.name}] triggers`, () => triggers(f));
   describe(`[${f.name}] properties`, () => properties(f));
+  describe(`[${f.name}] value provenance`, () => valueCases(f));
 }
