@@ -10,6 +10,7 @@ type Suite = { name: string; run: (o: Options) => Promise<SuiteResult | SuiteRes
 const SUITES: Suite[] = [
   { name: 'tamper', run: async (o) => (await import('./tamper.js')).run(o) },
   { name: 'forging', run: async (o) => (await import('./forging.js')).run(o) },
+  { name: 'values', run: async (o) => (await import('./values.js')).run(o) },
   { name: 'isolation', run: async (o) => (await import('./isolation.js')).run(o) },
   { name: 'deletion', run: async (o) => (await import('./deletion.js')).run(o) },
   { name: 'badinput', run: async (o) => (await import('./badinput.js')).run(o) },
@@ -29,7 +30,7 @@ function parseArgs(argv: readonly string[]): Options & { only: string[] | null }
     else if (a === '--seed') seed = Number(argv[++i]);
     else if (a === '--only') only = String(argv[++i]).split(',');
     else if (a === '--help' || a === '-h') {
-      console.log('usage: npm run reliability [-- --long] [--only tamper,forging,isolation,deletion,badinput,crash,load] [--seed N] [--verbose]');
+      console.log('usage: npm run reliability [-- --long] [--only tamper,forging,values,isolation,deletion,badinput,crash,load] [--seed N] [--verbose]');
       process.exit(0);
     } else {
       console.error(`unknown argument ${a}`);
