@@ -6,7 +6,7 @@
  * values (one automaton pass per text).
  */
 import type { Action, ArgumentType, ValueProvenance } from './types.js';
-import { type MatchText, actionValues, findProduct, suppliersOf } from './values.js';
+import { type MatchText, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
 
 /**
  * @param action - the proposed action (arguments and resource).
@@ -20,13 +20,14 @@ export function valueProvenance(action: Pick<Action, 'args' | 'resource'>, types
   const values = actionValues(action, types);
   const all = userTurn === null ? texts.map((x) => x.text) : [...texts.map((x) => x.text), userTurn];
   const { byValue } = suppliersOf(values, all);
+  const products = userTurn !== null && values.some((v) => v.amount !== null) ? markedProducts(userTurn) : [];
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
     const recordIds = hits.filter((h) => h < texts.length).map((h) => (texts[h] as { id: string }).id).sort();
     const fromUser = userTurn !== null && hits.includes(texts.length);
     let computed: ValueProvenance['computed'] = null;
     if (!fromUser && v.amount !== null && userTurn !== null) {
-      const c = findProduct(v.amount, userTurn);
+      const c = findProduct(v.amount, products);
       if (c) computed = { op: c.op, operands: [{ value: c.a, recordIds: [], userTurn: true }, { value: c.b, recordIds: [], userTurn: true }] };
     }
     const base = { argument: v.argument, value: v.value, recordIds, userTurn: fromUser };

@@ -125,6 +125,8 @@ const EACH = new Set(['each', 'apiece', 'ea']);
 const PER = new Set(['per', 'a', 'an']);
 const WORD = /^\p{L}[\p{L}-]*$/u;
 const MAX_PRODUCTS = 64;
+/** longest quantity or unit price (characters) the product rule considers: bounds the arithmetic. */
+const MAX_OPERAND = 32;
 
 /**
  * The (quantity, unit price) pairs the user's turn marks, in this grammar over its tokens
@@ -132,7 +134,7 @@ const MAX_PRODUCTS = 64;
  * - `<quantity> [words] at|@ [currency] <price> each|apiece|ea|per <word>|a <word>` — "reorder 50
  *   units at $10 each", "10 licences @ 25 per licence";
  * - `<quantity> x|×|* [currency] <price>` — "3 x $19.99".
- * Quantity and price are amounts of the text (amount grammar). At most 64 pairs.
+ * Quantity and price are amounts of the text (amount grammar) of at most 32 characters. At most 64 pairs.
  */
 export function markedProducts(turn: MatchText): Array<{ quantity: string; unitPrice: string }> {
   const toks = Array.from(turn.tokens, (id) => turn.vocab[id] as string);
@@ -140,12 +142,12 @@ export function markedProducts(turn: MatchText): Array<{ quantity: string; unitP
   const amountAt = (k: number): string | null => (toks[k - 1] === '.' || toks[k - 1] === ',' || toks[k] === undefined ? null : decimalOfText(toks[k] as string));
   const priceAt = (k: number): { price: string; end: number } | null => {
     const j = CURRENCY.has(toks[k] as string) ? ws(k + 1) : k;
-    const price = amountAt(j);
+    const price = (toks[j]?.length ?? 0) <= MAX_OPERAND ? amountAt(j) : null;
     return price === null ? null : { price, end: j + 1 };
   };
   const out: Array<{ quantity: string; unitPrice: string }> = [];
   for (let i = 0; i < toks.length && out.length < MAX_PRODUCTS; i++) {
-    const quantity = amountAt(i);
+    const quantity = (toks[i] as string).length <= MAX_OPERAND ? amountAt(i) : null;
     if (quantity === null) continue;
     let k = ws(i + 1);
     if (TIMES.has(toks[k] as string)) {
@@ -172,9 +174,10 @@ export function markedProducts(turn: MatchText): Array<{ quantity: string; unitP
  * numbers the turn merely mentions ("Pay $1,200 (PO 4417)" gives no 5,300,400).
  *
  * @param target - the canonical decimal of the amount argument.
+ * @param turn - the user's turn, or its {@link markedProducts} (computed once for many values).
  * @returns the two operands (canonical decimals), or null.
  */
-export function findProduct(target: string, turn: MatchText): { op: '*'; a: string; b: string } | null {
-  for (const p of markedProducts(turn)) if (multiplyDecimals(p.quantity, p.unitPrice) === target) return { op: '*', a: p.quantity, b: p.unitPrice };
+export function findProduct(target: string, turn: MatchText | ReadonlyArray<{ quantity: string; unitPrice: string }>): { op: '*'; a: string; b: string } | null {
+  for (const p of Array.isArray(turn) ? turn : markedProducts(turn as MatchText)) if (multiplyDecimals(p.quantity, p.unitPrice) === target) return { op: '*', a: p.quantity, b: p.unitPrice };
   return null;
 }
