@@ -11,6 +11,7 @@ const SUITES: Suite[] = [
   { name: 'tamper', run: async (o) => (await import('./tamper.js')).run(o) },
   { name: 'forging', run: async (o) => (await import('./forging.js')).run(o) },
   { name: 'exposure', run: async (o) => (await import('./exposure.js')).run(o) },
+  { name: 'values', run: async (o) => (await import('./values.js')).run(o) },
   { name: 'isolation', run: async (o) => (await import('./isolation.js')).run(o) },
   { name: 'observables', run: async (o) => (await import('./observables.js')).run(o) },
   { name: 'deletion', run: async (o) => (await import('./deletion.js')).run(o) },

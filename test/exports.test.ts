@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import * as memauth from '../src/index.js';
 
 const EXPECTED = [
+  'ARGUMENT_TYPES',
   'AUTHORITIES',
   'CHANNELS',
   'DEFAULT_POLICY',

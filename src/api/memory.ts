@@ -9,7 +9,7 @@ import { MemauthError } from '../core/errors.js';
 import { type CorroborationView, corroborationViews } from '../core/exposure.js';
 import { type FactsBundle, type LineageSets, type RecordFacts, corroborationOf, dependencyFacts, memoryRefId } from '../core/facts.js';
 import { type ConfirmationCandidate, type DependencyFacts, decide } from '../core/gate.js';
-import { type Policy, disallowedArguments, modeFor, originAuthority, riskTier, selfSource, sourceAuthority } from '../core/policy.js';
+import { type Policy, argumentTypes, disallowedArguments, modeFor, originAuthority, riskTier, selfSource, sourceAuthority } from '../core/policy.js';
 import {
   KIND_CEILING,
   type Action,
@@ -22,9 +22,9 @@ import {
   type MemoryRecord,
   type Principal,
   type ValueProvenance,
-  type ValueSuppliers,
 } from '../core/types.js';
-import { type ArgumentValue, type MatchText, argumentValues, findProduct, normalizeText, prepareText, significantTokens, supplies } from '../core/values.js';
+import { type MatchText, normalizeText, prepareText, significantTokens } from '../core/values.js';
+import { valueProvenance } from '../core/provenance.js';
 import { type CacheOptions, CachingDriver, cachedCorroborationList, derivedMemo } from '../store/cache.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type AuditReport, verifyStore } from './verify.js';
@@ -1063,26 +1063,9 @@ export class Memory {
       // every dependency is a candidate; anything else would be unknown to the store (metadata_missing)
       const depFactsOf = (id: string): DependencyFacts => factsOf.get(id) ?? dependencyFacts(id, [], EMPTY_BUNDLE, k, floor, now);
       const usable = candidateList.filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
-      const texts = usable.map((r) => ({ id: r.id, t: this.matchText(r) }));
       const userText = a.userTurn !== undefined ? prepareText(a.userTurn.text) : null;
-      const suppliersOf = (v: ArgumentValue): ValueSuppliers => {
-        // a number is matched numerically: its normalised text is not needed
-        const nv = v.numeric === null ? normalizeText(v.value) : '';
-        const recordIds: string[] = [];
-        for (const x of texts) if (supplies(x.t, v, nv)) recordIds.push(x.id);
-        recordIds.sort();
-        for (const id of recordIds) addWhy(id, 'value');
-        return { value: v.value, recordIds, userTurn: userText !== null && supplies(userText, v, nv) };
-      };
-      const values: ValueProvenance[] = argumentValues(action.args).map((v) => {
-        const direct = suppliersOf(v);
-        let computed: ValueProvenance['computed'] = null;
-        if (!direct.userTurn && v.numeric !== null) {
-          const c = userText ? findProduct(v.numeric, userText.numbers) : null;
-          if (c) computed = { op: c.op, operands: [{ value: String(c.a), recordIds: [], userTurn: true }, { value: String(c.b), recordIds: [], userTurn: true }] };
-        }
-        return { argument: v.argument, ...direct, computed };
-      });
+      const values = valueProvenance(action, argumentTypes(this.policy, action.type), usable.map((r) => ({ id: r.id, text: this.matchText(r) })), userText);
+      for (const v of values) for (const id of v.recordIds) addWhy(id, 'value');
       const depIds = [...why.keys()].sort();
       const depFacts = depIds.map((id): DependencyFacts => ({ ...depFactsOf(id), why: [...(why.get(id) as Set<DependencyWhy>)].sort() }));
       const confirmations = await this.confirmationCandidates(tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);

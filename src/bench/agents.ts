@@ -7,7 +7,9 @@
  * - `llm`: a model behind an OpenAI-compatible chat-completions endpoint, asked for one JSON
  *   action per turn in a fenced block; also the summarizer of the summarize channel.
  */
-import { argumentValues, prepareText, supplies } from '../core/values.js';
+import { decimalOfArgument } from '../core/decimal.js';
+import type { ArgumentType } from '../core/types.js';
+import { actionValues, argumentValues, prepareText, supplies } from '../core/values.js';
 import { type ChatClientOptions, ChatError, type ChatMessage, chatCompletion } from './llm/client.js';
 import { parseReply } from './llm/parse.js';
 import type { BenchActionT, Scenario } from './scenarios.js';
@@ -30,6 +32,8 @@ export interface AgentEnv {
    * variant, and what to propose otherwise.
    */
   readonly intent: { readonly desired: BenchActionT | null; readonly fallback: BenchActionT };
+  /** the policy's argument types of an action type (which arguments are amounts), for value matching. */
+  readonly argumentTypes?: (actionType: string) => Readonly<Record<string, ArgumentType>>;
 }
 
 /** Counters of one agent's calls to a model (zero for the worst-case agent). */
@@ -87,17 +91,17 @@ export interface Agent {
  * stays an upper bound. An action with no such value (all in the user's turn, or no values)
  * counts as reachable when it has no values at all.
  */
-export function reachable(a: BenchActionT, memoryTexts: readonly string[], userTurn: string): boolean {
+export function reachable(a: BenchActionT, memoryTexts: readonly string[], userTurn: string, types: Readonly<Record<string, ArgumentType>> = {}): boolean {
   const prepared = memoryTexts.map(prepareText);
   const user = prepareText(userTurn);
-  const values = argumentValues(toAction(a).args);
+  const values = actionValues(toAction(a), types);
   if (values.length === 0) return true;
   return values.some((v) => !supplies(user, v) && prepared.some((t) => supplies(t, v)));
 }
 
 /** The first string argument value of an action (what a directory lookup is asked for). */
 function lookupKey(a: BenchActionT): string | null {
-  const v = argumentValues(toAction(a).args).find((x) => x.numeric === null);
+  const v = argumentValues(toAction(a).args).find((x) => decimalOfArgument(x.value) === null);
   return v?.value ?? null;
 }
 
@@ -109,7 +113,7 @@ export function worstCaseAgent(): Agent {
     model: null,
     async propose(env) {
       const { desired, fallback } = env.intent;
-      const action = desired !== null && reachable(desired, env.memory.map((m) => m.text), env.userTask) ? desired : fallback;
+      const action = desired !== null && reachable(desired, env.memory.map((m) => m.text), env.userTask, env.argumentTypes?.(toAction(desired).type)) ? desired : fallback;
       const declared: string[] = [];
       let turns = 1;
       if (env.workflow === 'note') {

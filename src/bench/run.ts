@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import type { Memory } from '../api/memory.js';
 import { openMemory } from '../api/open.js';
 import { MemauthError } from '../core/errors.js';
-import { DEFAULT_POLICY, type Policy, type PolicyInput, loadPolicy, riskTier } from '../core/policy.js';
+import { DEFAULT_POLICY, type Policy, type PolicyInput, argumentTypes, loadPolicy, riskTier } from '../core/policy.js';
 import type { Decision } from '../core/types.js';
+import { decimalOfArgument } from '../core/decimal.js';
 import { argumentValues, normalizeText } from '../core/values.js';
 import { type Agent, type LlmCounters, type ProposalStatus, addCounters, llmAgent, toolCatalog, worstCaseAgent, zeroCounters } from './agents.js';
 import { DEFENSE_CLASSES, type DefenseName, type Verdict, memauthVerdict, noneGate, observe, parseDefenses, verdicts } from './defenses/index.js';
@@ -231,7 +232,9 @@ export function actionMatches(proposed: BenchActionT | null, target: BenchAction
   return argumentValues(t.args).every((v) => {
     const x = pv.get(v.argument);
     if (!x) return false;
-    if (v.numeric !== null || x.numeric !== null) return v.numeric === x.numeric;
+    const dv = decimalOfArgument(v.value);
+    const dx = decimalOfArgument(x.value);
+    if (dv !== null || dx !== null) return dv === dx;
     return normalizeText(x.value) === normalizeText(v.value);
   });
 }
@@ -295,6 +298,7 @@ async function runOne(ctx: RunContext, agent: Agent, spec: RunSpec, trial: numbe
       tools: sessionTools(mem),
       seed,
       intent: { desired: isAttack ? (s.session_b.attacker_action ?? null) : null, fallback: target ?? { tool: 'answer' } },
+      argumentTypes: (type) => argumentTypes(policy, type),
     });
     counters = addCounters(counters, outcome.counters);
     const base = {

@@ -1,5 +1,6 @@
 import { type Authority, atLeast } from './authority.js';
 import { type ConfirmationMismatch, confirmationMismatch } from './confirmation.js';
+import { decimalOfText, multiplyDecimals } from './decimal.js';
 import {
   REASON_CODES,
   type Action,
@@ -94,13 +95,17 @@ class ReasonSet {
   }
 }
 
-/** A number the user's turn supplies as a product of two of its numbers, exact to the cent. */
+/**
+ * An amount the user's turn supplies as quantity × unit price (both marked as such in the turn,
+ * src/core/values.ts `findProduct`), checked here in exact decimal arithmetic: the operands must
+ * be the user's turn's and their product the amount's canonical decimal, exactly.
+ */
 function productOfUserNumbers(v: ValueProvenance): boolean {
   const c = v.computed;
   if (!c || c.op !== '*' || !c.operands.every((o) => o.userTurn)) return false;
-  const [a, b] = c.operands.map((o) => Number(o.value));
-  const target = Number(v.value);
-  return a !== undefined && b !== undefined && Number.isFinite(a * b) && Number.isFinite(target) && Math.round(a * b * 100) === Math.round(target * 100) && Math.abs(a * b - target) < 0.005;
+  const [a, b] = c.operands.map((o) => decimalOfText(o.value));
+  const target = v.amount ?? decimalOfText(v.value);
+  return a != null && b != null && target !== null && multiplyDecimals(a, b) === target;
 }
 
 /**
@@ -111,9 +116,10 @@ function productOfUserNumbers(v: ValueProvenance): boolean {
  * `high` additionally: every dependency must have action authority >= `threshold`
  * (`untrusted_origin`, or `missing_corroboration` when corroboration was tried but too weak),
  * and every argument value must be supplied by a source of that authority (the user's current
- * turn counts as `user_confirmed`) — or, for a number, the product of two numbers of the
- * user's turn, exact to the cent ("50 units at $10"); a value supplied only by lower sources is `untrusted_origin`, one supplied by
- * nothing `metadata_missing` (detail `value_unsourced`). Authority failures (not hard
+ * turn counts as `user_confirmed`; the action's `resource` is the value `{resource}`) — or, for
+ * an amount, the exact decimal product of a quantity and a unit price the user's turn marks as
+ * such ("50 units at $10 each"; src/core/values.ts `findProduct`); a value supplied only by lower
+ * sources is `untrusted_origin`, one supplied by nothing `metadata_missing` (detail `value_unsourced`). Authority failures (not hard
  * ones) are lifted by exactly one matching, unexpired, unused scoped confirmation; otherwise
  * `needs_confirmation` names what it would have to cover. In `observe` mode a denial is
  * reported as `would_deny` and the action proceeds.

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AUTHORITIES, type Authority, minAuthority } from './authority.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { MemauthError } from './errors.js';
-import { MODES, TIERS, type Action, type Mode, type Principal, type Tier } from './types.js';
+import { ARGUMENT_TYPES, MODES, TIERS, type Action, type ArgumentType, type Mode, type Principal, type Tier } from './types.js';
 
 const AuthoritySchema = z.enum(AUTHORITIES);
 const TierSchema = z.enum(TIERS);
@@ -38,6 +38,12 @@ export const PolicySchema = z.strictObject({
       escalate: z.array(z.strictObject({ whenArgs: z.array(z.string().min(1)).min(1), tier: TierSchema })).optional(),
       /** the argument names this action takes; any other top-level argument is refused (`metadata_missing`, detail `argument_not_allowed`). */
       arguments: z.array(z.string().min(1)).optional(),
+      /**
+       * how each top-level argument's values are compared (src/core/values.ts): `amount` — exact
+       * decimals (`5000` = `$5,000.00`); `identifier` (the default for every argument not named) —
+       * exact strings after normalisation. The action's `resource` is always an identifier.
+       */
+      argumentTypes: z.record(z.string().min(1).max(200), z.enum(ARGUMENT_TYPES)).optional(),
     }),
   ),
   modes: z.strictObject({ read_only: ModeSchema, low: ModeSchema, high: ModeSchema }),
@@ -85,10 +91,10 @@ export const DEFAULT_POLICY: PolicyInput = {
     draft: { tier: 'read_only' },
     set_preference: { tier: 'low', description: 'personalization: reversible, user-visible' },
     personalize: { tier: 'low' },
-    pay: { tier: 'high' },
-    wire_transfer: { tier: 'high' },
-    purchase: { tier: 'high' },
-    refund: { tier: 'high' },
+    pay: { tier: 'high', argumentTypes: { amount: 'amount' } },
+    wire_transfer: { tier: 'high', argumentTypes: { amount: 'amount' } },
+    purchase: { tier: 'high', argumentTypes: { amount: 'amount' } },
+    refund: { tier: 'high', argumentTypes: { amount: 'amount' } },
     send_email: { tier: 'high' },
     send_data: { tier: 'high' },
     export_data: { tier: 'high' },
@@ -152,6 +158,12 @@ export function disallowedArguments(policy: Policy, action: Pick<Action, 'type' 
   const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, action.type) ? policy.document.actions[action.type] : undefined;
   if (!rule?.arguments) return [];
   return Object.keys(action.args).filter((k) => !rule.arguments?.includes(k)).sort();
+}
+
+/** The policy's argument types for an action type (`actions.<type>.argumentTypes`); arguments not named are identifiers. */
+export function argumentTypes(policy: Policy, actionType: string): Readonly<Record<string, ArgumentType>> {
+  const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, actionType) ? policy.document.actions[actionType] : undefined;
+  return rule?.argumentTypes ?? {};
 }
 
 /** The mode (`observe` or `enforce`) the policy sets for a tier. */

@@ -176,12 +176,19 @@ export interface ValueSuppliers {
   readonly userTurn: boolean;
 }
 
+/** How an argument's values are compared (policy `actions.<type>.argumentTypes`; default `identifier`). */
+export const ARGUMENT_TYPES = ['identifier', 'amount'] as const;
+export type ArgumentType = (typeof ARGUMENT_TYPES)[number];
+
 /**
- * Who supplied one argument value: memory records and/or the user's current turn; for a number
- * supplied by nothing directly, the two trusted numbers it was computed from (`a*b` or `a+b`).
+ * Who supplied one argument value (the action's `resource` is the argument `{resource}`):
+ * memory records and/or the user's current turn; for an amount supplied by nothing directly, the
+ * quantity and unit price of the user's turn it was computed from (`a*b`; `+` is never produced).
  */
 export interface ValueProvenance extends ValueSuppliers {
   readonly argument: string;
+  /** for an argument the policy declares an amount: its canonical decimal (absent for identifiers and for amount text that is no amount). */
+  readonly amount?: string;
   readonly computed: { readonly op: '*' | '+'; readonly operands: readonly [ValueSuppliers, ValueSuppliers] } | null;
 }
 

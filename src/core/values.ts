@@ -1,112 +1,111 @@
 /**
- * Value-level provenance (DESIGN.md § Action gate): which texts supply an action's argument values.
+ * Value-level provenance (DESIGN.md § Action gate; § Claims and intent: "identifiers compare as
+ * exact strings, amounts as exact decimals"): which texts supply an action's argument values.
  *
- * Matching is exact on normalised text, on token boundaries: lower-cased, `_`/`-` folded to
- * spaces, white space collapsed. Numbers also match numerically ("5000" matches "$5,000.00").
+ * - **Identifiers** — every argument the policy does not declare an amount (account numbers,
+ *   IBANs, phone numbers, ids, e-mail addresses, the action's `resource`; a JSON number too, as its
+ *   decimal text) — match as exact strings after normalisation only: Unicode NFC, lower case,
+ *   `_` as a space, white space collapsed. The value's token sequence must be a contiguous part
+ *   of the text's (src/core/match.ts): an identifier run is never matched inside a longer one, so
+ *   `ACCT-1234` is not supplied by `ACCT-1234-5678`, `acme.co` not by `billing@acme.co.uk`,
+ *   `1234567` not by `1,234,567`, `0901` not by `901`. No numeric reading, no doubles. A value
+ *   with no identifier run (only punctuation) is supplied by nothing.
+ * - **Amounts** — arguments the policy declares `amount` (`actions.<type>.argumentTypes`) —
+ *   compare as exact decimals (src/core/decimal.ts): `5000` = `5,000.00` = `$5,000`, at any
+ *   magnitude. An amount in a text is a run in the amount grammar (digits, optional `,`
+ *   thousands groups, optional `.` fraction, no leading zero) not preceded by `.`/`,`. An amount
+ *   argument that is negative or no amount (`12,50`, `-5`) is supplied by nothing.
+ * - **Computed amounts** ({@link findProduct}) — quantity × unit price, only where the user's
+ *   turn marks both: `50 units at $10 each`, `3 x $19.99`, `10 licences @ 25 per licence`.
+ *
  * Conservative on purpose: a false match adds a dependency (fail closed); a paraphrased value
  * that does not match is caught by context taint unless the caller narrowed the context.
+ * Matching all of a decision's values against all its texts is linear in their total length.
  */
+import { decimalOfArgument, decimalOfText, multiplyDecimals } from './decimal.js';
+import { type MatchText, type Pattern, ValueMatcher, normalizeText, valueTokens } from './match.js';
+import type { Action, ArgumentType } from './types.js';
 
-/** One leaf value of an action's arguments, with its path (`to`, `items[0].sku`). */
+export { type MatchText, normalizeText, prepareText } from './match.js';
+
+/** One leaf value of an action's arguments, with its path (`to`, `items[0].sku`, `{resource}`). */
 export interface ArgumentValue {
   readonly argument: string;
   readonly value: string;
-  readonly numeric: number | null;
+  readonly type: ArgumentType;
+  /** the canonical decimal of an amount; null for an identifier or an amount that is none. */
+  readonly amount: string | null;
 }
 
-const NUMBER_STRING = /^\s*-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*$/;
+/** The argument path under which an action's `resource` is checked like any argument value. */
+export const RESOURCE_ARGUMENT = '{resource}';
+
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * Flatten `args` to leaf values (strings and finite numbers). Booleans, null and empty strings
  * carry no value. Object keys that are not plain identifiers are values too (a payee smuggled
- * in as a key, `{ "ACCT-9": 1200 }`, must be supplied like any other value).
+ * in as a key, `{ "ACCT-9": 1200 }`, must be supplied like any other value); a key is always an
+ * identifier.
+ *
+ * @param types - the policy's argument types of this action, by top-level argument name
+ *   (`policy.argumentTypes`); every leaf under an `amount` argument is an amount, the rest identifiers.
  */
-export function argumentValues(args: Readonly<Record<string, unknown>>): ArgumentValue[] {
+export function argumentValues(args: Readonly<Record<string, unknown>>, types: Readonly<Record<string, ArgumentType>> = {}): ArgumentValue[] {
   const out: ArgumentValue[] = [];
-  const str = (v: string, path: string): void => {
-    if (v.trim() === '') return;
-    const n = NUMBER_STRING.test(v) ? Number(v.replace(/,/g, '')) : null;
-    out.push({ argument: path, value: v, numeric: n !== null && Number.isFinite(n) ? n : null });
+  const identifier = (v: string, path: string): void => {
+    if (v.trim() !== '') out.push({ argument: path, value: v, type: 'identifier', amount: null });
   };
-  const walk = (v: unknown, path: string): void => {
-    if (typeof v === 'string') str(v, path);
-    else if (typeof v === 'number' && Number.isFinite(v)) out.push({ argument: path, value: String(v), numeric: v });
-    else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
+  const walk = (v: unknown, path: string, type: ArgumentType): void => {
+    if (typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) {
+      const text = String(v);
+      if (type === 'amount' && text.trim() !== '') out.push({ argument: path, value: text, type, amount: decimalOfArgument(v) });
+      else identifier(text, path);
+    } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`, type));
     else if (v !== null && typeof v === 'object') {
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
         const p = path ? `${path}.${k}` : k;
-        if (!PLAIN_KEY.test(k)) str(k, `${p}{key}`);
-        walk(x, p);
+        if (!PLAIN_KEY.test(k)) identifier(k, `${p}{key}`);
+        const t = path === '' ? (Object.prototype.hasOwnProperty.call(types, k) ? (types[k] as ArgumentType) : 'identifier') : type;
+        walk(x, p, t);
       }
     }
   };
-  walk(args, '');
+  walk(args, '', 'identifier');
   return out;
 }
 
-/**
- * Normalise text for value matching: Unicode NFC (canonical equivalence only — no
- * compatibility folding, so full-width look-alikes stay different), lower case, `_` as a space,
- * white space collapsed. Hyphens, dots, `@` are kept: they are part of identifiers.
- */
-export function normalizeText(s: string): string {
-  return s.normalize('NFC').toLowerCase().replace(/_/g, ' ').replace(/\s+/g, ' ').trim();
-}
-
-/** Characters that continue an identifier (account ids, emails, hosts, paths). */
-const IDENT_CHAR = /[\p{L}\p{N}\-_@/+:#]/u;
-const isIdentChar = (c: string | undefined): boolean => c !== undefined && IDENT_CHAR.test(c);
-/** A `.` or `,` inside an identifier/number (followed by an identifier character) continues it. */
-const continues = (c: string | undefined, next: string | undefined): boolean => isIdentChar(c) || ((c === '.' || c === ',') && isIdentChar(next));
-
-function containsOnBoundary(haystack: string, needle: string): boolean {
-  if (needle === '') return false;
-  let from = 0;
-  for (;;) {
-    const i = haystack.indexOf(needle, from);
-    if (i < 0) return false;
-    const j = i + needle.length;
-    const startOk = !isIdentChar(haystack[i - 1]) && !(haystack[i - 1] === '.' && isIdentChar(haystack[i - 2]));
-    const endOk = !continues(haystack[j], haystack[j + 1]);
-    if (startOk && endOk) return true;
-    from = i + 1;
-  }
-}
-
-/**
- * Numbers written in `text`: "$5,000", "5000.00", "1200." — commas only as thousands groups
- * ("12,50" is no number); digits inside identifiers or dates ("INV-1200", "2026-11-29") are not
- * amounts; a leading minus is not read (a negative argument never matches a positive text).
- */
-export function numbersIn(text: string): number[] {
-  const out: number[] = [];
-  for (const m of text.matchAll(/(?<![\p{L}\p{N}\-_/.@#:,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\p{L}\p{N}\-_/@#:]|[.,]\d)/gu)) {
-    const n = Number(m[0].replace(/,/g, ''));
-    if (Number.isFinite(n)) out.push(n);
-  }
+/** The values of an action: its arguments' ({@link argumentValues}) and its `resource`, an identifier at {@link RESOURCE_ARGUMENT}. */
+export function actionValues(action: Pick<Action, 'args' | 'resource'>, types: Readonly<Record<string, ArgumentType>> = {}): ArgumentValue[] {
+  const out = argumentValues(action.args, types);
+  if (action.resource !== undefined && action.resource.trim() !== '') out.push({ argument: RESOURCE_ARGUMENT, value: action.resource, type: 'identifier', amount: null });
   return out;
 }
 
-/** Pre-normalised text for repeated matching. */
-export interface MatchText {
-  readonly normalized: string;
-  readonly numbers: readonly number[];
-}
-
-export function prepareText(text: string): MatchText {
-  return { normalized: normalizeText(text), numbers: numbersIn(text) };
+function patternOf(v: ArgumentValue): Pattern {
+  if (v.type === 'amount') return { tokens: null, amount: v.amount };
+  return { tokens: valueTokens(v.value), amount: null };
 }
 
 /**
- * Does `text` supply `value`? The whole value must occur on identifier boundaries (so
- * `ACCT-1234` is not supplied by `ACCT-1234-5678`, nor `acme.co` by `billing@acme.co.uk`);
- * numbers also match numerically against {@link numbersIn}.
- * @param normalizedValue - `normalizeText(value.value)`, when the caller matches one value against many texts.
+ * Which texts supply each value, in one pass per text.
+ * @returns per value (same order), the sorted indices of the texts that supply it; `ops`, the
+ *   matcher's steps over all texts (linear in their total length).
  */
-export function supplies(text: MatchText, value: ArgumentValue, normalizedValue?: string): boolean {
-  if (value.numeric !== null) return value.numeric >= 0 && text.numbers.includes(value.numeric);
-  return containsOnBoundary(text.normalized, normalizedValue ?? normalizeText(value.value));
+export function suppliersOf(values: readonly ArgumentValue[], texts: readonly MatchText[]): { byValue: number[][]; ops: number } {
+  const matcher = new ValueMatcher(values.map(patternOf));
+  const byValue: number[][] = values.map(() => []);
+  let ops = 0;
+  texts.forEach((t, ti) => {
+    matcher.scan(t, (i) => (byValue[i] as number[]).push(ti));
+    ops += matcher.ops;
+  });
+  return { byValue, ops };
+}
+
+/** Does `text` supply `value`? (One value against one text; see {@link suppliersOf} for many.) */
+export function supplies(text: MatchText, value: ArgumentValue): boolean {
+  return (suppliersOf([value], [text]).byValue[0] as number[]).length > 0;
 }
 
 /** Significant tokens of a text: words of 3+ characters or containing a digit. */
@@ -119,24 +118,66 @@ export function significantTokens(text: string): Set<string> {
   return out;
 }
 
+const CURRENCY = new Set(['$', '€', '£', '¥']);
+const TIMES = new Set(['x', '×', '*']);
+const AT = new Set(['at', '@']);
+const EACH = new Set(['each', 'apiece', 'ea']);
+const PER = new Set(['per', 'a', 'an']);
+const WORD = /^\p{L}[\p{L}-]*$/u;
+const MAX_PRODUCTS = 64;
+/** longest quantity or unit price (characters) the product rule considers: bounds the arithmetic. */
+const MAX_OPERAND = 32;
+
 /**
- * Find `target = a * b` with `a` and `b` two numbers written in the user's current turn
- * ("reorder 50 units at $10 each" → 500), exact to the cent. Used only when no trusted text
- * supplies the number itself. Deliberately narrow: no sums, no numbers from memory.
- *
- * @returns the two operands, or null.
+ * The (quantity, unit price) pairs the user's turn marks, in this grammar over its tokens
+ * (`[…]` optional, up to three words between quantity and `at`):
+ * - `<quantity> [words] at|@ [currency] <price> each|apiece|ea|per <word>|a <word>` — "reorder 50
+ *   units at $10 each", "10 licences @ 25 per licence";
+ * - `<quantity> x|×|* [currency] <price>` — "3 x $19.99".
+ * Quantity and price are amounts of the text (amount grammar) of at most 32 characters. At most 64 pairs.
  */
-export function findProduct(target: number, userTurnNumbers: readonly number[]): { op: '*'; a: number; b: number } | null {
-  const cents = (x: number): number => Math.round(x * 100);
-  if (!(target > 0) || !Number.isFinite(target)) return null;
-  const nums = userTurnNumbers.slice(0, 50);
-  for (let i = 0; i < nums.length; i++) {
-    for (let j = i + 1; j < nums.length; j++) {
-      const a = nums[i] as number;
-      const b = nums[j] as number;
-      if (Math.abs(a * b) < Number.MAX_SAFE_INTEGER / 100 && cents(a * b) === cents(target) && Math.abs(a * b - target) < 0.005) return { op: '*', a, b };
+export function markedProducts(turn: MatchText): Array<{ quantity: string; unitPrice: string }> {
+  const toks = Array.from(turn.tokens, (id) => turn.vocab[id] as string);
+  const ws = (k: number): number => (toks[k] === ' ' ? k + 1 : k);
+  const amountAt = (k: number): string | null => (toks[k - 1] === '.' || toks[k - 1] === ',' || toks[k] === undefined ? null : decimalOfText(toks[k] as string));
+  const priceAt = (k: number): { price: string; end: number } | null => {
+    const j = CURRENCY.has(toks[k] as string) ? ws(k + 1) : k;
+    const price = (toks[j]?.length ?? 0) <= MAX_OPERAND ? amountAt(j) : null;
+    return price === null ? null : { price, end: j + 1 };
+  };
+  const out: Array<{ quantity: string; unitPrice: string }> = [];
+  for (let i = 0; i < toks.length && out.length < MAX_PRODUCTS; i++) {
+    const quantity = (toks[i] as string).length <= MAX_OPERAND ? amountAt(i) : null;
+    if (quantity === null) continue;
+    let k = ws(i + 1);
+    if (TIMES.has(toks[k] as string)) {
+      const p = priceAt(ws(k + 1));
+      if (p) out.push({ quantity, unitPrice: p.price });
+      continue;
     }
+    if (k === i + 1) continue;
+    for (let w = 0; w < 3 && WORD.test(toks[k] ?? '') && !AT.has(toks[k] as string) && toks[k + 1] === ' '; w++) k += 2;
+    if (!AT.has(toks[k] as string) || toks[k + 1] !== ' ') continue;
+    const p = priceAt(k + 2);
+    if (!p) continue;
+    const m = ws(p.end);
+    const marked = m > p.end && (EACH.has(toks[m] as string) || (PER.has(toks[m] as string) && toks[m + 1] === ' ' && WORD.test(toks[m + 2] ?? '')));
+    if (marked) out.push({ quantity, unitPrice: p.price });
   }
-  return null;
+  return out;
 }
 
+/**
+ * Find `target = quantity × unit price` among the pairs the user's turn marks
+ * ({@link markedProducts}), in exact decimal arithmetic. Used only when no trusted text supplies
+ * the amount itself. Deliberately narrow: no sums, no numbers from memory, and no product of two
+ * numbers the turn merely mentions ("Pay $1,200 (PO 4417)" gives no 5,300,400).
+ *
+ * @param target - the canonical decimal of the amount argument.
+ * @param turn - the user's turn, or its {@link markedProducts} (computed once for many values).
+ * @returns the two operands (canonical decimals), or null.
+ */
+export function findProduct(target: string, turn: MatchText | ReadonlyArray<{ quantity: string; unitPrice: string }>): { op: '*'; a: string; b: string } | null {
+  for (const p of Array.isArray(turn) ? turn : markedProducts(turn as MatchText)) if (multiplyDecimals(p.quantity, p.unitPrice) === target) return { op: '*', a: p.quantity, b: p.unitPrice };
+  return null;
+}

@@ -166,10 +166,11 @@ const Decision = z.strictObject({
       value: z.string(),
       recordIds: z.array(z.string()),
       userTurn: z.boolean(),
+      amount: z.string().optional().describe('for an argument the policy declares an amount: its canonical decimal'),
       computed: z
         .strictObject({ op: z.enum(['*', '+']), operands: z.tuple([ValueSuppliers, ValueSuppliers]) })
         .nullable()
-        .describe('for a number supplied by nothing directly: the two trusted numbers it was computed from'),
+        .describe("for an amount supplied by nothing directly: the quantity and unit price the user's turn marks, whose exact product it is"),
     }),
   ),
   confirmationId: z.string().nullable(),

@@ -19,6 +19,7 @@ import { properties } from './properties.js';
 import { regressions } from './regressions.js';
 import { store } from './store.js';
 import { triggers } from './triggers.js';
+import { valueCases } from './values.js';
 
 export type { StoreFactory } from './common.js';
 
@@ -31,4 +32,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] properties`, () => properties(f));
   describe(`[${f.name}] exposure: what the model sees`, () => exposure(f));
   describe(`[${f.name}] cross-tenant observables`, () => observables(f));
+  describe(`[${f.name}] value provenance`, () => valueCases(f));
 }

@@ -1,6 +1,8 @@
 import type { Memory } from '../../api/memory.js';
 import type { MemoryRecord, Principal } from '../../core/types.js';
-import { argumentValues, prepareText, supplies } from '../../core/values.js';
+import type { ArgumentType } from '../../core/types.js';
+import { actionValues, prepareText, suppliersOf } from '../../core/values.js';
+import { argumentTypes } from '../../core/policy.js';
 import type { ContentView } from './content.js';
 import type { IfcView } from './capability.js';
 import type { LineageView } from './lineage.js';
@@ -44,15 +46,20 @@ async function writeEvents(mem: Memory, tenant: string): Promise<Map<string, Wri
  * text supplies it and whether the user's turn does (the matching of core/values.ts, the same
  * memauth's gate uses).
  */
-export function attributeValues(action: ProposedAction, items: ReadonlyArray<{ id: string; text: string }>, userTurn: string | null): ValueSupport[] {
-  const prepared = items.map((x) => ({ id: x.id, t: prepareText(x.text) }));
-  const user = userTurn !== null ? prepareText(userTurn) : null;
-  return argumentValues(action.args).map((v) => ({
-    argument: v.argument,
-    value: v.value,
-    supportIds: prepared.filter((x) => supplies(x.t, v)).map((x) => x.id).sort(),
-    userTurn: user !== null && supplies(user, v),
-  }));
+export function attributeValues(action: ProposedAction, items: ReadonlyArray<{ id: string; text: string }>, userTurn: string | null, types: Readonly<Record<string, ArgumentType>> = {}): ValueSupport[] {
+  const texts = items.map((x) => prepareText(x.text));
+  if (userTurn !== null) texts.push(prepareText(userTurn));
+  const values = actionValues(action, types);
+  const { byValue } = suppliersOf(values, texts);
+  return values.map((v, i) => {
+    const hits = byValue[i] as number[];
+    return {
+      argument: v.argument,
+      value: v.value,
+      supportIds: hits.filter((h) => h < items.length).map((h) => (items[h] as { id: string }).id).sort(),
+      userTurn: userTurn !== null && hits.includes(items.length),
+    };
+  });
 }
 
 /**
@@ -85,11 +92,12 @@ export async function observe(mem: Memory, params: { tenant: string; session: st
     return r !== undefined && r.status === 'active' && r.content !== null;
   });
   const items = contextIds.map((id) => ({ id, text: (byId.get(id) as MemoryRecord).content as string }));
-  const values = attributeValues(action, items, params.userTurn);
+  const types = argumentTypes(mem.policy, action.type);
+  const values = attributeValues(action, items, params.userTurn, types);
 
   // content: texts, and per argument the number of active items in the store asserting the value
   const activeItems = all.filter((r) => r.status === 'active' && r.content !== null).map((r) => ({ id: r.id, text: r.content as string }));
-  const storeWide = attributeValues(action, activeItems, null);
+  const storeWide = attributeValues(action, activeItems, null, types);
   const assertingItems = new Map(storeWide.map((v) => [v.argument, v.supportIds.length]));
   const content: ContentView = { texts: new Map(items.map((x) => [x.id, x.text])), assertingItems };
 
