@@ -5,10 +5,14 @@
 #   bash formal/run.sh --quick    main table only
 #   bash formal/run.sh --deep     also GATE_MEMAUTH at larger bounds (a few minutes)
 #   bash formal/run.sh --no-impl  skip the implementation check (formal/impl, needs `npm run build`)
+#   bash formal/run.sh --widened  ONLY the widened implementation check (look-alike values, attached
+#                                 text, echo variants, resources): no SPIN, no base universe
+#   bash formal/run.sh --no-widened  everything but the widened implementation check
 #
 # After SPIN, the implementation check enumerates operation sequences against the real
 # Memory API on SQLite (dist/formal/impl/enumerate.js): first each configuration mutant must
-# yield a counterexample, then memauth as built must hold (--quick: the deep profile at depth 3).
+# yield a counterexample, then memauth as built must hold (--quick: the deep profile at depth 3),
+# then the widened universes must hold (out/impl-widened.txt).
 #
 # Exit status: 0 iff every observed result equals the expected one and every
 # "holds" verdict comes from a complete search (no depth/memory truncation).
@@ -21,15 +25,39 @@ cd "$HERE"
 QUICK=0
 DEEP=0
 IMPL=1
+WIDENED=1
 for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
     --deep) DEEP=1 ;;
     --no-impl) IMPL=0 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --widened) WIDENED=only ;;
+    --no-widened) WIDENED=0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
+
+ENUM="$HERE/../dist/formal/impl/enumerate.js"
+# the widened implementation check alone: look-alike identifiers and amounts, free text attached to
+# another principal's record, echo variants of a fetched page, the action's resource
+run_widened() {
+  if [[ ! -f "$ENUM" ]]; then
+    echo "run.sh: $ENUM not found: build the project first (npm run build; npm run formal does both)" >&2
+    return 2
+  fi
+  mkdir -p "$HERE/out"
+  local rc=0
+  node "$ENUM" --widened --quiet 2>&1 | tee "$HERE/out/impl-widened.txt" || rc=1
+  grep -q '^RESULT: all observed results match the expected ones' "$HERE/out/impl-widened.txt" || rc=1
+  echo
+  if [[ $rc == 0 ]]; then echo "WIDENED IMPLEMENTATION CHECK: ok"; else echo "WIDENED IMPLEMENTATION CHECK: FAILED"; fi
+  return $rc
+}
+if [[ $WIDENED == only ]]; then
+  run_widened
+  exit $?
+fi
 
 for tool in spin gcc; do
   if ! command -v "$tool" >/dev/null 2>&1; then
@@ -37,7 +65,6 @@ for tool in spin gcc; do
     exit 2
   fi
 done
-ENUM="$HERE/../dist/formal/impl/enumerate.js"
 if [[ $IMPL == 1 && ! -f "$ENUM" ]]; then
   echo "run.sh: $ENUM not found: build the project first (npm run build; npm run formal does both)" >&2
   exit 2
@@ -315,6 +342,10 @@ if [[ $IMPL == 1 ]]; then
      || ! grep -q '^RESULT: all observed results match the expected ones' "$OUT/impl.txt"; then IMPL_FAIL=1; fi
   echo
   if [[ $IMPL_FAIL == 0 ]]; then echo "IMPLEMENTATION CHECK: ok"; else echo "IMPLEMENTATION CHECK: FAILED"; fi
+  if [[ $WIDENED == 1 ]]; then
+    echo
+    run_widened || IMPL_FAIL=1
+  fi
 fi
 
 if [[ $SPIN_FAIL == 1 || $IMPL_FAIL == 1 ]]; then exit 1; fi
