@@ -187,22 +187,26 @@ declare -A WDESC=(
   [9]="attack reached+denied: generic/other-args/used/expired confirmation (breaks loose)"
 )
 # channel matrix rows: CHANNELS value and label; expected CE cells per gate
-CHROWS=(0 1 2 4 8 16)
-declare -A CHNAME=([0]="base" [1]="adaptive-text" [2]="self-summary" [4]="tool-echo" [8]="manufactured-corrob" [16]="confirmations")
+CHROWS=(0 1 2 4 8 16 32)
+declare -A CHNAME=([0]="base" [1]="adaptive-text" [2]="self-summary" [4]="tool-echo" [8]="manufactured-corrob" [16]="confirmations" [32]="display")
 declare -A CHEXP_CE=(
-  [2,0]=1 [2,1]=1 [2,2]=1 [2,4]=1 [2,8]=1 [2,16]=1
+  [2,0]=1 [2,1]=1 [2,2]=1 [2,4]=1 [2,8]=1 [2,16]=1 [2,32]=1
   [3,2]=1
   [4,8]=1
   [5,16]=1
 )
 
-MUTANTS=(1 2 3 4)
+MUTANTS=(1 2 3 4 5 6)
 declare -A MDESC=(
   [1]="derive() taints only from the declared input, not every session read"
   [2]="confirmations are not consumed (reusable)"
   [3]="corroboration authority ignores web evidence (trusted channel = source)"
   [4]="origin = principal ceiling, source ignored (trusted-tool echo trusted)"
+  [5]="a view displays text a lower principal attached (display channel)"
+  [6]="echo detection swallows a changed page (display channel)"
 )
+# extra defines per mutant (5 and 6 act on the display channel, off by default)
+declare -A MDEFS=([5]="-DCHANNELS=32" [6]="-DCHANNELS=32")
 
 # extended bounds for GATE_MEMAUTH (exhaustive DFS, state compression, no trail needed)
 DEEPCFG=("-DMAXCORR=3" "-DMAXSESS=4" "-DK=3 -DMAXCORR=3")
@@ -216,7 +220,7 @@ fi
 
 if [[ $QUICK == 0 ]]; then
   for m in "${MUTANTS[@]}"; do
-    add_job "mutant-$m" "-DGATE=1 -DMUTANT=$m" "$CFLAGS_SMALL" "mutant-$m.trail.txt"
+    add_job "mutant-$m" "-DGATE=1 -DMUTANT=$m ${MDEFS[$m]:-}" "$CFLAGS_SMALL" "mutant-$m.trail.txt"
   done
   for w in "${WITNESSES[@]}"; do
     add_job "witness-$w" "-DGATE=1 -DWITNESS=$w" "$CFLAGS_SMALL" "witness-$w.trail.txt"
@@ -295,7 +299,8 @@ if [[ $QUICK == 0 ]]; then
     echo
   done
   echo "(cells: verdict(states stored); expected CE: content everywhere, lineage only self-summary,"
-  echo " naive_corrob only manufactured-corrob, loose_confirm only confirmations; memauth never)"
+  echo " naive_corrob only manufactured-corrob, loose_confirm only confirmations; memauth never;"
+  echo " display = attacker text attached to a record / a changed page fetched, withheld or stored and read)"
 fi
 
  if [[ $DEEP == 1 ]]; then
