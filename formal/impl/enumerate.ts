@@ -26,8 +26,14 @@
  * representative path is re-executed on the real store to reach it), and the number of
  * operation sequences covered is counted exactly over the resulting transition graph.
  *
- *   node dist/formal/impl/enumerate.js [--depth 5] [--workers 2] [--mutant none|k1|web-trusted]
- *                                       [--expect holds|violation] [--quiet]
+ *   node dist/formal/impl/enumerate.js [--profile wide|deep|all|lookalike|evidence|echo|resource|widened]
+ *                                       [--widened] [--depth N] [--workers 2] [--mutant none|k1|web-trusted|one-domain|all] [--quiet]
+ *
+ * The widened profiles (`WIDENED`, universes in formal/impl/widened.ts) add look-alike identifiers
+ * and amounts, free text another principal attaches to a record (the views the agent reads are
+ * inspected), echo variants of a fetched page, and the action's `resource`. Their oracle also
+ * tracks what the agent was SHOWN beyond the session's records, and compares values as DESIGN.md
+ * says (identifiers exact, amounts exact decimals) — never with memauth's matching code.
  *
  * Exit status: 0 iff the observed verdict equals --expect (default holds) and, for `holds`,
  * every allow path (trusted, corroborated, confirmed) was reached for the legitimate payee.
