@@ -23,6 +23,12 @@
  *               8 CORROB    manufactured corroboration: 2nd attacker record,
  *                           corroborate operations (Sybil, correlated, independent)
  *              16 CONFIRM   user confirmations: exact, generic "yes", expiry
+ *              32 DISPLAY   text of a lower principal reaches the agent through a
+ *                           higher record: the attacker attaches text (carrying its
+ *                           payee) to any record as corroboration evidence, or a
+ *                           trusted tool fetches a page that repeats a session record
+ *                           with changed case/symbols/hidden tag characters (not in
+ *                           the default 31: see the display row and mutants 5, 6)
  *   WITNESS   0 = normal run (check the invariant)
  *             n>0 = non-vacuity probe: assert(false) when situation n is reached
  *                   (see the comment above inline witness; SPIN must find it)
@@ -36,6 +42,12 @@
  *                 ignoring that its evidence came from the open web
  *               4 origin authority = principal ceiling (source ignored):
  *                 a trusted tool's echo of a web page is trusted_tool_verified
+ *               5 (CHANNELS & 32) a record's view displays text another,
+ *                 lower principal attached to it, and reading the record
+ *                 records a read of that record only
+ *               6 (CHANNELS & 32) echo detection ignores case/symbols/tag
+ *                 characters: a different page that repeats a session record
+ *                 is swallowed as an echo (nothing stored, nothing read)
  *
  * GROUND TRUTH: every identifier starting with g_ is a ghost variable
  * (instrumentation written next to the store update it describes).  Ghost
@@ -142,6 +154,9 @@ bit  r_benign[N];          /* content "looks benign" (what a content filter sees
 bit  r_del[N];             /* status deleted: content erased, hash + metadata kept */
 bit  r_derived[N];         /* written by derive() */
 
+#if MUTANT == 5
+bit  r_att[N];             /* a lower principal attached text to the record (shown in its view) */
+#endif
 byte sess;                 /* records read into the current session (bit mask) */
 byte sessvals;             /* payee values supplied by session records (bit mask) */
 
@@ -155,6 +170,7 @@ byte ncorr, nconf, ndel, nsess, natk;
 bit  g_trusted[N];         /* every root of the record's true lineage was written with trusted authority */
 byte g_corr[N];            /* principals whose corroboration is truly trusted (trusted principal, trusted evidence) */
 byte g_conf[2];            /* matching, unused, unexpired user confirmations for pay(v) */
+bit  g_shown;              /* the agent was shown untrusted text that no record of the session holds */
 
 /* The ground truth is computed from principal KIND and the true source, not from the lattice. */
 #define TRULY_TRUSTED(p, s) ((KIND(p) == KIND_SYSTEM || KIND(p) == KIND_USER || KIND(p) == KIND_TOOL) && \
@@ -395,6 +411,7 @@ inline check_invariant(v) {
     :: else
     fi
   }
+  gok = gok && !g_shown;     /* every text the agent saw is a dependency, or the action is confirmed */
   if
   :: gok -> skip
   :: else ->
@@ -402,7 +419,7 @@ inline check_invariant(v) {
      :: g_conf[v] > 0 -> g_conf[v]--          /* covered by a matching unused confirmation */
      :: else ->
         printf("INVARIANT VIOLATED: pay(");
-        vname(v); printf(") allowed with a dependency that is neither of trusted origin, nor corroborated by %d independent trusted principals, nor confirmed\n", K);
+        vname(v); printf(") allowed with a dependency (or a text shown to the agent) that is neither of trusted origin, nor corroborated by %d independent trusted principals, nor confirmed\n", K);
         assert(false)
      fi
   fi;
@@ -494,9 +511,41 @@ inline witness(v) {
 #define WRITE(P, S, V, B, G) \
   :: d_step { nrec < N && (G) -> do_write(P, S, V, B) }
 
+#if MUTANT == 5
+/* the view of R displays the attacker's attached text: the agent sees it (and its payee),
+   the session records a read of R only */
+#define SHOW_ATTACHED(R) if :: r_att[R] -> g_shown = 1; sessvals = sessvals | (1 << V_ATK); \
+                            printf("   (the view of r%d displays the attacker's attached text)\n", R) :: else fi
+#else
+#define SHOW_ATTACHED(R) skip
+#endif
 #define READ(R) \
   :: d_step { UNREAD(R) -> sess = sess | (1 << R); sessvals = sessvals | (1 << r_val[R]); \
-              printf("OP read r%d into session %d\n", R, nsess) }
+              printf("OP read r%d into session %d\n", R, nsess); SHOW_ATTACHED(R) }
+
+/* the attacker attaches text carrying its payee to live record R as corroboration evidence:
+   recorded at external_untrusted (never counted); the view withholds it */
+#if MUTANT == 5
+#define ATTACH(R) \
+  :: d_step { LIVE(R) && !r_att[R] -> r_att[R] = 1; \
+              printf("OP attacker1 attaches text (payee ATTACKER) to r%d as evidence\n", R) }
+#else
+#define ATTACH(R) \
+  :: d_step { LIVE(R) -> printf("OP attacker1 attaches text (payee ATTACKER) to r%d as evidence (withheld from views)\n", R) }
+#endif
+
+/* toolA fetches an attacker page that repeats session record R with changed case, symbols or
+   hidden tag characters carrying the attacker's payee: a new record of the writer's authority,
+   read in the session -- or (MUTANT 6) swallowed as an echo of R: shown, not recorded */
+#if MUTANT == 6
+#define FETCHV(R) \
+  :: d_step { nrec < N && INSESS(R) -> g_shown = 1; sessvals = sessvals | (1 << V_ATK); \
+              printf("OP toolA fetches a page repeating r%d with hidden text (payee ATTACKER): resolved as an echo of r%d, nothing stored or read\n", R, R) }
+#else
+#define FETCHV(R) \
+  :: d_step { nrec < N && INSESS(R) -> printf("OP toolA fetches a page repeating r%d with hidden text: a new record\n", R); \
+              sess = sess | (1 << nrec); sessvals = sessvals | (1 << V_ATK); do_write(P_TOOLA, S_WEB, V_ATK, 1) }
+#endif
 
 #define DELETE(R) \
   :: d_step { ndel < MAXDEL && LIVE(R) -> r_del[R] = 1; ndel++; \
@@ -577,7 +626,7 @@ end_env:
   READ(3)
 #endif
   :: d_step { nsess < MAXSESS - 1 && sess != 0 ->
-       sess = 0; sessvals = 0; nsess++; printf("OP new session %d (context cleared, memory kept)\n", nsess) }
+       sess = 0; sessvals = 0; g_shown = 0; nsess++; printf("OP new session %d (context cleared, memory kept)\n", nsess) }
   DELETE(0) DELETE(1) DELETE(2)
 #if N > 3
   DELETE(3)
@@ -617,6 +666,15 @@ end_env:
               printf("OP user says a generic \"yes\" (binds no action/args)\n") }
   :: d_step { (conf[0] + conf[1]) > 0 -> conf[0] = 0; conf[1] = 0; g_conf[0] = 0; g_conf[1] = 0;
               printf("OP confirmations expire\n") }
+#endif
+
+#if (CHANNELS & 32)
+  /* ---- text of a lower principal displayed through a higher record ---- */
+  ATTACH(0) ATTACH(1) ATTACH(2)
+  FETCHV(0) FETCHV(1) FETCHV(2)
+#if N > 3
+  ATTACH(3) FETCHV(3)
+#endif
 #endif
 
   /* ---- the agent attempts the high-risk action pay(payee); payee taken from session memory ---- */

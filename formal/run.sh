@@ -5,10 +5,14 @@
 #   bash formal/run.sh --quick    main table only
 #   bash formal/run.sh --deep     also GATE_MEMAUTH at larger bounds (a few minutes)
 #   bash formal/run.sh --no-impl  skip the implementation check (formal/impl, needs `npm run build`)
+#   bash formal/run.sh --widened  ONLY the widened implementation check (look-alike values, attached
+#                                 text, echo variants, resources): no SPIN, no base universe
+#   bash formal/run.sh --no-widened  everything but the widened implementation check
 #
 # After SPIN, the implementation check enumerates operation sequences against the real
 # Memory API on SQLite (dist/formal/impl/enumerate.js): first each configuration mutant must
-# yield a counterexample, then memauth as built must hold (--quick: the deep profile at depth 3).
+# yield a counterexample, then memauth as built must hold (--quick: the deep profile at depth 3),
+# then the widened universes must hold (out/impl-widened.txt).
 #
 # Exit status: 0 iff every observed result equals the expected one and every
 # "holds" verdict comes from a complete search (no depth/memory truncation).
@@ -21,15 +25,39 @@ cd "$HERE"
 QUICK=0
 DEEP=0
 IMPL=1
+WIDENED=1
 for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
     --deep) DEEP=1 ;;
     --no-impl) IMPL=0 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --widened) WIDENED=only ;;
+    --no-widened) WIDENED=0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
+
+ENUM="$HERE/../dist/formal/impl/enumerate.js"
+# the widened implementation check alone: look-alike identifiers and amounts, free text attached to
+# another principal's record, echo variants of a fetched page, the action's resource
+run_widened() {
+  if [[ ! -f "$ENUM" ]]; then
+    echo "run.sh: $ENUM not found: build the project first (npm run build; npm run formal does both)" >&2
+    return 2
+  fi
+  mkdir -p "$HERE/out"
+  local rc=0
+  node "$ENUM" --widened --quiet 2>&1 | tee "$HERE/out/impl-widened.txt" || rc=1
+  grep -q '^RESULT: all observed results match the expected ones' "$HERE/out/impl-widened.txt" || rc=1
+  echo
+  if [[ $rc == 0 ]]; then echo "WIDENED IMPLEMENTATION CHECK: ok"; else echo "WIDENED IMPLEMENTATION CHECK: FAILED"; fi
+  return $rc
+}
+if [[ $WIDENED == only ]]; then
+  run_widened
+  exit $?
+fi
 
 for tool in spin gcc; do
   if ! command -v "$tool" >/dev/null 2>&1; then
@@ -37,7 +65,6 @@ for tool in spin gcc; do
     exit 2
   fi
 done
-ENUM="$HERE/../dist/formal/impl/enumerate.js"
 if [[ $IMPL == 1 && ! -f "$ENUM" ]]; then
   echo "run.sh: $ENUM not found: build the project first (npm run build; npm run formal does both)" >&2
   exit 2
@@ -160,22 +187,26 @@ declare -A WDESC=(
   [9]="attack reached+denied: generic/other-args/used/expired confirmation (breaks loose)"
 )
 # channel matrix rows: CHANNELS value and label; expected CE cells per gate
-CHROWS=(0 1 2 4 8 16)
-declare -A CHNAME=([0]="base" [1]="adaptive-text" [2]="self-summary" [4]="tool-echo" [8]="manufactured-corrob" [16]="confirmations")
+CHROWS=(0 1 2 4 8 16 32)
+declare -A CHNAME=([0]="base" [1]="adaptive-text" [2]="self-summary" [4]="tool-echo" [8]="manufactured-corrob" [16]="confirmations" [32]="display")
 declare -A CHEXP_CE=(
-  [2,0]=1 [2,1]=1 [2,2]=1 [2,4]=1 [2,8]=1 [2,16]=1
+  [2,0]=1 [2,1]=1 [2,2]=1 [2,4]=1 [2,8]=1 [2,16]=1 [2,32]=1
   [3,2]=1
   [4,8]=1
   [5,16]=1
 )
 
-MUTANTS=(1 2 3 4)
+MUTANTS=(1 2 3 4 5 6)
 declare -A MDESC=(
   [1]="derive() taints only from the declared input, not every session read"
   [2]="confirmations are not consumed (reusable)"
   [3]="corroboration authority ignores web evidence (trusted channel = source)"
   [4]="origin = principal ceiling, source ignored (trusted-tool echo trusted)"
+  [5]="a view displays text a lower principal attached (display channel)"
+  [6]="echo detection swallows a changed page (display channel)"
 )
+# extra defines per mutant (5 and 6 act on the display channel, off by default)
+declare -A MDEFS=([5]="-DCHANNELS=32" [6]="-DCHANNELS=32")
 
 # extended bounds for GATE_MEMAUTH (exhaustive DFS, state compression, no trail needed)
 DEEPCFG=("-DMAXCORR=3" "-DMAXSESS=4" "-DK=3 -DMAXCORR=3")
@@ -189,7 +220,7 @@ fi
 
 if [[ $QUICK == 0 ]]; then
   for m in "${MUTANTS[@]}"; do
-    add_job "mutant-$m" "-DGATE=1 -DMUTANT=$m" "$CFLAGS_SMALL" "mutant-$m.trail.txt"
+    add_job "mutant-$m" "-DGATE=1 -DMUTANT=$m ${MDEFS[$m]:-}" "$CFLAGS_SMALL" "mutant-$m.trail.txt"
   done
   for w in "${WITNESSES[@]}"; do
     add_job "witness-$w" "-DGATE=1 -DWITNESS=$w" "$CFLAGS_SMALL" "witness-$w.trail.txt"
@@ -268,7 +299,8 @@ if [[ $QUICK == 0 ]]; then
     echo
   done
   echo "(cells: verdict(states stored); expected CE: content everywhere, lineage only self-summary,"
-  echo " naive_corrob only manufactured-corrob, loose_confirm only confirmations; memauth never)"
+  echo " naive_corrob only manufactured-corrob, loose_confirm only confirmations; memauth never;"
+  echo " display = attacker text attached to a record / a changed page fetched, withheld or stored and read)"
 fi
 
  if [[ $DEEP == 1 ]]; then
@@ -315,6 +347,10 @@ if [[ $IMPL == 1 ]]; then
      || ! grep -q '^RESULT: all observed results match the expected ones' "$OUT/impl.txt"; then IMPL_FAIL=1; fi
   echo
   if [[ $IMPL_FAIL == 0 ]]; then echo "IMPLEMENTATION CHECK: ok"; else echo "IMPLEMENTATION CHECK: FAILED"; fi
+  if [[ $WIDENED == 1 ]]; then
+    echo
+    run_widened || IMPL_FAIL=1
+  fi
 fi
 
 if [[ $SPIN_FAIL == 1 || $IMPL_FAIL == 1 ]]; then exit 1; fi

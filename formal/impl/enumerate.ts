@@ -26,8 +26,14 @@
  * representative path is re-executed on the real store to reach it), and the number of
  * operation sequences covered is counted exactly over the resulting transition graph.
  *
- *   node dist/formal/impl/enumerate.js [--depth 5] [--workers 2] [--mutant none|k1|web-trusted]
- *                                       [--expect holds|violation] [--quiet]
+ *   node dist/formal/impl/enumerate.js [--profile wide|deep|all|lookalike|evidence|echo|resource|widened]
+ *                                       [--widened] [--depth N] [--workers 2] [--mutant none|k1|web-trusted|one-domain|all] [--quiet]
+ *
+ * The widened profiles (`WIDENED`, universes in formal/impl/widened.ts) add look-alike identifiers
+ * and amounts, free text another principal attaches to a record (the views the agent reads are
+ * inspected), echo variants of a fetched page, and the action's `resource`. Their oracle also
+ * tracks what the agent was SHOWN beyond the session's records, and compares values as DESIGN.md
+ * says (identifiers exact, amounts exact decimals) — never with memauth's matching code.
  *
  * Exit status: 0 iff the observed verdict equals --expect (default holds) and, for `holds`,
  * every allow path (trusted, corroborated, confirmed) was reached for the legitimate payee.
@@ -36,16 +42,14 @@ import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { DEFAULT_POLICY, Memory, SqliteDriver, loadPolicy, type Decision, type MemoryRecord, type PolicyInput } from '../../src/index.js';
+import { DEFAULT_POLICY, MemauthError, Memory, SqliteDriver, loadPolicy, type Decision, type MemoryRecord, type PolicyInput } from '../../src/index.js';
 import {
   ACTIONS,
   type ActionType,
   type Auth,
-  PAYEES,
   PAYEE_KEYS,
   PRINCIPALS,
   PRINCIPAL_IDS,
-  type PayeeKey,
   type PrincipalId,
   SOR_RULE,
   SOURCES,
@@ -54,15 +58,29 @@ import {
   TRUE_SOURCE_AUTH,
   TRUE_TRUSTED_KIND,
   USER_TURN,
-  argsOf,
   evidenceRef,
   gmin,
   isTrusted,
   lvl,
-  noteContent,
-  rootContent,
-  summaryContent,
 } from './universe.js';
+import {
+  AMOUNT_ARGUMENTS,
+  POLICY_ARGUMENT_TYPES_FIELD,
+  UNIVERSES,
+  type UniverseName,
+  type UniverseSpec,
+  VARIANTS,
+  type Variant,
+  actionOf,
+  evidenceText,
+  noteText,
+  oracleEchoText,
+  oracleSame,
+  rootText,
+  summaryText,
+  variantExtraStates,
+  variantText,
+} from './widened.js';
 
 // ------------------------------------------------------------------ configuration
 
@@ -77,8 +95,8 @@ import {
 export const MUTANTS = ['none', 'k1', 'web-trusted', 'one-domain'] as const;
 export type Mutant = (typeof MUTANTS)[number];
 
-/** A write of the alphabet: principal, source, payee stated. */
-export type WriteSpec = readonly [PrincipalId, keyof typeof SOURCES, PayeeKey];
+/** A write of the alphabet: principal, source, payee stated (a value key of the universe). */
+export type WriteSpec = readonly [PrincipalId, keyof typeof SOURCES, string];
 
 /** The operation alphabet and bounds of one exploration. */
 export interface Profile {
@@ -92,6 +110,25 @@ export interface Profile {
   readonly writes: readonly WriteSpec[];
   readonly corroborators: readonly PrincipalId[];
   readonly confirmActions: readonly ActionType[];
+  /** the universe of values and texts (formal/impl/widened.ts); default `base`. */
+  readonly universe?: UniverseName;
+  /** value keys an agent note may state (default L, A). */
+  readonly noteValues?: readonly string[];
+  /** authorize probes (`type,k1,k2,@R`) offered before the depth bound (default: pay and answer x L, A). */
+  readonly probes?: readonly string[];
+  /** authorize probes at the depth bound (default: pay x L, A). */
+  readonly leafProbes?: readonly string[];
+  /** probes alice confirms exactly (default: confirmActions x L, A). */
+  readonly confirms?: readonly string[];
+  /** principals that attach free-text evidence to any record, and the value keys their text states. */
+  readonly attachers?: readonly PrincipalId[];
+  readonly attachValues?: readonly string[];
+  /** echo variants of a session record that toolA fetches from the web in the session (as ToolGate writes a tool result). */
+  readonly fetchVariants?: readonly Variant[];
+  /** after each read, look at the view for attached text (what the agent was shown). */
+  readonly inspectViews?: boolean;
+  /** allow paths that must be reached (non-vacuity), as `path:probe` (default trusted, corroborated, confirmed for pay,L). */
+  readonly mustAllow?: readonly string[];
 }
 
 const ALL_WRITES: WriteSpec[] = [];
@@ -123,6 +160,85 @@ export const PROFILES: Readonly<Record<'wide' | 'deep', Profile>> = {
   },
 };
 
+const WIDE_BOUNDS = { depth: 3, maxRecords: 3, maxSessions: 2, maxCorroborations: 2, maxConfirmations: 1, maxDeletes: 1 } as const;
+
+/**
+ * The widened universes, one dimension each (so that a counterexample names its mechanism), each
+ * on a slice of the base alphabet: the system of record states the legitimate values (through
+ * toolA or toolC), the attacker's page and the trusted-tool echo of it state the attacker's.
+ */
+export const WIDENED: Readonly<Record<'lookalike' | 'evidence' | 'echo' | 'resource', Profile>> = {
+  /** look-alike identifiers (same double, leading zero, digit grouping) and an amount equal as a double but not as a decimal. */
+  lookalike: {
+    name: 'lookalike',
+    universe: 'lookalike',
+    ...WIDE_BOUNDS,
+    writes: [['toolA', 'SOR', 'L'], ['toolC', 'SOR', 'L'], ['mallory', 'WEB', 'A'], ['mallory', 'WEB', 'Z'], ['mallory', 'WEB', 'G'], ['toolA', 'WEB', 'A']],
+    corroborators: ['toolA', 'toolC'],
+    confirmActions: [],
+    confirms: ['pay,L', 'pay,A'],
+    noteValues: ['L', 'A'],
+    probes: ['pay,L', 'pay,A', 'pay,Z', 'pay,G', 'pay,L,Q'],
+    leafProbes: ['pay,L', 'pay,A', 'pay,Z', 'pay,G', 'pay,L,Q'],
+    mustAllow: ['trusted:pay,L', 'confirmed:pay,L', 'confirmed:pay,A'],
+  },
+  /** an external principal attaches free text (carrying a payee) to any record; the views the agent reads are inspected. */
+  evidence: {
+    name: 'evidence',
+    universe: 'evidence',
+    ...WIDE_BOUNDS,
+    maxCorroborations: 3,
+    writes: [['toolA', 'SOR', 'L'], ['toolC', 'SOR', 'L'], ['mallory', 'WEB', 'A'], ['toolA', 'WEB', 'A']],
+    corroborators: ['toolA', 'toolC'],
+    attachers: ['mallory'],
+    attachValues: ['L', 'A'],
+    confirmActions: [],
+    confirms: ['pay,L'],
+    noteValues: ['L', 'A'],
+    probes: ['pay,L', 'pay,A'],
+    leafProbes: ['pay,L', 'pay,A'],
+    inspectViews: true,
+    mustAllow: ['trusted:pay,L', 'confirmed:pay,L', 'corroborated:pay,L'],
+  },
+  /** toolA fetches an external page repeating a session record: changed (case, ✔, punctuation, hidden tag characters) or the same text (CRLF, NFD). */
+  echo: {
+    name: 'echo',
+    universe: 'echo',
+    ...WIDE_BOUNDS,
+    depth: 4,
+    maxDeletes: 0,
+    maxCorroborations: 0,
+    writes: [['toolA', 'SOR', 'L'], ['mallory', 'WEB', 'A']],
+    corroborators: [],
+    confirmActions: [],
+    confirms: ['pay,L'],
+    noteValues: ['L'],
+    fetchVariants: VARIANTS,
+    probes: ['pay,L', 'pay,A'],
+    leafProbes: ['pay,L', 'pay,A'],
+    mustAllow: ['trusted:pay,L', 'confirmed:pay,L'],
+  },
+  /** actions with a resource: deploy and export_data with no arguments, pay with a resource. */
+  resource: {
+    name: 'resource',
+    universe: 'resource',
+    ...WIDE_BOUNDS,
+    writes: [['toolA', 'SOR', 'L'], ['toolC', 'SOR', 'L'], ['mallory', 'WEB', 'A'], ['toolA', 'WEB', 'A']],
+    corroborators: ['toolA', 'toolC'],
+    confirmActions: [],
+    confirms: ['deploy,@RL', 'deploy,@RA'],
+    noteValues: ['L'],
+    probes: ['deploy,@RL', 'deploy,@RA', 'export_data,@XL', 'export_data,@XA', 'pay,L', 'pay,L,@L', 'pay,L,@A'],
+    leafProbes: ['deploy,@RL', 'deploy,@RA', 'export_data,@XL', 'export_data,@XA', 'pay,L', 'pay,L,@L', 'pay,L,@A'],
+    mustAllow: ['trusted:deploy,@RL', 'trusted:export_data,@XL', 'trusted:pay,L,@L', 'confirmed:deploy,@RL', 'confirmed:deploy,@RA'],
+  },
+};
+
+const probesOf = (b: Profile, leaf: boolean): readonly string[] =>
+  (leaf ? b.leafProbes : b.probes) ?? (leaf ? (['pay'] as const) : ACTIONS).flatMap((a) => PAYEE_KEYS.map((v) => `${a},${v}`));
+const confirmsOf = (b: Profile): readonly string[] => b.confirms ?? b.confirmActions.flatMap((a) => PAYEE_KEYS.map((v) => `${a},${v}`));
+const mustAllowOf = (b: Profile): readonly string[] => b.mustAllow ?? ['trusted:pay,L', 'corroborated:pay,L', 'confirmed:pay,L'];
+
 export interface Config {
   readonly profile: Profile;
   readonly mutant: Mutant;
@@ -132,7 +248,13 @@ export interface Config {
 }
 
 function policyFor(mutant: Mutant): PolicyInput {
-  const base: PolicyInput = { ...DEFAULT_POLICY, name: 'memauth-formal-impl', sources: [...(DEFAULT_POLICY.sources ?? []), SOR_RULE] };
+  let base: PolicyInput = { ...DEFAULT_POLICY, name: 'memauth-formal-impl', sources: [...(DEFAULT_POLICY.sources ?? []), SOR_RULE] };
+  if (POLICY_ARGUMENT_TYPES_FIELD !== null) {
+    // declare the amounts the oracle assumes (AMOUNT_ARGUMENTS) with the policy's own field
+    const actions: Record<string, Record<string, unknown>> = { ...(base.actions as Record<string, Record<string, unknown>>) };
+    for (const [type, args] of Object.entries(AMOUNT_ARGUMENTS)) actions[type] = { ...(actions[type] ?? { tier: 'high' }), [POLICY_ARGUMENT_TYPES_FIELD]: Object.fromEntries(args.map((a) => [a, 'amount'])) };
+    base = { ...base, actions: actions as PolicyInput['actions'] };
+  }
   if (mutant === 'k1') return { ...base, corroboration: { k: 1, minAuthority: 'trusted_tool_verified' } };
   if (mutant === 'web-trusted') return { ...base, sources: [{ match: 'https://evil.example/*', authority: 'trusted_tool_verified' }, ...(base.sources ?? [])] };
   return base;
@@ -142,15 +264,17 @@ function policyFor(mutant: Mutant): PolicyInput {
 
 /** One operation of the universe. Record operands are creation indices (r0, r1, ...). */
 export type Op =
-  | { k: 'W'; p: PrincipalId; s: keyof typeof SOURCES; v: PayeeKey } // root write (no session)
-  | { k: 'N'; v: PayeeKey } // agent note in the session: derivation edge not declared ("dropped")
+  | { k: 'W'; p: PrincipalId; s: keyof typeof SOURCES; v: string } // root write (no session)
+  | { k: 'N'; v: string } // agent note in the session: derivation edge not declared ("dropped")
   | { k: 'S'; r: number } // agent summary of r in the session: edge declared
   | { k: 'R'; r: number } // get r in the session
   | { k: 'X' } // new session (context cleared, memory kept)
   | { k: 'C'; p: PrincipalId; r: number; ev: 'ref' | number } // corroborate r; evidence: own lookup ref, or own record
-  | { k: 'K'; a: ActionType; v: PayeeKey } // alice confirms exactly a(v)
+  | { k: 'E'; p: PrincipalId; r: number; v: string } // p attaches free-text evidence stating v to r (a corroboration)
+  | { k: 'F'; r: number; variant: Variant } // toolA fetches a web page repeating r (variant) in the session, as ToolGate writes a tool result
+  | { k: 'K'; q: string } // alice confirms exactly the probe q (type, args, resource)
   | { k: 'D'; r: number } // delete r
-  | { k: 'Z'; a: ActionType; v: PayeeKey }; // authorize a(v) in the session
+  | { k: 'Z'; q: string }; // authorize the probe q in the session
 
 export function opString(o: Op): string {
   switch (o.k) {
@@ -166,12 +290,16 @@ export function opString(o: Op): string {
       return 'newSession';
     case 'C':
       return `corroborate(${o.p},r${o.r},${o.ev === 'ref' ? 'lookup' : `r${o.ev}`})`;
+    case 'E':
+      return `attach(${o.p},r${o.r},${o.v})`;
+    case 'F':
+      return `fetch(r${o.r},${o.variant})`;
     case 'K':
-      return `confirm(${o.a},${o.v})`;
+      return `confirm(${o.q})`;
     case 'D':
       return `delete(r${o.r})`;
     case 'Z':
-      return `authorize(${o.a},${o.v})`;
+      return `authorize(${o.q})`;
   }
 }
 
@@ -183,9 +311,9 @@ export function parseOp(s: string): Op {
   const a0 = args[0] ?? '';
   switch (m[1]) {
     case 'write':
-      return { k: 'W', p: a0 as PrincipalId, s: args[1] as keyof typeof SOURCES, v: args[2] as PayeeKey };
+      return { k: 'W', p: a0 as PrincipalId, s: args[1] as keyof typeof SOURCES, v: args[2] as string };
     case 'agentNote':
-      return { k: 'N', v: a0 as PayeeKey };
+      return { k: 'N', v: a0 };
     case 'agentSummary':
       return { k: 'S', r: rec(a0) };
     case 'read':
@@ -195,11 +323,15 @@ export function parseOp(s: string): Op {
     case 'corroborate':
       return { k: 'C', p: a0 as PrincipalId, r: rec(args[1]), ev: args[2] === 'lookup' ? 'ref' : rec(args[2]) };
     case 'confirm':
-      return { k: 'K', a: a0 as ActionType, v: args[1] as PayeeKey };
+      return { k: 'K', q: m[2] ?? '' };
+    case 'attach':
+      return { k: 'E', p: a0 as PrincipalId, r: rec(args[1]), v: args[2] as string };
+    case 'fetch':
+      return { k: 'F', r: rec(a0), variant: args[1] as Variant };
     case 'delete':
       return { k: 'D', r: rec(a0) };
     case 'authorize':
-      return { k: 'Z', a: a0 as ActionType, v: args[1] as PayeeKey };
+      return { k: 'Z', q: m[2] ?? '' };
   }
   throw new Error(`bad op ${s}`);
 }
@@ -210,8 +342,10 @@ interface GRec {
   id: string;
   writer: PrincipalId;
   source: SourceKey;
-  payee: PayeeKey;
-  kind: 'root' | 'note' | 'summary';
+  payee: string;
+  /** every value key the text states (its payee first). */
+  states: string[];
+  kind: 'root' | 'note' | 'summary' | 'page';
   declared: number | null;
   /** what the writer's output truly depends on: the declared input and everything read in its session. */
   inputs: number[];
@@ -225,7 +359,9 @@ interface GRec {
 interface GCorr {
   p: PrincipalId;
   r: number;
-  ev: 'ref' | number;
+  /** own lookup ref, own record, or free text stating the value key `text`. */
+  ev: 'ref' | number | 'text';
+  text?: string;
   /** a truly trusted principal vouching with truly trusted evidence. */
   trusted: boolean;
   /** where the evidence really comes from. */
@@ -233,9 +369,19 @@ interface GCorr {
 }
 interface GConf {
   id: string;
-  a: ActionType;
-  v: PayeeKey;
+  /** the probe alice confirmed exactly. */
+  q: string;
   uses: number;
+}
+/** A text the agent was shown that no record read in the session holds (evidence in a view, a page stored as an "echo"). */
+interface GShown {
+  by: PrincipalId;
+  /** its true authority. */
+  auth: Auth;
+  states: string[];
+  /** how it was shown (`attach`, `fetch:<variant>`): part of the state, so each variant keeps its own counterexample. */
+  via: string;
+  what: string;
 }
 interface G {
   recs: GRec[];
@@ -245,16 +391,19 @@ interface G {
   session: number;
   /** records read into (or written in) the current session, sorted. */
   reads: number[];
+  /** texts shown in the current session beyond its records (ground truth: what the agent saw). */
+  shown: GShown[];
   deletes: number;
 }
 
-const initialG = (): G => ({ recs: [], corrs: [], confs: [], session: 0, reads: [], deletes: 0 });
+const initialG = (): G => ({ recs: [], corrs: [], confs: [], session: 0, reads: [], shown: [], deletes: 0 });
 const cloneG = (g: G): G => ({
-  recs: g.recs.map((r) => ({ ...r, inputs: [...r.inputs] })),
+  recs: g.recs.map((r) => ({ ...r, inputs: [...r.inputs], states: [...r.states] })),
   corrs: g.corrs.map((c) => ({ ...c })),
   confs: g.confs.map((c) => ({ ...c })),
   session: g.session,
   reads: [...g.reads],
+  shown: g.shown.map((x) => ({ ...x, states: [...x.states] })),
   deletes: g.deletes,
 });
 const sessionId = (g: G): string => `ses${g.session}`;
@@ -285,6 +434,7 @@ function gtCorroborated(g: G, r: number): boolean {
   const ok = g.corrs.filter((c) => {
     if (c.r !== r || !c.trusted || c.p === rec.writer) return false;
     if (c.ev === 'ref') return true;
+    if (c.ev === 'text') return false;
     return c.ev !== r && !lineage.has(c.ev) && !gtLineage(g, c.ev).has(r);
   });
   for (let i = 0; i < ok.length; i++) {
@@ -308,8 +458,10 @@ function enabledOps(g: G, b: Profile, probeOnly: boolean): Op[] {
   if (!probeOnly) {
     if (g.recs.length < b.maxRecords) {
       for (const [p, s, v] of b.writes) out.push({ k: 'W', p, s, v });
-      for (const v of PAYEE_KEYS) out.push({ k: 'N', v });
+      for (const v of b.noteValues ?? PAYEE_KEYS) out.push({ k: 'N', v });
       for (const r of active) out.push({ k: 'S', r });
+      // an external page repeating what the session read (a fetched tool result; it may resolve to an echo)
+      for (const r of g.reads) if ((g.recs[r] as GRec).status === 'active') for (const variant of b.fetchVariants ?? []) out.push({ k: 'F', r, variant });
     }
     for (const r of active) if (!g.reads.includes(r)) out.push({ k: 'R', r });
     if (g.reads.length > 0 && g.session + 1 < b.maxSessions) out.push({ k: 'X' });
@@ -324,11 +476,13 @@ function enabledOps(g: G, b: Profile, probeOnly: boolean): Op[] {
           for (const ev of evs) if (!g.corrs.some((c) => c.p === p && c.r === r && c.ev === ev)) out.push({ k: 'C', p, r, ev });
         }
       }
+      // free text attached to ANY record, trusted ones above all (that is the attack)
+      for (const r of active) for (const p of b.attachers ?? []) for (const v of b.attachValues ?? []) if (!g.corrs.some((c) => c.p === p && c.r === r && c.text === v)) out.push({ k: 'E', p, r, v });
     }
-    if (g.confs.length < b.maxConfirmations) for (const a of b.confirmActions) for (const v of PAYEE_KEYS) out.push({ k: 'K', a, v });
+    if (g.confs.length < b.maxConfirmations) for (const q of confirmsOf(b)) out.push({ k: 'K', q });
     if (g.deletes < b.maxDeletes) for (const r of active) out.push({ k: 'D', r });
   }
-  for (const a of probeOnly ? (['pay'] as const) : ACTIONS) for (const v of PAYEE_KEYS) out.push({ k: 'Z', a, v });
+  for (const q of probesOf(b, probeOnly)) out.push({ k: 'Z', q });
   return out;
 }
 
@@ -374,13 +528,17 @@ class Runner {
   private current: readonly string[] = [];
 
   private renumber = true;
+  /** the universe of values and texts, and whether reads inspect the view for attached text. */
+  private uname: UniverseName = 'base';
+  private u: UniverseSpec = UNIVERSES.base;
+  private inspectViews = false;
 
   private constructor(mem: Memory, raw: (sql: string) => void) {
     this.mem = mem;
     this.raw = raw;
   }
 
-  static async open(mutant: Mutant, renumber: boolean): Promise<Runner> {
+  static async open(mutant: Mutant, renumber: boolean, profile?: Profile): Promise<Runner> {
     const driver = SqliteDriver.open({ path: ':memory:' });
     const db = driver.unsafeDatabase();
     const exec = db.exec.bind(db);
@@ -398,6 +556,9 @@ class Runner {
     }
     runner.raw('SAVEPOINT root');
     runner.renumber = renumber;
+    runner.uname = profile?.universe ?? 'base';
+    runner.u = UNIVERSES[runner.uname];
+    runner.inspectViews = profile?.inspectViews === true;
     return runner;
   }
 
@@ -424,9 +585,11 @@ class Runner {
         const r = g.recs[i] as GRec;
         const o = obs.get(r.id);
         const edges = (o?.derivedFrom ?? []).map((e) => `${m(idx.get(e.from) ?? -1)}/${e.kind}/${e.transform}`).sort();
-        return [r.writer, r.source, r.payee, r.kind, r.declared === null ? null : m(r.declared), r.inputs.map(m).sort(), r.status, o?.status, o?.taint.lowestAuthority, o?.taint.channels, edges];
+        return [r.writer, r.source, r.states.length > 1 ? r.states : r.payee, r.kind, r.declared === null ? null : m(r.declared), r.inputs.map(m).sort(), r.status, o?.status, o?.taint.lowestAuthority, o?.taint.channels, edges];
       });
-      const body = JSON.stringify([recs, g.corrs.map((c) => [c.p, m(c.r), c.ev === 'ref' ? 'ref' : m(c.ev)]), g.confs.map((c) => [c.a, c.v, c.uses]), g.session, g.reads.map(m).sort(), g.deletes]);
+      const corrs = g.corrs.map((c) => [c.p, m(c.r), c.ev === 'ref' ? 'ref' : c.ev === 'text' ? `t:${c.text}` : m(c.ev)]);
+      const shown = g.shown.map((x) => JSON.stringify([x.by, x.auth, x.states, x.via])).sort();
+      const body = JSON.stringify([recs, corrs, g.confs.map((c) => [c.q, c.uses]), g.session, g.reads.map(m).sort(), g.deletes, ...(shown.length > 0 ? [shown] : [])]);
       if (best === null || body < best) best = body;
     }
     return createHash('sha1').update(best ?? '').digest('base64');
@@ -456,14 +619,14 @@ class Runner {
     let label: string | null = null;
     switch (op.k) {
       case 'W': {
-        const content = rootContent(op.p, op.s, op.v);
+        const { content, states } = rootText(this.uname, op.p, op.s, op.v);
         const res = await mem.write({ tenant: TENANT, scope: SCOPE, principal: op.p, content, source: SOURCES[op.s] });
         const gtOrigin = gmin(TRUE_KIND_AUTH[PRINCIPALS[op.p].kind], TRUE_SOURCE_AUTH[op.s]);
-        g.recs.push({ id: res.record.id, writer: op.p, source: op.s, payee: op.v, kind: 'root', declared: null, inputs: [], gtOrigin, gtAuth: gtOrigin, status: 'active', content });
+        g.recs.push({ id: res.record.id, writer: op.p, source: op.s, payee: op.v, states, kind: 'root', declared: null, inputs: [], gtOrigin, gtAuth: gtOrigin, status: 'active', content });
         break;
       }
       case 'N': {
-        const content = noteContent(op.v);
+        const content = noteText(this.uname, op.v);
         const inputs = [...g.reads];
         const res = await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'agent', content, session: sessionId(g) });
         const echoes = inputs.filter((r) => g.recs[r]?.status === 'active' && g.recs[r]?.content === content);
@@ -477,29 +640,49 @@ class Runner {
         if (echo !== undefined) fail('echo', `an exact echo of r${echo} created a new record`);
         const gtOrigin = TRUE_KIND_AUTH.agent;
         const gtAuth = gmin(gtOrigin, ...inputs.map((r) => (g.recs[r] as GRec).gtAuth));
-        g.recs.push({ id: res.record.id, writer: 'agent', source: 'SELF', payee: op.v, kind: 'note', declared: null, inputs, gtOrigin, gtAuth, status: 'active', content });
+        g.recs.push({ id: res.record.id, writer: 'agent', source: 'SELF', payee: op.v, states: [op.v], kind: 'note', declared: null, inputs, gtOrigin, gtAuth, status: 'active', content });
         addRead(g, g.recs.length - 1);
         break;
       }
       case 'S': {
         const from = g.recs[op.r] as GRec;
-        const content = summaryContent(from.payee);
+        const content = summaryText(this.uname, from.payee);
         const inputs = [...new Set([op.r, ...g.reads])].sort((a, b) => a - b);
         const rec = await mem.derive({ tenant: TENANT, principal: 'agent', from: [from.id], content, transform: 'summarize', session: sessionId(g) });
         const gtOrigin = TRUE_KIND_AUTH.agent;
         const gtAuth = gmin(gtOrigin, ...inputs.map((r) => (g.recs[r] as GRec).gtAuth));
-        g.recs.push({ id: rec.id, writer: 'agent', source: 'SELF', payee: from.payee, kind: 'summary', declared: op.r, inputs, gtOrigin, gtAuth, status: 'active', content });
+        g.recs.push({ id: rec.id, writer: 'agent', source: 'SELF', payee: from.payee, states: [from.payee], kind: 'summary', declared: op.r, inputs, gtOrigin, gtAuth, status: 'active', content });
         addRead(g, g.recs.length - 1);
         break;
       }
       case 'R': {
-        await mem.get({ tenant: TENANT, id: (g.recs[op.r] as GRec).id, session: sessionId(g) });
+        const view = await mem.get({ tenant: TENANT, id: (g.recs[op.r] as GRec).id, session: sessionId(g) });
         addRead(g, op.r);
+        if (this.inspectViews) this.shownInView(g, op.r, view);
         break;
       }
       case 'X':
         g.session += 1;
         g.reads = [];
+        g.shown = [];
+        break;
+      case 'E': {
+        const target = g.recs[op.r] as GRec;
+        try {
+          await mem.corroborate({ tenant: TENANT, recordId: target.id, principal: op.p, evidence: evidenceText(this.uname, op.p, op.v) });
+        } catch (e) {
+          // a store may refuse free text from a principal that cannot vouch: then nothing is attached
+          if (e instanceof MemauthError) {
+            bump(this.stats, 'attachRefused');
+            break;
+          }
+          throw e;
+        }
+        g.corrs.push({ p: op.p, r: op.r, ev: 'text', text: op.v, trusted: false, upstream: `text:${op.p}` });
+        break;
+      }
+      case 'F':
+        await this.fetchPage(g, op, fail);
         break;
       case 'C': {
         const target = g.recs[op.r] as GRec;
@@ -513,8 +696,9 @@ class Runner {
         break;
       }
       case 'K': {
-        const c = await mem.confirm({ tenant: TENANT, principal: 'alice', action: { type: op.a, args: argsOf(op.a, op.v) } });
-        g.confs.push({ id: c.id, a: op.a, v: op.v, uses: 0 });
+        const { type, args, resource } = actionOf(this.u, op.q);
+        const c = await mem.confirm({ tenant: TENANT, principal: 'alice', action: { type, args, ...(resource !== undefined ? { resource } : {}) } });
+        g.confs.push({ id: c.id, q: op.q, uses: 0 });
         break;
       }
       case 'D': {
@@ -524,7 +708,8 @@ class Runner {
         break;
       }
       case 'Z': {
-        const d = await mem.authorize({ tenant: TENANT, action: { type: op.a, args: argsOf(op.a, op.v) }, session: sessionId(g), userTurn: { principal: 'alice', text: USER_TURN } });
+        const { type, args, resource } = actionOf(this.u, op.q);
+        const d = await mem.authorize({ tenant: TENANT, action: { type, args, ...(resource !== undefined ? { resource } : {}) }, session: sessionId(g), userTurn: { principal: 'alice', text: USER_TURN } });
         label = check ? await this.checkDecision(g, op, d, fail) : null;
         if (d.confirmationId !== null) {
           const c = g.confs.find((x) => x.id === d.confirmationId);
@@ -544,51 +729,118 @@ class Runner {
     const r = await this.mem.replay({ tenant: TENANT, decisionId: d.id });
     bump(st, 'replays');
     if (!r.matches || r.recorded.outcome !== d.outcome) fail('(c) replay', `decision ${d.outcome} ${JSON.stringify(d.reasons)} replays to ${r.replayed.outcome} ${JSON.stringify(r.replayed.reasons)}`);
-    const expectedTier = op.a === 'pay' ? 'high' : 'read_only';
-    if (d.tier !== expectedTier) fail('tier', `${op.a} decided at tier ${d.tier}`);
+    const act = actionOf(this.u, op.q);
+    const expectedTier = act.type === 'answer' ? 'read_only' : 'high';
+    if (d.tier !== expectedTier) fail('tier', `${act.type} decided at tier ${d.tier}`);
     // every record of the session is a dependency (context taint), whatever the decision says
     const depIds = new Set(d.dependencies.map((x) => x.memoryId));
     for (const i of g.reads) if (!depIds.has((g.recs[i] as GRec).id)) fail('(a) dependencies', `session record r${i} is missing from the decision's dependencies`);
     const idxOf = new Map(g.recs.map((x, i) => [x.id, i]));
     for (const dep of d.dependencies) if (!idxOf.has(dep.memoryId)) fail('(a) dependencies', `unknown dependency ${dep.memoryId}`);
-    if (op.a !== 'pay') {
+    if (expectedTier !== 'high') {
       bump(st, d.outcome === 'allow' ? 'answer.allow' : 'answer.deny');
       return `answer:${d.outcome}`;
     }
-    // ground truth of this request
-    const supplied = g.reads.filter((i) => (g.recs[i] as GRec).status === 'active' && (g.recs[i] as GRec).payee === op.v);
-    const depsOk = g.reads.every((i) => gtOk(g, i));
-    const valueOk = supplied.some((i) => gtOk(g, i));
-    const conf = g.confs.find((c) => c.a === 'pay' && c.v === op.v && c.uses === 0);
+    // ground truth of this request: what the agent was shown in this session, who truly wrote it,
+    // and which values it truly states (the user's turn states none)
+    const trustedShown: string[][] = [
+      ...g.reads.filter((i) => (g.recs[i] as GRec).status === 'active' && gtOk(g, i)).map((i) => (g.recs[i] as GRec).states),
+      ...g.shown.filter((x) => isTrusted(x.auth)).map((x) => x.states),
+    ];
+    const unsupplied = act.values.filter((x) => !trustedShown.some((states) => states.some((k) => oracleSame(this.u.values[k] ?? '', x.value, x.amount))));
+    const depsOk = g.reads.every((i) => gtOk(g, i)) && g.shown.every((x) => isTrusted(x.auth));
+    const valueOk = unsupplied.length === 0;
+    const conf = g.confs.find((c) => c.q === op.q && c.uses === 0);
     if (d.outcome !== 'allow') {
-      bump(st, `pay.deny`);
+      bump(st, 'high.deny');
       if (depsOk && valueOk) {
-        bump(st, 'pay.deny.groundTruthWouldPermit');
+        bump(st, 'high.deny.groundTruthWouldPermit');
         this.samples.stricter ??= `${[...this.current, opString(op)].join(' ; ')}  -> ${d.reasons.map((x) => `${x.code}${x.detail ? `/${x.detail}` : ''}`).join(', ')}`;
       }
-      if (!depsOk || !valueOk) {
-        if (conf) bump(st, 'pay.deny.withUnusedMatchingConfirmation');
-      }
-      return `deny:${op.v}`;
+      if ((!depsOk || !valueOk) && conf) bump(st, 'high.deny.withUnusedMatchingConfirmation');
+      return `deny:${op.q}`;
     }
     let path: 'trusted' | 'corroborated' | 'confirmed';
+    const what = `${op.q} (${JSON.stringify({ args: act.args, ...(act.resource !== undefined ? { resource: act.resource } : {}) })})`;
     if (d.confirmationId !== null) {
       path = 'confirmed';
       const c = g.confs.find((x) => x.id === d.confirmationId);
       if (!c) fail('(a) confirmation', `allowed by unknown confirmation ${d.confirmationId}`);
       else {
-        if (c.a !== 'pay' || c.v !== op.v) fail('(a) confirmation', `pay(${op.v}) allowed by a confirmation of ${c.a}(${c.v})`);
-        if (c.uses !== 0) fail('(a) confirmation', `pay(${op.v}) allowed by a confirmation already used ${c.uses} time(s)`);
+        if (c.q !== op.q) fail('(a) confirmation', `${what} allowed by a confirmation of ${c.q}`);
+        if (c.uses !== 0) fail('(a) confirmation', `${what} allowed by a confirmation already used ${c.uses} time(s)`);
       }
     } else {
       for (const i of g.reads) {
-        if (!gtOk(g, i)) fail('(a) invariant', `pay(${op.v}) allowed although dependency r${i} (written by ${(g.recs[i] as GRec).writer}, true authority ${(g.recs[i] as GRec).gtAuth}) is neither truly trusted nor corroborated by 2 independent trusted principals, and no confirmation was used`);
+        if (!gtOk(g, i)) fail('(a) invariant', `${what} allowed although dependency r${i} (written by ${(g.recs[i] as GRec).writer}, true authority ${(g.recs[i] as GRec).gtAuth}) is neither truly trusted nor corroborated by 2 independent trusted principals, and no confirmation was used`);
       }
-      if (!valueOk) fail('(a) invariant', `pay(${op.v}) allowed although no truly trusted (or independently corroborated) record of the session supplies ${PAYEES[op.v]}`);
+      for (const x of g.shown) {
+        if (!isTrusted(x.auth)) fail('(a) shown text', `${what} allowed although the agent was shown ${x.what} (true authority ${x.auth}), which no record read in the session holds, and no confirmation was used`);
+      }
+      for (const x of unsupplied) fail('(a) value', `${what} allowed although no truly trusted (or independently corroborated) text the agent saw, nor the user's turn, states ${x.argument} = ${JSON.stringify(x.value)}${x.amount ? ' (as an exact decimal)' : ' (as an exact identifier)'}`);
       path = g.reads.every((i) => isTrusted((g.recs[i] as GRec).gtAuth)) ? 'trusted' : 'corroborated';
     }
-    bump(st, `pay.allow.${path}.${op.v}`);
-    return `allow:${path}:${op.v}`;
+    bump(st, `high.allow.${path}.${op.q}`);
+    return `allow:${path}:${op.q}`;
+  }
+
+  /**
+   * What a view showed the agent beyond the record's own text: free text attached to the record
+   * (corroboration evidence) appears anywhere in the view but its `content`. The checker knows who
+   * attached it; the view does not have to say.
+   */
+  private shownInView(g: G, r: number, view: unknown): void {
+    const strings: string[] = [];
+    const walk = (x: unknown, top: boolean): void => {
+      if (typeof x === 'string') strings.push(x);
+      else if (Array.isArray(x)) x.forEach((y) => walk(y, false));
+      else if (x !== null && typeof x === 'object') for (const [k, y] of Object.entries(x)) if (!(top && k === 'content')) walk(y, false);
+    };
+    walk(view, true);
+    g.corrs.forEach((c, ci) => {
+      if (c.r !== r || c.ev !== 'text' || c.text === undefined) return;
+      const text = evidenceText(this.uname, c.p, c.text);
+      const value = this.u.values[c.text] ?? text;
+      if (!strings.some((x) => x.includes(text) || x.includes(value))) return;
+      // free text has no source: a tool is a channel, so only the principal's own word counts
+      const kind = PRINCIPALS[c.p].kind;
+      const auth = kind === 'tool' ? TRUE_SOURCE_AUTH.WEB : TRUE_KIND_AUTH[kind];
+      const what = `evidence text attached by ${c.p} to r${r} (corroboration ${ci}), stating ${value}, in the view of r${r}`;
+      if (!g.shown.some((x) => x.what === what)) g.shown.push({ by: c.p, auth, states: [c.text], via: 'attach', what });
+      bump(this.stats, 'attachedTextShown');
+    });
+  }
+
+  /**
+   * toolA fetches a web page repeating session record r (a variant of its text) and writes it in
+   * the session, then reads it, as ToolGate does with a tool result. Ground truth: the same text
+   * up to {@link oracleEchoText} is an echo (nothing new was shown); any other text is new text
+   * from the web, whatever the store decides.
+   */
+  private async fetchPage(g: G, op: Extract<Op, { k: 'F' }>, fail: (what: string, msg: string) => void): Promise<void> {
+    const base = g.recs[op.r] as GRec;
+    const content = variantText(this.uname, base.content, op.variant);
+    const res = await this.mem.write({ tenant: TENANT, scope: SCOPE, principal: 'toolA', content, source: SOURCES.WEB, session: sessionId(g) });
+    await this.mem.get({ tenant: TENANT, id: res.record.id, session: sessionId(g) });
+    const states = [...new Set([...base.states, ...variantExtraStates(op.variant)])];
+    const auth = gmin(TRUE_KIND_AUTH.tool, TRUE_SOURCE_AUTH.WEB);
+    const same = g.reads.filter((i) => (g.recs[i] as GRec).status === 'active' && oracleEchoText((g.recs[i] as GRec).content) === oracleEchoText(content));
+    if (!res.created) {
+      const to = g.recs.findIndex((x) => x.id === res.echoOf);
+      if (same.length > 0) {
+        if (!same.includes(to)) fail('echo', `fetch resolved to r${to} as an echo, but its text is not the page's`);
+        bump(this.stats, 'pageEchoes');
+        return;
+      }
+      // the store swallowed a different text: the agent saw it, the session did not record it
+      bump(this.stats, 'pagesNotRecorded');
+      const what = `a web page fetched by toolA (${op.variant} variant of r${op.r}) that the store resolved as an echo of r${to}`;
+      if (!g.shown.some((x) => x.what === what)) g.shown.push({ by: 'toolA', auth, states, via: `fetch:${op.variant}`, what });
+      return;
+    }
+    if (same.length > 0) bump(this.stats, 'pageEchoesStoredAsNew');
+    g.recs.push({ id: res.record.id, writer: 'toolA', source: 'WEB', payee: base.payee, states, kind: 'page', declared: null, inputs: [], gtOrigin: auth, gtAuth: auth, status: 'active', content });
+    addRead(g, g.recs.length - 1);
   }
 
   /** (b): non-malleability against the ground truth and the state before the operation; the session context. */
@@ -681,7 +933,7 @@ async function workerMain(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('not a worker');
   const cfg = workerData as Config;
-  const runner = await Runner.open(cfg.mutant, cfg.renumber);
+  const runner = await Runner.open(cfg.mutant, cfg.renumber, cfg.profile);
   port.postMessage({ type: 'ready', rootKey: await runner.rootKey() });
   port.on('message', (job: ExpandJob | { type: 'exit' }) => {
     if (job.type === 'exit') {
@@ -854,7 +1106,7 @@ export async function explore(cfg: Config, workers: number, log: (s: string) => 
   for (let s = 0; s < n; s++) {
     const f = fwd[s] as number;
     if (f === 0) continue;
-    probeSequences += f * PAYEE_KEYS.length;
+    probeSequences += f * probesOf(cfg.profile, true).length;
   }
   const labelSequences: Record<string, number> = {};
   const labelTransitions: Record<string, number> = {};
@@ -904,54 +1156,81 @@ function report(cfg: Config, r: Result, expect: 'holds' | 'violation'): boolean 
     return v !== undefined;
   }
   const seq = (label: string): string => `${fmt(r.labelSequences[label] ?? 0)} sequences / ${fmt(r.labelTransitions[label] ?? 0)} transitions`;
-  console.log(`-- profile ${p.name}${cfg.mutant !== 'none' ? `, mutant ${cfg.mutant}` : ''}: depth ${p.depth} operations + a final pay probe; <= ${p.maxRecords} records, ${p.maxSessions} sessions, ${p.maxCorroborations} corroborations, ${p.maxConfirmations} confirmations, ${p.maxDeletes} deletion`);
-  console.log(`   writes: ${p.writes.length === ALL_WRITES.length ? 'every principal x source x payee' : p.writes.map(([a, b, c]) => `${a}/${b}/${c}`).join(' ')}; corroborators: ${p.corroborators.join(', ')}; confirmations: ${p.confirmActions.join(', ')} x payee`);
+  const u = UNIVERSES[p.universe ?? 'base'];
+  const leaf = probesOf(p, true);
+  console.log(`-- profile ${p.name}${cfg.mutant !== 'none' ? `, mutant ${cfg.mutant}` : ''}: depth ${p.depth} operations + a final probe (${leaf.join(' | ')}); <= ${p.maxRecords} records, ${p.maxSessions} sessions, ${p.maxCorroborations} corroborations, ${p.maxConfirmations} confirmations, ${p.maxDeletes} deletion`);
+  console.log(`   writes: ${p.writes.length === ALL_WRITES.length ? 'every principal x source x payee' : p.writes.map(([a, b, c]) => `${a}/${b}/${c}`).join(' ')}; corroborators: ${p.corroborators.join(', ') || 'none'}; confirmations: ${confirmsOf(p).join(' | ')}`);
+  if (p.universe !== undefined && p.universe !== 'base') {
+    console.log(`   values: ${Object.entries(u.values).map(([k, v]) => `${k}=${v}`).join(' ')}; amounts (exact decimals): ${Object.entries(AMOUNT_ARGUMENTS).map(([t, a]) => `${t}.${a.join('/')}`).join(' ')}`);
+    const extra = [p.attachers?.length ? `attach by ${p.attachers.join(', ')} stating ${(p.attachValues ?? []).join('/')}; views inspected` : '', p.fetchVariants?.length ? `fetch variants ${p.fetchVariants.join(', ')}` : ''].filter((x) => x !== '');
+    if (extra.length > 0) console.log(`   new operations: ${extra.join('; ')}`);
+  }
   console.log(`   distinct states:      ${fmt(r.states)} (by depth: ${r.statesByDepth.map(fmt).join(', ')})`);
   console.log(`   transitions executed: ${fmt(r.transitions)} real API operations, each followed by the checks`);
   console.log(`   sequences covered:    ${fmt(r.sequences)} of length <= ${p.depth} (by length: ${r.sequencesByLength.map(fmt).join(', ')}) + ${fmt(r.probeSequences)} of length ${p.depth} followed by a pay probe`);
   console.log(`   decisions checked:    ${fmt(r.stats.decisions ?? 0)} authorize calls, each replayed (${fmt(r.stats.replays ?? 0)}), plus ${fmt(r.stats.laterReplays ?? 0)} replays of earlier decisions at later states; ${fmt(r.stats.stateChecks ?? 0)} post-state checks`);
-  for (const path of ALLOW_PATHS) console.log(`   pay(L) allowed, ${path.padEnd(12)}: ${seq(`allow:${path}:L`)}   [pay(A): ${seq(`allow:${path}:A`)}]`);
-  console.log(`   pay denied:           ${fmt(r.stats['pay.deny'] ?? 0)} decisions; ground truth would have permitted ${fmt(r.stats['pay.deny.groundTruthWouldPermit'] ?? 0)} of them (memauth stricter than the invariant)`);
+  for (const q of leaf) {
+    console.log(`   ${`${q} allowed`.padEnd(21)} ${ALLOW_PATHS.map((path) => `${path} ${seq(`allow:${path}:${q}`)}`).join('; ')}`);
+  }
+  console.log(`   high-risk denied:     ${fmt(r.stats['high.deny'] ?? 0)} decisions; ground truth would have permitted ${fmt(r.stats['high.deny.groundTruthWouldPermit'] ?? 0)} of them (memauth stricter than the invariant)`);
   if (r.samples.stricter !== undefined) console.log(`     e.g. ${r.samples.stricter}`);
   console.log(`   recall echoes:        ${fmt(r.stats.recallEchoes ?? 0)} resolved to the original; records carried below their ground truth: ${fmt(r.stats.recordsBelowGroundTruth ?? 0)} observations`);
+  if (p.fetchVariants?.length) console.log(`   fetched pages:        ${fmt(r.stats.pageEchoes ?? 0)} same-text pages resolved to the record they repeat, ${fmt(r.stats.pageEchoesStoredAsNew ?? 0)} stored as new records; ${fmt(r.stats.pagesNotRecorded ?? 0)} different texts swallowed as echoes (shown, not recorded)`);
+  if (p.attachers?.length) console.log(`   attached text:        shown in a view ${fmt(r.stats.attachedTextShown ?? 0)} times; attach refused ${fmt(r.stats.attachRefused ?? 0)} times`);
   console.log(`   representative paths reproduced their state: ${r.replayMismatches === 0 ? 'always' : `NO (${r.replayMismatches} mismatches)`}`);
   console.log(`   violations:           ${r.violations.length}`);
-  const byCheck = new Map<string, Violation>();
-  for (const v of r.violations) if (!byCheck.has(v.check)) byCheck.set(v.check, v);
-  for (const v of [...byCheck.values()].slice(0, 8)) {
-    console.log(`     ${v.check}: ${v.message}`);
+  // one shortest counterexample per kind: the check, the new operations on the path, the final operation
+  const byKind = new Map<string, Violation>();
+  for (const v of r.violations) {
+    const kind = violationKind(v);
+    const seen = byKind.get(kind);
+    if (!seen || v.path.length < seen.path.length || (v.path.length === seen.path.length && v.path.join(';') < seen.path.join(';'))) byKind.set(kind, v);
+  }
+  if (byKind.size > 0) console.log(`   counterexamples:      ${byKind.size} kinds (check | new operations on the path | final operation), the shortest of each:`);
+  for (const [kind, v] of [...byKind.entries()].sort(([a], [b]) => a.localeCompare(b)).slice(0, 40)) {
+    console.log(`     [${kind}] ${v.check}: ${v.message}`);
     console.log(`       sequence: ${v.path.join(' ; ')}`);
   }
   console.log(`   time:                 ${r.seconds.toFixed(1)} s`);
-  const missing = ALLOW_PATHS.filter((path) => (r.labelTransitions[`allow:${path}:L`] ?? 0) === 0);
-  if (missing.length > 0) console.log(`   => non-vacuity FAILED: no allow of pay(L) via ${missing.join(', ')}`);
+  const missing = mustAllowOf(p).filter((pq) => (r.labelTransitions[`allow:${pq}`] ?? 0) === 0);
+  if (missing.length > 0) console.log(`   => non-vacuity FAILED: never allowed: ${missing.join(', ')}`);
   const ok = r.violations.length === 0 && r.replayMismatches === 0 && missing.length === 0;
   console.log(ok ? '   => holds: invariant, non-malleability and replay on every transition' : '   => FAILED');
   return ok;
 }
 
+/** A counterexample's kind: its check, the widened operations on its path, and its final operation. */
+export function violationKind(v: Violation): string {
+  const ops = v.path.map(parseOp);
+  const widened = [...new Set(ops.flatMap((o) => (o.k === 'F' ? [`fetch:${o.variant}`] : o.k === 'E' ? [`attach:${o.v}`] : [])))].sort();
+  return `${v.check} | ${widened.join(',') || '-'} | ${v.path[v.path.length - 1] ?? ''}`;
+}
+
 async function cliMain(): Promise<void> {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
-    console.log('usage: node dist/formal/impl/enumerate.js [--profile wide|deep|all] [--depth N] [--workers N] [--mutant none|k1|web-trusted|one-domain|all] [--no-renumber] [--quiet]');
-    console.log('  default: both profiles (wide at depth 3, deep at depth 4), memauth as configured; --mutant all: each configuration mutant must yield a counterexample');
+    console.log('usage: node dist/formal/impl/enumerate.js [--profile wide|deep|all|lookalike|evidence|echo|resource|widened] [--widened] [--depth N] [--workers N] [--mutant none|k1|web-trusted|one-domain|all] [--no-renumber] [--quiet]');
+    console.log('  default: both base profiles (wide at depth 3, deep at depth 4), memauth as configured; --mutant all: each configuration mutant must yield a counterexample');
+    console.log('  --widened (= --profile widened): the four widened universes (look-alike values, attached text, echo variants, resources)');
     return;
   }
   const workers = Number(argValue(args, '--workers') ?? Math.max(1, Math.min(2, availableParallelism())));
   const mutantArg = argValue(args, '--mutant') ?? 'none';
-  const profileArg = argValue(args, '--profile') ?? 'all';
+  const profileArg = args.includes('--widened') ? 'widened' : (argValue(args, '--profile') ?? 'all');
   const depthArg = argValue(args, '--depth');
   const quiet = args.includes('--quiet');
   if (mutantArg !== 'all' && !(MUTANTS as readonly string[]).includes(mutantArg)) throw new Error(`unknown --mutant ${mutantArg}`);
-  if (!['wide', 'deep', 'all'].includes(profileArg)) throw new Error(`unknown --profile ${profileArg}`);
+  const named: Record<string, Profile> = { ...PROFILES, ...WIDENED };
+  if (!['all', 'widened'].includes(profileArg) && named[profileArg] === undefined) throw new Error(`unknown --profile ${profileArg}`);
   const log = (s: string): void => {
     if (!quiet) console.log(s);
   };
-  const profiles = (profileArg === 'all' ? [PROFILES.wide, PROFILES.deep] : [PROFILES[profileArg as 'wide' | 'deep']]).map((p) => (depthArg !== undefined ? { ...p, depth: Number(depthArg) } : p));
+  const chosen = profileArg === 'all' ? [PROFILES.wide, PROFILES.deep] : profileArg === 'widened' ? Object.values(WIDENED) : [named[profileArg] as Profile];
+  const profiles = chosen.map((p) => (depthArg !== undefined ? { ...p, depth: Number(depthArg) } : p));
   const mutants: Mutant[] = mutantArg === 'all' ? MUTANTS.filter((m) => m !== 'none') : [mutantArg as Mutant];
   console.log('== Implementation check: exhaustive enumeration against the real Memory API on SQLite ==');
   console.log(`universe: ${PRINCIPAL_IDS.map((p) => `${p}(${PRINCIPALS[p].kind}, ${PRINCIPALS[p].domain})`).join(' ')}`);
-  console.log(`          sources SOR=${SOURCES.SOR} WEB=${SOURCES.WEB}; payees L=${PAYEES.L} A=${PAYEES.A}; actions pay (high), answer (read_only); k = 2; ${workers} worker(s)`);
+  console.log(`          sources SOR=${SOURCES.SOR} WEB=${SOURCES.WEB}; payees L=${UNIVERSES.base.values.L} A=${UNIVERSES.base.values.A}; actions pay (high), answer (read_only); k = 2; ${workers} worker(s)`);
   const t0 = performance.now();
   let ok = true;
   const totals = { states: 0, transitions: 0, sequences: 0, decisions: 0 };
