@@ -28,7 +28,7 @@ export const AMOUNT_ARGUMENTS: Readonly<Record<string, readonly string[]>> = { p
  * such field (the schema refuses unknown fields); set it (e.g. `'argumentTypes'`) once the
  * policy declares amounts, and the check's policy declares {@link AMOUNT_ARGUMENTS} with it.
  */
-export const POLICY_ARGUMENT_TYPES_FIELD: string | null = null;
+export const POLICY_ARGUMENT_TYPES_FIELD: string | null = 'argumentTypes';
 
 /** Positional arguments of each action type in a probe string (`pay,L,P` is `pay {to: L, amount: P}`). */
 export const ARG_NAMES: Readonly<Record<string, readonly string[]>> = { pay: ['to', 'amount'], answer: ['about'], deploy: [], export_data: [] };

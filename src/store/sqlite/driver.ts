@@ -307,6 +307,9 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     const run = async (): Promise<T> => {
       const release = await this.takeLane();
       try {
+        // outside the transaction, as for group commit: a caller that turns BEGIN into a SAVEPOINT
+        // (the formal check does) can then roll back past the tenant's first write
+        if (!this.db.inTransaction) this.ensureIndexOutsideSavepoint(tenant);
         return await this.runOne(fn);
       } finally {
         release();
@@ -350,8 +353,8 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   }
 
   /**
-   * Group commit: make sure the job's tenant has its search index table before the job's
-   * SAVEPOINT. SQLite cannot ROLLBACK TO a savepoint past the creation of an FTS5 table that was
+   * Make sure the tenant has its search index table before the transaction (group commit: before
+   * the job's SAVEPOINT). SQLite cannot ROLLBACK TO a savepoint past the creation of an FTS5 table that was
    * written in it (the next SAVEPOINT or COMMIT fails with "SQL logic error", failing the batch),
    * and a job that fails is rolled back to its savepoint. An empty index table changes nothing a
    * read can see: its rows are set aside from {@link changeToken} like FTS5's flushes.
