@@ -1,5 +1,5 @@
 import { params, queries, requests } from '../schemas.js';
-import { type AnyRoute, assertMayDelete, checkContent, created, ok, route, tenantFor, writerFor } from './common.js';
+import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
 
 /** Memories: write, derive, get, list, search, lineage, delete. */
 export const memoryRoutes: readonly AnyRoute[] = [
@@ -19,7 +19,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
-      const r = await services.mem.write({ ...body, tenant, principal: principal.id });
+      const r = await services.mem.write({ ...body, tenant, principal: principal.id, requester: principal.id });
       return { status: r.created ? 201 : 200, body: r };
     },
   }),
@@ -38,7 +38,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
-      return created(await services.mem.derive({ ...body, tenant, principal: principal.id }));
+      return created(await services.mem.derive({ ...body, tenant, principal: principal.id, requester: principal.id }));
     },
   }),
   route({
@@ -47,10 +47,11 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'searchMemories',
     tag: 'memories',
     summary: 'Full-text search (BM25) in one scope; hits are marked read in `session`',
+    description: 'A session belongs to the principal whose token used it first (the admin token may use any): another principal\'s session is SESSION_FORBIDDEN (403).',
     auth: 'any',
     body: requests.Search,
     responses: { 200: 'SearchResult' },
-    handler: async ({ identity, body, services }) => ok({ hits: await services.mem.search({ ...body, tenant: tenantFor(identity, body.tenant) }) }),
+    handler: async ({ identity, body, services }) => ok({ hits: await services.mem.search({ ...body, tenant: tenantFor(identity, body.tenant), requester: requesterOf(identity) }) }),
   }),
   route({
     method: 'GET',
@@ -74,7 +75,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     query: queries.GetMemory,
     responses: { 200: 'RecordView' },
     errors: [404],
-    handler: async ({ identity, params: p, query, services }) => ok(await services.mem.get({ tenant: tenantFor(identity, query.tenant), id: p.id, session: query.session })),
+    handler: async ({ identity, params: p, query, services }) => ok(await services.mem.get({ tenant: tenantFor(identity, query.tenant), id: p.id, session: query.session, requester: requesterOf(identity) })),
   }),
   route({
     method: 'GET',

@@ -132,4 +132,14 @@ INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO records_fts (rowid, content, scope_key)
   SELECT rowid, content, 'k' || lower(hex(tenant)) || 'x' || lower(hex(scope)) FROM records WHERE content IS NOT NULL;
 `,
+  // 5: who may use what. A session's owner is the principal that used it first (NULL: the
+  // application — every session of an older store is the application's); a confirmation's
+  // usable_by lists the principals whose requests may use it (JSON array; NULL: the default
+  // kinds, see core/confirmation.ts). A session row is never updated: its owner is fixed.
+  `
+ALTER TABLE sessions ADD COLUMN owner TEXT;
+ALTER TABLE confirmations ADD COLUMN usable_by TEXT;
+CREATE TRIGGER sessions_no_update BEFORE UPDATE ON sessions
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a session''s owner cannot be changed'); END;
+`,
 ];
