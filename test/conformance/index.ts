@@ -15,6 +15,7 @@ import type { StoreFactory } from './common.js';
 import { audit } from './audit.js';
 import { properties } from './properties.js';
 import { regressions } from './regressions.js';
+import { requesters } from './requesters.js';
 import { store } from './store.js';
 import { triggers } from './triggers.js';
 
@@ -27,4 +28,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] audit`, () => audit(f));
   describe(`[${f.name}] triggers`, () => triggers(f));
   describe(`[${f.name}] properties`, () => properties(f));
+  describe(`[${f.name}] requesters and session owners`, () => requesters(f));
 }
