@@ -439,7 +439,10 @@ export class Memory {
    * @param input.session - the session the write happens in. Recalled text re-ingested in it
    *   resolves to the original record (`created: false`). An `agent` principal's write in a
    *   session derives from every record read in it (context taint).
-   * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `UNKNOWN_PRINCIPAL`, `AUTHORITY_EXCEEDS_PRINCIPAL`, `INVALID_ARGUMENT`.
+   * @param input.requester - who the call is made for (the server: the token's principal); a
+   *   session belongs to whoever used it first (see core/session.ts). Omitted: the application.
+   * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `UNKNOWN_PRINCIPAL`, `AUTHORITY_EXCEEDS_PRINCIPAL`, `INVALID_ARGUMENT`,
+   *   `SESSION_FORBIDDEN` for a session that belongs to another principal.
    */
   async write(input: In<'write'>): Promise<WriteResult> {
     this.assertOpen();
@@ -490,7 +493,8 @@ export class Memory {
    * at all the result is at most `model_inferred`. Origin, sources and the oldest source date
    * are carried; nothing is reset.
    *
-   * @throws `RECORD_NOT_FOUND` for an input not in the tenant, `UNKNOWN_PRINCIPAL`, `TENANT_REQUIRED`, `INVALID_ARGUMENT`.
+   * @throws `RECORD_NOT_FOUND` for an input not in the tenant, `UNKNOWN_PRINCIPAL`, `TENANT_REQUIRED`, `INVALID_ARGUMENT`,
+   *   `SESSION_FORBIDDEN` for a session that belongs to another principal than `requester` (see {@link write}).
    */
   async derive(input: In<'derive'>): Promise<MemoryRecord> {
     this.assertOpen();
@@ -542,7 +546,8 @@ export class Memory {
   /**
    * Get one record with its current action authority, corroborations and deleted sources.
    * Marks it as read in `session` (it then taints what the session derives and decides).
-   * @throws `RECORD_NOT_FOUND` (also for another tenant's id), `TENANT_REQUIRED`.
+   * @throws `RECORD_NOT_FOUND` (also for another tenant's id), `TENANT_REQUIRED`, `SESSION_FORBIDDEN`
+   *   for a session that belongs to another principal than `requester` (see {@link write}).
    */
   async get(input: In<'get'>): Promise<RecordView> {
     this.assertOpen();
@@ -571,7 +576,7 @@ export class Memory {
    * Full-text search (BM25) over active, unexpired records of one tenant and scope. Hits are
    * marked as read in `session`.
    * @returns hits, best first, at most `limit` (default 10).
-   * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`.
+   * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `SESSION_FORBIDDEN` (see {@link get}).
    */
   async search(input: In<'search'>): Promise<SearchHit[]> {
     this.assertOpen();
@@ -651,7 +656,10 @@ export class Memory {
    * default, expiring (default and maximum TTL from the policy).
    *
    * @param input.action - `{type, args?, resource?}`; give `args` (exact) or `argsHash`.
+   * @param input.usableBy - the principals whose requests may use it (never an `external` one);
+   *   omitted: the default of core/confirmation.ts `requesterAdmitted`.
    * @throws `CONFIRMATION_REQUIRES_USER` (logged) when the principal is not a user,
+   *   `CONFIRMATION_USABLE_BY_EXTERNAL` / `UNKNOWN_PRINCIPAL` for a bad `usableBy`,
    *   `INVALID_ARGUMENT` without args/argsHash or with a TTL above the policy's maximum.
    */
   async confirm(input: In<'confirm'>): Promise<Confirmation> {
