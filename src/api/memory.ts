@@ -1078,7 +1078,8 @@ export class Memory {
       }
       const now = this.now();
       const requester = await resolveRequester(tx, a.tenant, a.requester);
-      if (a.session !== undefined) await (dryRun ? checkSession(tx, a.tenant, a.session, a.requester ?? null) : joinSession(tx, a.tenant, a.session, a.requester ?? null, now));
+      // only read here: a write this early would keep this transaction's reads out of the read cache
+      const sessionExists = a.session !== undefined && (await checkSession(tx, a.tenant, a.session, a.requester ?? null));
       const declaredIds = [...new Set(a.dependsOn ?? [])];
       const declared = await tx.getRecords(a.tenant, declaredIds);
       // getRecords returns each record found once: as many as asked means none is missing
@@ -1153,6 +1154,8 @@ export class Memory {
         at: now,
       };
       mark('decided');
+      // the first use of a session claims it for the requester
+      if (a.session !== undefined && !sessionExists) await joinSession(tx, a.tenant, a.session, a.requester ?? null, now);
       const entry = await this.audit(tx, a.tenant, 'decide', payload);
       const decision: Decision = {
         formatVersion: 1,

@@ -30,9 +30,12 @@ export async function joinSession(tx: StorageTx, tenant: string, session: string
 
 /**
  * Without writing: check that `requester` may use `session` (a session nobody opened yet is free).
+ * @returns whether the session exists (if not, a later {@link joinSession} in the same
+ *   transaction claims it).
  * @throws MemauthError `SESSION_FORBIDDEN` when the session belongs to someone else.
  */
-export async function checkSession(src: StorageReader, tenant: string, session: string, requester: string | null): Promise<void> {
+export async function checkSession(src: StorageReader, tenant: string, session: string, requester: string | null): Promise<boolean> {
   const s = await src.sessionOwner(tenant, session);
   if (s !== null && !mayUseSession(s.owner, requester)) throw sessionForbidden(tenant, session, s.owner, requester);
+  return s !== null;
 }

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { nextEntry } from '../../src/core/audit.js';
 import { P, T, expectCode, reason } from '../helpers.js';
 import { type StoreFactory, expectImmutable, setupWith } from './common.js';
 
@@ -75,6 +76,35 @@ export function requesters(f: StoreFactory): void {
       await expectCode(() => mem.confirm({ tenant: T, principal: P.alice, action: PAY, usableBy: [P.agent, P.mallory] }), 'CONFIRMATION_USABLE_BY_EXTERNAL');
       await expectCode(() => mem.confirm({ tenant: T, principal: P.alice, action: PAY, usableBy: ['nobody'] }), 'UNKNOWN_PRINCIPAL');
       await expectCode(() => mem.authorize({ tenant: T, action: PAY, requester: 'nobody' }), 'UNKNOWN_PRINCIPAL');
+    });
+
+    test('a decision recorded before requesters were (no requester in its row or decide entry) still verifies and replays', async (t) => {
+      const { mem, invoice } = await scenario(t);
+      const conf = await mem.confirm({ tenant: T, principal: P.alice, action: PAY });
+      // what the gate decides now, written as the code before requesters wrote it
+      const e = await mem.evaluate({ tenant: T, action: PAY, dependsOn: [invoice.id] });
+      assert.equal(e.outcome, 'allow');
+      assert.equal(e.confirmationId, conf.id);
+      const id = 'dec_old_format_1';
+      const payload = {
+        decisionId: id, sessionId: null, action: e.action, argsHash: e.argsHash, tier: e.tier, mode: e.mode, contextMode: 'session', userTurn: null,
+        dependencies: e.dependencies.map((x) => ({ memoryId: x.memoryId, why: x.why })), values: e.values, citedConfirmationId: null,
+        confirmationId: e.confirmationId, outcome: e.outcome, reasons: e.reasons, at: e.at,
+      };
+      await mem.driver.transaction(T, async (tx) => {
+        const entry = nextEntry(T, await tx.auditHead(T), 'decide', payload, mem.policy.version);
+        await tx.appendAudit(entry);
+        const { dryRun: _d, requester: _r, ...rest } = e;
+        await tx.insertDecision({ formatVersion: 1, id, ...rest, auditSeq: entry.seq });
+        await tx.insertConfirmationUse(T, conf.id, id, e.at);
+      });
+      const old = await mem.getDecision({ tenant: T, decisionId: id });
+      assert.equal('requester' in old, false);
+      const replay = await mem.replay({ tenant: T, decisionId: id });
+      assert.equal(replay.matches, true, JSON.stringify(replay.replayed));
+      assert.equal(replay.replayed.confirmationId, conf.id);
+      assert.equal((await mem.authorize({ tenant: T, action: PAY, dependsOn: [invoice.id] })).outcome, 'deny', 'the old decision used the confirmation');
+      assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
     });
 
     test('memoryIds [] covers only a decision with no untrusted dependency', async (t) => {
