@@ -178,7 +178,7 @@ describe('confirmations and the review queue are used only by the right principa
         await b.close();
       }
       const ok = structured(await a.c.callTool({ name: 'authorize_action', arguments: { action: pay('ACCT-ACME-01', 300) } }));
-      assert.equal(ok.outcome, 'allow', JSON.stringify(ok.reasons));
+      assert.equal(ok.outcome, 'allow', JSON.stringify({ reasons: ok.reasons, deps: ok.dependencies, conf: conf.body }));
       assert.equal(ok.confirmationId, conf.body.id);
       const replay = (await client(srv.url, tok.alice as string).get(`/v1/decisions/${ok.id}/replay`)).body;
       assert.equal(replay.matches, true);

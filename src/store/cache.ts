@@ -524,6 +524,7 @@ class CachedTx {
         expiresAt: c.expiresAt,
         maxUses: c.maxUses,
         createdAt: c.createdAt,
+        ...(c.usableBy === undefined || c.usableBy === null ? {} : { usableBy: JSON.parse(JSON.stringify(c.usableBy)) as string[] }),
         auditSeq,
       }),
     );

@@ -59,6 +59,18 @@ export function requesters(f: StoreFactory): void {
       assert.equal(mine.outcome, 'allow', 'the refused attempts did not use it up');
     });
 
+    test('a bound confirmation issued after the gate looked for one (read cache) is found with its usableBy', async (t) => {
+      const { mem, S } = await scenario(t);
+      const before = await mem.authorize({ tenant: T, action: PAY, session: S, requester: P.agent });
+      assert.equal(before.outcome, 'deny');
+      const conf = await mem.confirm({ tenant: T, principal: P.alice, action: PAY, usableBy: [P.agent] });
+      const other = await mem.authorize({ tenant: T, action: PAY, requester: 'agent2' });
+      assert.equal(other.confirmationId, null, 'never read back as a default confirmation');
+      const after = await mem.authorize({ tenant: T, action: PAY, session: S, requester: P.agent });
+      assert.equal(after.outcome, 'allow', JSON.stringify(after.reasons));
+      assert.equal(after.confirmationId, conf.id);
+    });
+
     test('without usableBy: usable by an agent, never by an external principal or a tool channel', async (t) => {
       const { mem, S, invoice } = await scenario(t);
       const conf = await mem.confirm({ tenant: T, principal: P.alice, action: PAY });
