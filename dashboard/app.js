@@ -348,10 +348,15 @@ async function drawReview(out) {
     });
   out.replaceChildren(
     ...(canConfirm ? [] : [h('p.msg.msg-warn', { role: 'note' }, why)]),
-    h('section', { 'aria-labelledby': 'h-blocked' }, h('h2', { id: 'h-blocked' }, `Blocked, awaiting a person (${blocked.filter((i) => i.status === 'open').length} open)`), h('p.help', 'Denied with needs_confirmation or missing_corroboration: approving issues a confirmation for exactly this action and these arguments, single use, expiring.'), blocked.length ? h('ul.cards', blocked.map(card)) : h('p.muted', 'Nothing blocked.')),
+    h('section', { 'aria-labelledby': 'h-blocked' }, h('h2', { id: 'h-blocked' }, `Blocked, awaiting a person (${blocked.filter((i) => i.status === 'open').length} open)`), h('p.help', 'Denied with needs_confirmation or missing_corroboration: approving issues a confirmation for exactly this action and these arguments, usable only by the principal that asked and only while its session rests on the same records, single use, expiring.'), blocked.length ? h('ul.cards', blocked.map(card)) : h('p.muted', 'Nothing blocked.')),
     h('section', { 'aria-labelledby': 'h-would' }, h('h2', { id: 'h-would' }, `Observe mode: would have been denied (${wouldDeny.length})`), grouped(wouldDeny, 'wd')),
-    h('section', { 'aria-labelledby': 'h-hard' }, h('h2', { id: 'h-hard' }, `Denied, not approvable (${otherDenied.length})`), h('p.help', 'A deleted or expired source, or missing metadata, cannot be lifted by a confirmation: fix the data, then retry.'), grouped(otherDenied, 'hd')),
+    h('section', { 'aria-labelledby': 'h-hard' }, h('h2', { id: 'h-hard' }, `Denied, not approvable (${otherDenied.length})`), h('p.help', 'A deleted or expired source, or missing metadata, cannot be lifted by a confirmation: fix the data, then retry. Actions requested by an external principal are never approvable.'), grouped(otherDenied, 'hd')),
   );
+}
+
+/** Who asked for a queued decision, as a person reads it. */
+function requesterText(r) {
+  return r.id === null ? 'the application (admin token or library)' : `${r.kind ?? 'unregistered'} principal "${r.id}"`;
 }
 
 function reviewCard(it, canConfirm, why, refresh) {
@@ -371,8 +376,8 @@ function reviewCard(it, canConfirm, why, refresh) {
             return;
           }
           try {
-            const c = await api.confirm({ action: { type: d.action.type, args: d.action.args, ...(d.action.resource ? { resource: d.action.resource } : {}) }, expiresInSeconds: Number(exp.value) * 60, maxUses: 1 });
-            announce(`Approved: confirmation ${c.id} for exactly this ${d.action.type}, single use, until ${fmtTime(c.expiresAt)}. Retry the action to use it.`, msg, 'ok');
+            const c = await api.approve(d.id, Number(exp.value) * 60);
+            announce(`Approved: confirmation ${c.id} for exactly this ${d.action.type}, for ${requesterText(it.requester)} only, single use, until ${fmtTime(c.expiresAt)}. Retry the action to use it.`, msg, 'ok');
             setTimeout(refresh, 1500);
           } catch (e) {
             msg.replaceChildren(errorBox(e));
@@ -415,6 +420,7 @@ function reviewCard(it, canConfirm, why, refresh) {
     'li.card.review-item',
     { 'data-decision': d.id, 'data-status': it.status },
     h('p.card-head', h('code', d.action.type), ' ', outcomeBadge(d.outcome), ' ', h('span.tag', d.tier), ' ', h('span.tag', CLASS_TITLE[it.reviewClass]), ' · ', decisionLink(d.id), ' · ', time(d.at)),
+    h('p', 'Requested by ', h('strong', requesterText(it.requester)), it.requester.kind === 'external' ? ' — an external principal: never approvable' : null),
     h('p', 'Exact arguments:'),
     pretty(d.action.args),
     d.action.resource ? h('p', 'Resource: ', h('span.mono', d.action.resource)) : null,

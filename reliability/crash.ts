@@ -49,7 +49,7 @@ async function serverCrash(o: Options): Promise<SuiteResult> {
               acked += 1;
             }
           } else {
-            const res = await http(url, 'POST', '/v1/decisions', { token: tok.agent, body: { session: `s${w}`, action: { type: 'pay', args: { to: `ACCT-${k}-${w}-${i - 1}`, amount: 10 } } } });
+            const res = await http(url, 'POST', '/v1/decisions', { token: tok.agent, body: { session: `a${w}`, action: { type: 'pay', args: { to: `ACCT-${k}-${w}-${i - 1}`, amount: 10 } } } });
             if (res.status === 201 && typeof res.body?.id === 'string') {
               ledger.decisions.push(res.body.id);
               acked += 1;

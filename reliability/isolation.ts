@@ -15,7 +15,7 @@ export async function run(_o: Options): Promise<SuiteResult> {
   try {
     const seed = async (t: string): Promise<{ rec: string; der: string; dec: string; cnf: string; secret: string }> => {
       const secret = `SECRET-${t}-${Math.random().toString(36).slice(2)}`;
-      const w = await http(url, 'POST', '/v1/memories', { token: c.tok[`${t}/bank`], body: { scope: 'vendors', content: `${t} pays ${secret}`, source: 'bankapi:x', session: 's1' } });
+      const w = await http(url, 'POST', '/v1/memories', { token: c.tok[`${t}/bank`], body: { scope: 'vendors', content: `${t} pays ${secret}`, source: 'bankapi:x', session: 'b1' } });
       const d = await http(url, 'POST', '/v1/derivations', { token: c.tok[`${t}/agent`], body: { from: [w.body.record.id], transform: 'summarize', content: `${t} summary ${secret}`, session: 's1' } });
       const cn = await http(url, 'POST', '/v1/confirmations', { token: c.tok[`${t}/alice`], body: { action: { type: 'pay', args: { to: secret, amount: 1 } }, maxUses: 5 } });
       const dc = await http(url, 'POST', '/v1/decisions', { token: c.tok[`${t}/agent`], body: { session: 's1', action: { type: 'pay', args: { to: secret, amount: 1 } } } });

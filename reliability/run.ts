@@ -18,6 +18,7 @@ const SUITES: Suite[] = [
   { name: 'badinput', run: async (o) => (await import('./badinput.js')).run(o) },
   { name: 'crash', run: async (o) => (await import('./crash.js')).run(o) },
   { name: 'load', run: async (o) => (await import('./load.js')).run(o) },
+  { name: 'mcp', run: async (o) => (await import('./mcp.js')).run(o) },
 ];
 
 function parseArgs(argv: readonly string[]): Options & { only: string[] | null } {

@@ -6,6 +6,8 @@ export { openMemory, type OpenMemoryOptions } from './api/open.js';
 export { Memory, argsHashOf, type RecordView, type WriteResult, type CorroborateResult, type LineageGraph, type MemoryOptions, type OpTiming } from './api/memory.js';
 export type { AuditReport, TenantAuditReport } from './api/verify.js';
 export type { ReplayResult } from './api/replay.js';
+export type { Evaluation } from './api/requesters.js';
+export type { Requester } from './core/confirmation.js';
 export { MemauthError, ERROR_CODES, isMemauthError, type ErrorCode } from './core/errors.js';
 export { AUTHORITIES, TRUSTED_THRESHOLD, atLeast, minAuthority, maxAuthority, rank, type Authority } from './core/authority.js';
 export { DEFAULT_POLICY, PolicySchema, loadPolicy, riskTier, sourceAuthority, originAuthority, type Policy, type PolicyDocument, type PolicyInput } from './core/policy.js';

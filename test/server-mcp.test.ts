@@ -66,7 +66,7 @@ function httpClient(token: string): { client: Client; transport: StreamableHTTPC
 /** The same agent session, over either transport: tools, origin authority in results, taint, gate, replay, resources. */
 async function agentSession(c: Client, label: string): Promise<void> {
   const tools = (await c.listTools()).tools.map((t) => t.name).sort();
-  assert.deepEqual(tools, ['check_action', 'forget', 'get_memory', 'recall', 'remember', 'replay_decision', 'summarize_into_memory', 'verify_audit']);
+  assert.deepEqual(tools, ['authorize_action', 'check_action', 'forget', 'get_memory', 'recall', 'remember', 'replay_decision', 'summarize_into_memory', 'verify_audit']);
   const recall = await c.callTool({ name: 'recall', arguments: { scope: 'vendors', query: 'Acme paid settles' } });
   const hits = structured<{ hits: Array<{ record: { id: string; origin: { authority: string; principalId: string } } }> }>(recall).hits;
   const rule = hits.find((h) => h.record.origin.principalId === 'alice')?.record.id as string;
@@ -86,7 +86,11 @@ async function agentSession(c: Client, label: string): Promise<void> {
   assert.ok(structured(sum).taint.channels.includes('self_summarization'));
   const draft = await c.callTool({ name: 'check_action', arguments: { action: { type: 'draft', args: { text: 'Acme invoice' } } } });
   assert.equal(structured(draft).outcome, 'allow', 'read_only actions may use untrusted context');
-  const deny = await c.callTool({ name: 'check_action', arguments: { action: { type: 'pay', args: { to: 'ACCT-REDIRECT-22', amount: 1200 } } } });
+  const dry = await c.callTool({ name: 'check_action', arguments: { action: { type: 'pay', args: { to: 'ACCT-REDIRECT-22', amount: 1200 } } } });
+  assert.equal(structured(dry).outcome, 'deny');
+  assert.equal(structured(dry).dryRun, true);
+  assert.match(text(dry), /^dry run: /);
+  const deny = await c.callTool({ name: 'authorize_action', arguments: { action: { type: 'pay', args: { to: 'ACCT-REDIRECT-22', amount: 1200 } } } });
   assert.equal(structured(deny).outcome, 'deny');
   assert.ok(structured(deny).reasons.some((r: { code: string; memoryIds: string[] }) => r.code === 'untrusted_origin' && r.memoryIds.includes(page)), text(deny));
   assert.match(text(deny), /^decision dec_\w+: deny \(pay, tier high, mode enforce\)/);

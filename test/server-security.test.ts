@@ -91,6 +91,11 @@ describe('an external principal cannot produce a record above external_untrusted
         { action: { type: 'pay', args: { to: 'ACCT-EVIL-9', amount: 5 } }, session: s },
         { action: { type: 'pay', args: { to: 'ACCT-EVIL-9', amount: 5 } }, userTurn: { principal: 'alice', text: 'pay ACCT-EVIL-9 5' } },
       ],
+      '/v1/decisions/evaluate': [
+        { action: { type: 'pay', args: { to: 'ACCT-EVIL-9', amount: 5 } }, session: s },
+        { action: { type: 'pay', args: { to: 'ACCT-EVIL-9', amount: 5 } }, context: 'declared' },
+      ],
+      '/v1/review/{id}/approve': [{}, { expiresInSeconds: 60 }],
       '/v1/principals': [{ tenant: 'acme', id: 'ext-admin', kind: 'system', domain: 'x' }],
       '/v1/tokens': [{ tenant: 'acme', principal: 'sys' }, { admin: true }],
       '/v1/tokens/{id}/rotate': [{}],
@@ -189,7 +194,6 @@ describe('tenant isolation', () => {
     for (const [name, args] of [
       ['get_memory', { id: G }],
       ['summarize_into_memory', { from: [G], content: 'Globex pays ACCT-GLOBEX-1.' }],
-      ['check_action', { action: { type: 'pay', args: { to: 'ACCT-GLOBEX-1', amount: 1 } }, dependsOn: [G] }],
       ['forget', { id: G }],
       ['replay_decision', { decisionId: D }],
     ] as const) {

@@ -29,6 +29,8 @@ import { type CacheOptions, CachingDriver, cachedCorroborationList, derivedMemo 
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import { type ReplayResult, replayDecision } from './replay.js';
+import { checkSession, joinSession } from './sessions.js';
+import { type Evaluation, confirmationPayloadMatches, resolveRequester, usableByChecked } from './requesters.js';
 import { parseAuthorize, parseInput, schemas } from './validation.js';
 import type { z } from 'zod';
 
@@ -263,12 +265,12 @@ export class Memory {
     return p;
   }
 
-  /** Run `run`; a {@link Refusal} it throws is logged in the tenant's chain and its error thrown. */
-  private async refusing<T>(tenant: string, op: AuditOp, run: () => Promise<T>): Promise<T> {
+  /** Run `run`; a {@link Refusal} it throws is logged in the tenant's chain (unless `op` is null: nothing is recorded) and its error thrown. */
+  private async refusing<T>(tenant: string, op: AuditOp | null, run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (e) {
-      if (e instanceof Refusal) return this.refuse(tenant, op, e.payload, e.error);
+      if (e instanceof Refusal) return op === null ? Promise.reject(e.error) : this.refuse(tenant, op, e.payload, e.error);
       throw e;
     }
   }
@@ -428,7 +430,10 @@ export class Memory {
    *   (core/echo.ts) — resolves to the original record (`created: false`); any other text is a
    *   new record (deriving from a read record whose text it contains). An `agent` principal's write in a
    *   session derives from every record read in it (context taint).
-   * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `UNKNOWN_PRINCIPAL`, `AUTHORITY_EXCEEDS_PRINCIPAL`, `INVALID_ARGUMENT`.
+   * @param input.requester - who the call is made for (the server: the token's principal); a
+   *   session belongs to whoever used it first (see core/session.ts). Omitted: the application.
+   * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `UNKNOWN_PRINCIPAL`, `AUTHORITY_EXCEEDS_PRINCIPAL`, `INVALID_ARGUMENT`,
+   *   `SESSION_FORBIDDEN` for a session that belongs to another principal.
    */
   async write(input: In<'write'>): Promise<WriteResult> {
     this.assertOpen();
@@ -445,7 +450,7 @@ export class Memory {
       const sourceRef = a.source ?? selfSource(p.id);
       let origin = originAuthority(this.policy, sourceRef, p);
       if (a.authority !== undefined) origin = minAuthority(origin, a.authority);
-      if (a.session !== undefined) await tx.ensureSession(a.tenant, a.session, now);
+      if (a.session !== undefined) await joinSession(tx, a.tenant, a.session, a.requester ?? null, now);
       const reads = await this.sessionRecords(tx, a.tenant, a.session);
       const { exact, contained } = Memory.echoes(a.content, reads);
       if (exact) {
@@ -479,7 +484,8 @@ export class Memory {
    * at all the result is at most `model_inferred`. Origin, sources and the oldest source date
    * are carried; nothing is reset.
    *
-   * @throws `RECORD_NOT_FOUND` for an input not in the tenant, `UNKNOWN_PRINCIPAL`, `TENANT_REQUIRED`, `INVALID_ARGUMENT`.
+   * @throws `RECORD_NOT_FOUND` for an input not in the tenant, `UNKNOWN_PRINCIPAL`, `TENANT_REQUIRED`, `INVALID_ARGUMENT`,
+   *   `SESSION_FORBIDDEN` for a session that belongs to another principal than `requester` (see {@link write}).
    */
   async derive(input: In<'derive'>): Promise<MemoryRecord> {
     this.assertOpen();
@@ -496,7 +502,7 @@ export class Memory {
       const found = new Set(declared.map((r) => r.id));
       const missing = fromIds.filter((id) => !found.has(id));
       if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `derive: no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
-      if (a.session !== undefined) await tx.ensureSession(a.tenant, a.session, now);
+      if (a.session !== undefined) await joinSession(tx, a.tenant, a.session, a.requester ?? null, now);
       const reads = (await this.sessionRecords(tx, a.tenant, a.session)).filter((r) => !fromIds.includes(r.id));
       const narrowed = a.narrowInputs === true && provesNarrowInputs(a.content, declared);
       const edges: DerivationEdge[] = declared.map((r) => ({ from: r.id, transform: a.transform, kind: 'declared' }));
@@ -518,12 +524,13 @@ export class Memory {
     }));
   }
 
-  private async markRead(tenant: string, session: string | undefined, ids: string[]): Promise<void> {
-    if (session === undefined || ids.length === 0) return;
+  private async markRead(tenant: string, session: string | undefined, ids: string[], requester: string | null): Promise<void> {
+    if (session === undefined) return;
     const now = this.now();
     await this.store.transaction(tenant, async (tx) => {
-      await tx.ensureSession(tenant, session, now);
-      await tx.addSessionReads(tenant, session, ids, now);
+      // checked even when nothing is read: a session is used only by its owner
+      await joinSession(tx, tenant, session, requester, now);
+      if (ids.length > 0) await tx.addSessionReads(tenant, session, ids, now);
     });
   }
 
@@ -533,14 +540,15 @@ export class Memory {
    * A corroboration's evidence text is in the view only when its authority is at least the
    * policy's corroboration floor and the record's lowest authority; otherwise `evidenceRef` is
    * null and `evidenceWithheld` true (DESIGN.md § What the model sees is what the session read).
-   * @throws `RECORD_NOT_FOUND` (also for another tenant's id), `TENANT_REQUIRED`.
+   * @throws `RECORD_NOT_FOUND` (also for another tenant's id), `TENANT_REQUIRED`, `SESSION_FORBIDDEN`
+   *   for a session that belongs to another principal than `requester` (see {@link write}).
    */
   async get(input: In<'get'>): Promise<RecordView> {
     this.assertOpen();
     const a = parseInput(schemas.get, input, 'get');
     const [rec] = await this.driver.getRecords(a.tenant, [a.id]);
     if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(a.id)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.id, tenant: a.tenant });
-    if (rec.status === 'active') await this.markRead(a.tenant, a.session, [rec.id]);
+    await this.markRead(a.tenant, a.session, rec.status === 'active' ? [rec.id] : [], a.requester ?? null);
     return (await this.views(a.tenant, [rec]))[0] as RecordView;
   }
 
@@ -568,13 +576,13 @@ export class Memory {
    * Full-text search (BM25) over active, unexpired records of one tenant and scope. Hits are
    * marked as read in `session`.
    * @returns hits, best first, at most `limit` (default 10).
-   * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`.
+   * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `SESSION_FORBIDDEN` (see {@link get}).
    */
   async search(input: In<'search'>): Promise<SearchHit[]> {
     this.assertOpen();
     const a = parseInput(schemas.search, input, 'search');
     const hits = await this.driver.search(a.tenant, a.scope, a.query, a.limit ?? 10, this.now());
-    await this.markRead(a.tenant, a.session, hits.map((h) => h.record.id));
+    await this.markRead(a.tenant, a.session, hits.map((h) => h.record.id), a.requester ?? null);
     return hits;
   }
 
@@ -648,7 +656,10 @@ export class Memory {
    * default, expiring (default and maximum TTL from the policy).
    *
    * @param input.action - `{type, args?, resource?}`; give `args` (exact) or `argsHash`.
+   * @param input.usableBy - the principals whose requests may use it (never an `external` one);
+   *   omitted: the default of core/confirmation.ts `requesterAdmitted`.
    * @throws `CONFIRMATION_REQUIRES_USER` (logged) when the principal is not a user,
+   *   `CONFIRMATION_USABLE_BY_EXTERNAL` / `UNKNOWN_PRINCIPAL` for a bad `usableBy`,
    *   `INVALID_ARGUMENT` without args/argsHash or with a TTL above the policy's maximum.
    */
   async confirm(input: In<'confirm'>): Promise<Confirmation> {
@@ -678,19 +689,21 @@ export class Memory {
       maxUses: a.maxUses ?? 1,
       createdAt: now.toISOString(),
     };
+    let confirmation = c;
     return this.refusing(a.tenant, 'confirm', () => this.store.transaction(a.tenant, async (tx) => {
       // judged again inside the transaction: the read above, outside one, sees a group commit's
       // uncommitted rows (a user row that may yet be rolled back)
       const q = await this.principalIn(tx, a.tenant, a.principal);
       if (q.kind !== 'user') throw new Refusal({ principalId: q.id, kind: q.kind, actionType: a.action.type }, new MemauthError('CONFIRMATION_REQUIRES_USER', `only a user principal can confirm an action; ${q.id} is of kind ${q.kind}`, { principal: q.id, kind: q.kind }));
+      if (a.usableBy !== undefined) confirmation = { ...c, usableBy: await usableByChecked(tx, a.tenant, a.usableBy) };
       if (c.memoryIds !== null) {
         const found = new Set((await tx.getRecords(a.tenant, c.memoryIds)).map((r) => r.id));
         const missing = c.memoryIds.filter((m) => !found.has(m));
         if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `confirm: memoryIds names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
       }
-      const entry = await this.audit(tx, a.tenant, 'confirm', { confirmation: c, at: c.createdAt });
-      await tx.insertConfirmation(c, entry.seq);
-      return c;
+      const entry = await this.audit(tx, a.tenant, 'confirm', { confirmation, at: c.createdAt });
+      await tx.insertConfirmation(confirmation, entry.seq);
+      return confirmation;
     }));
   }
 
@@ -1019,11 +1032,37 @@ export class Memory {
    * every record read in the session. `userTurn` is the user's current turn (its values count as
    * `user_confirmed`). `confirmationId` cites a confirmation; without it, a matching one is looked up.
    *
+   * `requester` is the principal asking (the server sets it from the token; omitted: the
+   * application): it is recorded on the decision, a confirmation is used only if it admits the
+   * requester (core/confirmation.ts), and the session must be the requester's (its first use
+   * makes it so). The decision consumes the confirmation it is allowed by; {@link evaluate} is
+   * the dry run that consumes and records nothing.
+   *
    * @returns the stored {@link Decision}: outcome `allow | deny | would_deny`, structured reasons.
    * @throws `RECORD_NOT_FOUND` for a `dependsOn` id not in the tenant, `UNKNOWN_PRINCIPAL` /
-   *   `INVALID_ARGUMENT` for a user turn not by a user principal, `TENANT_REQUIRED`.
+   *   `INVALID_ARGUMENT` for a user turn not by a user principal, `UNKNOWN_PRINCIPAL` for a
+   *   requester not registered, `SESSION_FORBIDDEN` for another principal's session, `TENANT_REQUIRED`.
    */
   async authorize(input: In<'authorize'>): Promise<Decision> {
+    return this.gate(input, false);
+  }
+
+  /**
+   * The action gate's dry run (DESIGN.md § Action gate): the decision {@link authorize} would
+   * make now, from the same input, with nothing recorded — no audit entry, no decision row, no
+   * confirmation use (the confirmation it would use is named, not consumed), no session created
+   * and no read marked. A session that belongs to someone else is still refused.
+   *
+   * @returns an {@link Evaluation} (`dryRun: true`, no id).
+   * @throws as {@link authorize}.
+   */
+  async evaluate(input: In<'authorize'>): Promise<Evaluation> {
+    return this.gate(input, true);
+  }
+
+  private gate(input: In<'authorize'>, dryRun: true): Promise<Evaluation>;
+  private gate(input: In<'authorize'>, dryRun: false): Promise<Decision>;
+  private async gate(input: In<'authorize'>, dryRun: boolean): Promise<Decision | Evaluation> {
     this.assertOpen();
     const t0 = this.t0();
     const a = parseAuthorize(input);
@@ -1032,12 +1071,15 @@ export class Memory {
     const mode = modeFor(this.policy, tier);
     const contextMode = a.context ?? 'session';
     const argsHash = argsHashOf(action.args);
-    return this.refusing(a.tenant, 'decide', () => this.transact(a.tenant, 'authorize', t0, async (tx, mark) => {
+    return this.refusing(a.tenant, dryRun ? null : 'decide', () => this.transact(a.tenant, 'authorize', t0, async (tx, mark): Promise<Decision | Evaluation> => {
       if (a.userTurn !== undefined) {
         const u = await this.principalIn(tx, a.tenant, a.userTurn.principal);
         if (u.kind !== 'user') throw new MemauthError('INVALID_ARGUMENT', `authorize: userTurn.principal ${u.id} is of kind ${u.kind}, not a user`, { field: 'userTurn.principal' });
       }
       const now = this.now();
+      const requester = await resolveRequester(tx, a.tenant, a.requester);
+      // only read here: a write this early would keep this transaction's reads out of the read cache
+      const sessionExists = a.session !== undefined && (await checkSession(tx, a.tenant, a.session, a.requester ?? null));
       const declaredIds = [...new Set(a.dependsOn ?? [])];
       const declared = await tx.getRecords(a.tenant, declaredIds);
       // getRecords returns each record found once: as many as asked means none is missing
@@ -1069,12 +1111,17 @@ export class Memory {
       const depIds = [...why.keys()].sort();
       const depFacts = depIds.map((id): DependencyFacts => ({ ...depFactsOf(id), why: [...(why.get(id) as Set<DependencyWhy>)].sort() }));
       const confirmations = await this.confirmationCandidates(tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
-      const result = decide({ action, argsHash, tier, mode, now, dependencies: depFacts, values, disallowedArguments: disallowedArguments(this.policy, action), confirmations, citedConfirmationId: a.confirmationId ?? null, threshold: TRUSTED_THRESHOLD });
+      const result = decide({ action, argsHash, tier, mode, now, dependencies: depFacts, values, disallowedArguments: disallowedArguments(this.policy, action), confirmations, citedConfirmationId: a.confirmationId ?? null, requester, threshold: TRUSTED_THRESHOLD });
       const id = newId('dec');
       const dependencies: Dependency[] = depFacts.map((d) => ({ memoryId: d.memoryId, why: d.why, lowestAuthority: d.lowestAuthority, actionAuthority: d.actionAuthority, status: d.status }));
+      if (dryRun) {
+        const { outcome, reasons, confirmationId } = result;
+        return { dryRun: true, tenant: a.tenant, sessionId: a.session ?? null, requester: a.requester ?? null, at: now, action, argsHash, tier, mode, outcome, reasons, dependencies, values, confirmationId, policyVersion: this.policy.version };
+      }
       const payload = {
         decisionId: id,
         sessionId: a.session ?? null,
+        requester: a.requester ?? null,
         action,
         argsHash,
         tier,
@@ -1090,12 +1137,15 @@ export class Memory {
         at: now,
       };
       mark('decided');
+      // the first use of a session claims it for the requester
+      if (a.session !== undefined && !sessionExists) await joinSession(tx, a.tenant, a.session, a.requester ?? null, now);
       const entry = await this.audit(tx, a.tenant, 'decide', payload);
       const decision: Decision = {
         formatVersion: 1,
         id,
         tenant: a.tenant,
         sessionId: a.session ?? null,
+        requester: a.requester ?? null,
         at: now,
         action,
         argsHash,
@@ -1314,7 +1364,7 @@ export function recordMatchesEntry(r: MemoryRecord, e: AuditEntry): boolean {
 export function decisionMatchesEntry(d: Decision, e: AuditEntry): boolean {
   const p = e.payload as Record<string, unknown>;
   if (e.op !== 'decide' || p.refused !== undefined || p.decisionId !== d.id || e.seq !== d.auditSeq || e.policyVersion !== d.policyVersion) return false;
-  if (p.outcome !== d.outcome || p.at !== d.at || (p.sessionId ?? null) !== d.sessionId || p.argsHash !== d.argsHash || p.tier !== d.tier || p.mode !== d.mode || (p.confirmationId ?? null) !== d.confirmationId) return false;
+  if (p.outcome !== d.outcome || p.at !== d.at || (p.sessionId ?? null) !== d.sessionId || (p.requester ?? null) !== (d.requester ?? null) || p.argsHash !== d.argsHash || p.tier !== d.tier || p.mode !== d.mode || (p.confirmationId ?? null) !== d.confirmationId) return false;
   const deps = d.dependencies.map((x) => ({ memoryId: x.memoryId, why: x.why }));
   return hashCanonical(p.action) === hashCanonical(d.action) && hashCanonical(p.reasons) === hashCanonical(d.reasons) && hashCanonical(p.values) === hashCanonical(d.values) && hashCanonical(p.dependencies) === hashCanonical(deps);
 }
@@ -1329,6 +1379,5 @@ export function corroborationMatchesEntry(c: Corroboration, e: AuditEntry): bool
 export function confirmationMatchesEntry(c: Confirmation, e: AuditEntry): boolean {
   const p = e.payload as { refused?: unknown; confirmation?: unknown };
   if (e.op !== 'confirm' || p.refused !== undefined || typeof p.confirmation !== 'object' || p.confirmation === null) return false;
-  const { auditSeq: _seq, ...row } = c;
-  return hashCanonical(p.confirmation) === hashCanonical(row);
+  return confirmationPayloadMatches(c, p.confirmation);
 }

@@ -5,7 +5,8 @@ import { MemauthError } from '../core/errors.js';
 import { type FactsBundle, type RecordFacts, dependencyFacts } from '../core/facts.js';
 import { type ConfirmationCandidate, type GateResult, decide } from '../core/gate.js';
 import { type Policy, disallowedArguments, loadPolicy, modeFor, riskTier } from '../core/policy.js';
-import type { Action, Confirmation, Corroboration, DependencyWhy, Reason, ValueProvenance } from '../core/types.js';
+import type { Action, Confirmation, Corroboration, DependencyWhy, PrincipalKind, Reason, ValueProvenance } from '../core/types.js';
+import type { Requester } from '../core/confirmation.js';
 import type { StorageDriver } from '../store/driver.js';
 
 /** What a replay rebuilt and whether the re-evaluation agrees with the recorded decision. */
@@ -31,6 +32,8 @@ interface LogState {
   records: Map<string, RecordFacts>;
   origins: Map<string, { principalId: string; authority: string; sourceRef: string }>;
   domains: Map<string, string>;
+  /** principal kinds, for the requester of a decision. */
+  kinds: Map<string, PrincipalKind>;
   corroborations: Map<string, Corroboration[]>;
   confirmations: Map<string, Confirmation>;
   uses: Map<string, number>;
@@ -38,7 +41,7 @@ interface LogState {
 }
 
 function emptyState(): LogState {
-  return { records: new Map(), origins: new Map(), domains: new Map(), corroborations: new Map(), confirmations: new Map(), uses: new Map(), policies: new Map() };
+  return { records: new Map(), origins: new Map(), domains: new Map(), kinds: new Map(), corroborations: new Map(), confirmations: new Map(), uses: new Map(), policies: new Map() };
 }
 
 /** Apply one audit entry to the state rebuilt from the log (refused attempts change nothing). */
@@ -51,6 +54,7 @@ function apply(s: LogState, e: AuditEntry): void {
       break;
     case 'principal':
       s.domains.set(String(p.principalId), String(p.domain));
+      if (typeof p.kind === 'string') s.kinds.set(String(p.principalId), p.kind as PrincipalKind);
       break;
     case 'write':
     case 'derive':
@@ -114,6 +118,10 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
   const cited: string | null = p.citedConfirmationId ?? null;
   const confs: Confirmation[] =
     cited !== null ? [...state.confirmations.values()].filter((c) => c.id === cited) : [...state.confirmations.values()].filter((c) => c.actionType === action.type && c.argsHash === p.argsHash && c.expiresAt > at);
+  // the requester as the log knows it (decisions recorded before requesters were: the application)
+  const requesterId: string | null = typeof p.requester === 'string' ? p.requester : null;
+  const requesterKind = requesterId === null ? undefined : state.kinds.get(requesterId);
+  const requester: Requester = requesterId === null ? null : { id: requesterId, kind: requesterKind ?? 'external' };
   const candidates: ConfirmationCandidate[] = confs.map((confirmation) => ({ confirmation, usesSoFar: state.uses.get(confirmation.id) ?? 0 }));
   const replayed = decide({
     action,
@@ -126,6 +134,7 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
     disallowedArguments: disallowedArguments(policy, action),
     confirmations: candidates,
     citedConfirmationId: cited,
+    requester,
     threshold: TRUSTED_THRESHOLD,
   });
   const recorded = { outcome: String(p.outcome), reasons: p.reasons as Reason[], confirmationId: (p.confirmationId ?? null) as string | null };

@@ -35,6 +35,7 @@ export const schemas = {
     sourceAt: isoDate.optional(),
     authority: z.enum(AUTHORITIES).optional(),
     session: ident.optional(),
+    requester: ident.optional(),
     expiresAt: isoDate.optional(),
     reason: z.string().max(1000).regex(NO_NUL, noNul).optional(),
   }),
@@ -46,13 +47,14 @@ export const schemas = {
     content,
     transform: z.enum(TRANSFORMS),
     session: ident.optional(),
+    requester: ident.optional(),
     narrowInputs: z.boolean().optional(),
     source: z.string().min(1).max(2000).regex(NO_NUL, noNul).optional(),
     expiresAt: isoDate.optional(),
     reason: z.string().max(1000).regex(NO_NUL, noNul).optional(),
   }),
-  get: z.strictObject({ tenant, id: ident, session: ident.optional() }),
-  search: z.strictObject({ tenant, scope: ident, query: z.string().max(10_000), limit: z.number().int().min(1).max(1000).optional(), session: ident.optional() }),
+  get: z.strictObject({ tenant, id: ident, session: ident.optional(), requester: ident.optional() }),
+  search: z.strictObject({ tenant, scope: ident, query: z.string().max(10_000), limit: z.number().int().min(1).max(1000).optional(), session: ident.optional(), requester: ident.optional() }),
   list: z.strictObject({ tenant, scope: ident.optional(), limit: z.number().int().min(1).max(10_000).optional(), offset: z.number().int().min(0).optional(), includeDeleted: z.boolean().optional() }),
   corroborate: z.strictObject({ tenant, recordId: ident, principal: ident, evidence: evidenceRef }),
   confirm: z.strictObject({
@@ -63,6 +65,7 @@ export const schemas = {
     memoryIds: z.array(ident).max(1000).optional(),
     expiresInSeconds: z.number().int().min(1).optional(),
     maxUses: z.number().int().min(1).max(1000).optional(),
+    usableBy: z.array(ident).max(100).optional(),
   }),
   authorize: z.strictObject({
     tenant,
@@ -72,6 +75,7 @@ export const schemas = {
     userTurn: z.strictObject({ principal: ident, text: z.string().max(100_000) }).optional(),
     context: z.enum(['session', 'declared']).optional(),
     confirmationId: ident.optional(),
+    requester: ident.optional(),
   }),
   delete: z.strictObject({ tenant, id: ident, principal: ident.optional(), reason: z.string().max(1000).regex(NO_NUL, noNul).optional() }),
   replay: z.strictObject({ tenant, decisionId: ident }),
@@ -228,7 +232,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, op: s
 const IDENT_CHARS = /^[^\u0000-\u001f\u007f]+$/;
 const isIdent = (v: unknown): v is string => typeof v === 'string' && v.length >= 1 && v.length <= 200 && IDENT_CHARS.test(v);
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const AUTHORIZE_KEYS = new Set(['tenant', 'action', 'session', 'dependsOn', 'userTurn', 'context', 'confirmationId']);
+const AUTHORIZE_KEYS = new Set(['tenant', 'action', 'session', 'dependsOn', 'userTurn', 'context', 'confirmationId', 'requester']);
 const ACTION_KEYS = new Set(['type', 'args', 'resource']);
 
 /**
@@ -262,6 +266,7 @@ export function authorizeFast(v: unknown): z.output<typeof schemas.authorize> | 
   }
   if (v.context !== undefined && v.context !== 'session' && v.context !== 'declared') return null;
   if (v.confirmationId !== undefined && !isIdent(v.confirmationId)) return null;
+  if (v.requester !== undefined && !isIdent(v.requester)) return null;
   // the copy is fresh (toPlainJson) and now known valid: only the default needs filling in
   const out = v as z.output<typeof schemas.authorize>;
   if (action.args === undefined) (action as Record<string, unknown>).args = args;

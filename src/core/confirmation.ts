@@ -1,4 +1,4 @@
-import type { Action, Confirmation } from './types.js';
+import type { Action, Confirmation, PrincipalKind } from './types.js';
 
 /** Why a confirmation does not cover an action. */
 export type ConfirmationMismatch =
@@ -6,16 +6,41 @@ export type ConfirmationMismatch =
   | 'confirmation_resource_mismatch'
   | 'confirmation_args_mismatch'
   | 'confirmation_memory_mismatch'
+  | 'confirmation_requester_mismatch'
   | 'confirmation_expired'
   | 'confirmation_used_up'
   | 'confirmation_not_found';
+
+/**
+ * Who asks for a decision: a registered principal (`id`, `kind`), or `null` for the application
+ * itself (a library call that names no requester; on the server, the admin token).
+ */
+export type Requester = { readonly id: string; readonly kind: PrincipalKind } | null;
+
+/** Principal kinds a confirmation without `usableBy` admits: those that act for the user, never a tool channel or an external principal. */
+export const DEFAULT_USABLE_KINDS: ReadonlySet<PrincipalKind> = new Set(['user', 'system', 'agent']);
+
+/**
+ * May `requester` use confirmation `c` (DESIGN.md § Human confirmation: a confirmation authorizes
+ * exactly the matching action — for the principals it names)? An `external` principal never;
+ * the application (`null`) always (it holds the store); with `usableBy`, exactly the principals
+ * listed; without it, the {@link DEFAULT_USABLE_KINDS}.
+ */
+export function requesterAdmitted(c: Pick<Confirmation, 'usableBy'>, requester: Requester): boolean {
+  if (requester === null) return true;
+  if (requester.kind === 'external') return false;
+  const list = c.usableBy ?? null;
+  return list === null ? DEFAULT_USABLE_KINDS.has(requester.kind) : list.includes(requester.id);
+}
 
 /**
  * Does a scoped confirmation cover this exact action (DESIGN.md § Human confirmation)?
  * It must match the action type, the resource (when the confirmation names one, or when the
  * action has one), the hash of the exact arguments, name exactly the memory the decision rests
  * on (when it names memory ids: every untrusted dependency among them, and at least one of
- * them a dependency — never a confirmation for some other context), be unexpired at `now`, and have uses left.
+ * them a dependency — never a confirmation for some other context; an empty list covers only a
+ * decision with no untrusted dependency), admit the requester ({@link requesterAdmitted}), be
+ * unexpired at `now`, and have uses left.
  *
  * @returns `null` when it covers the action, else the first mismatch.
  */
@@ -27,14 +52,22 @@ export function confirmationMismatch(params: {
   untrustedMemoryIds: readonly string[];
   /** every dependency of the decision: a confirmation naming memory ids covers only decisions resting on them. */
   dependencyIds: readonly string[];
+  /** who asks; `undefined` is the application (as `null`). */
+  requester?: Requester;
   now: string;
 }): ConfirmationMismatch | null {
   const { confirmation: c, usesSoFar, action, argsHash, untrustedMemoryIds, dependencyIds, now } = params;
   if (c.actionType !== action.type) return 'confirmation_action_mismatch';
   if ((c.resource ?? null) !== (action.resource ?? null)) return 'confirmation_resource_mismatch';
   if (c.argsHash !== argsHash) return 'confirmation_args_mismatch';
-  if (c.memoryIds !== null && (untrustedMemoryIds.some((m) => !c.memoryIds?.includes(m)) || !c.memoryIds.some((m) => dependencyIds.includes(m)))) return 'confirmation_memory_mismatch';
+  if (c.memoryIds !== null && memoryMismatch(c.memoryIds, untrustedMemoryIds, dependencyIds)) return 'confirmation_memory_mismatch';
+  if (!requesterAdmitted(c, params.requester ?? null)) return 'confirmation_requester_mismatch';
   if (c.expiresAt <= now) return 'confirmation_expired';
   if (usesSoFar >= c.maxUses) return 'confirmation_used_up';
   return null;
+}
+
+function memoryMismatch(memoryIds: readonly string[], untrusted: readonly string[], dependencyIds: readonly string[]): boolean {
+  if (memoryIds.length === 0) return untrusted.length > 0;
+  return untrusted.some((m) => !memoryIds.includes(m)) || !memoryIds.some((m) => dependencyIds.includes(m));
 }

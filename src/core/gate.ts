@@ -1,5 +1,5 @@
 import { type Authority, atLeast } from './authority.js';
-import { type ConfirmationMismatch, confirmationMismatch } from './confirmation.js';
+import { type ConfirmationMismatch, type Requester, confirmationMismatch } from './confirmation.js';
 import { decimalOfText, multiplyDecimals } from './decimal.js';
 import {
   REASON_CODES,
@@ -46,6 +46,8 @@ export interface GateInput {
   readonly values: readonly ValueProvenance[];
   readonly confirmations: readonly ConfirmationCandidate[];
   readonly citedConfirmationId: string | null;
+  /** who asks for the decision: a confirmation is used only by a requester it admits (absent: the application). */
+  readonly requester?: Requester;
   /** top-level arguments the policy does not allow for this action type. */
   readonly disallowedArguments?: readonly string[];
   /** minimum action authority for `high` (trusted_tool_verified). */
@@ -120,7 +122,8 @@ function productOfUserNumbers(v: ValueProvenance): boolean {
  * an amount, the exact decimal product of a quantity and a unit price the user's turn marks as
  * such ("50 units at $10 each"; src/core/values.ts `findProduct`); a value supplied only by lower
  * sources is `untrusted_origin`, one supplied by nothing `metadata_missing` (detail `value_unsourced`). Authority failures (not hard
- * ones) are lifted by exactly one matching, unexpired, unused scoped confirmation; otherwise
+ * ones) are lifted by exactly one matching, unexpired, unused scoped confirmation that admits the
+ * requester (core/confirmation.ts); otherwise
  * `needs_confirmation` names what it would have to cover. In `observe` mode a denial is
  * reported as `would_deny` and the action proceeds.
  */
@@ -151,7 +154,7 @@ export function decide(input: GateInput): GateResult {
   if (hard.size === 0 && soft.size > 0) {
     const untrusted = soft.ids();
     const check = (c: ConfirmationCandidate): ConfirmationMismatch | null =>
-      confirmationMismatch({ confirmation: c.confirmation, usesSoFar: c.usesSoFar, action: input.action, argsHash: input.argsHash, untrustedMemoryIds: untrusted, dependencyIds: input.dependencies.map((d) => d.memoryId), now: input.now });
+      confirmationMismatch({ confirmation: c.confirmation, usesSoFar: c.usesSoFar, action: input.action, argsHash: input.argsHash, untrustedMemoryIds: untrusted, dependencyIds: input.dependencies.map((d) => d.memoryId), requester: input.requester ?? null, now: input.now });
     let mismatch: ConfirmationMismatch = 'confirmation_not_found';
     if (input.citedConfirmationId !== null) {
       const cited = input.confirmations.find((c) => c.confirmation.id === input.citedConfirmationId);

@@ -122,6 +122,13 @@ export interface Confirmation {
   readonly expiresAt: string;
   readonly maxUses: number;
   readonly createdAt: string;
+  /**
+   * The principals whose requests may use it (see core/confirmation.ts `requesterMismatch`):
+   * exactly these ids (never an `external` principal), or `null` (absent on confirmations made
+   * before it existed) for the default — the application and `user`, `system` and `agent`
+   * principals, never `tool` or `external` ones.
+   */
+  readonly usableBy?: readonly string[] | null;
   /** seq of the audit entry that recorded it (set by the store). */
   readonly auditSeq?: number;
 }
@@ -198,6 +205,12 @@ export interface Decision {
   readonly id: string;
   readonly tenant: string;
   readonly sessionId: string | null;
+  /**
+   * The principal that requested the decision (the server sets it from the token), or `null` for
+   * the application (a library call without `requester`, or the admin token). Absent on
+   * decisions recorded before requesters were recorded.
+   */
+  readonly requester?: string | null;
   readonly at: string;
   readonly action: Action;
   readonly argsHash: string;

@@ -55,7 +55,11 @@ export interface ToolGateOptions {
   readonly toolPrincipals?: Readonly<Record<string, DataSourceTool<any, any>>>;
   /** the user's current turn, asked for at each tool call (its values count as `user_confirmed`). */
   readonly userTurn?: () => UserTurn | undefined;
-  /** records a tool call depends on beyond the session (DESIGN.md: `dependsOn`). */
+  /**
+   * records a tool call depends on beyond the session (DESIGN.md: `dependsOn`). The application's
+   * choice (DESIGN.md § What the model sees): never take ids from `args` — they are the model's.
+   * The gate never receives a `context` from this integration: every session read counts.
+   */
   readonly dependsOn?: (toolName: string, args: Readonly<Record<string, unknown>>) => readonly string[] | undefined;
   /** called with every decision, e.g. to log or to show the user what was blocked. */
   readonly onDecision?: (event: { readonly tool: string; readonly args: Readonly<Record<string, unknown>>; readonly decision: Decision }) => void;

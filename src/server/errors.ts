@@ -26,6 +26,8 @@ export const SERVER_ERROR_CODES = [
   'TOKEN_REVOKED',
   /** review queue: an allowed decision cannot be rejected (409). */
   'NOT_IN_REVIEW',
+  /** the decision cannot be approved into a confirmation: not a soft denial, or requested by an external or unregistered principal (409). */
+  'NOT_APPROVABLE',
   /** review queue: the decision was already rejected (409). */
   'REVIEW_ALREADY_REJECTED',
   /** no such route (404) or method (405). */
@@ -73,6 +75,8 @@ export const MEMAUTH_STATUS: Readonly<Partial<Record<ErrorCode, number>>> = Obje
   AUTHORITY_EXCEEDS_PRINCIPAL: 403,
   CONFIRMATION_REQUIRES_USER: 403,
   SESSION_TENANT_MISMATCH: 403,
+  SESSION_FORBIDDEN: 403,
+  CONFIRMATION_USABLE_BY_EXTERNAL: 403,
   UNKNOWN_PRINCIPAL: 404,
   RECORD_NOT_FOUND: 404,
   CONFIRMATION_NOT_FOUND: 404,

@@ -1,18 +1,24 @@
 /**
  * The MCP server (official TypeScript SDK): the tools an agent uses — remember, recall,
- * get_memory, summarize_into_memory, check_action, forget, replay_decision, verify_audit — and
- * resources for decisions, their replay and the audit verification.
+ * get_memory, summarize_into_memory, check_action (dry run), authorize_action (the decision),
+ * forget, replay_decision, verify_audit — and resources for decisions, their replay and the
+ * audit verification.
  *
  * A connection is bound to one principal (an agent, tool or external principal, fixed by its
  * bearer token) and one memauth session: everything the agent stores gets that principal's
  * ceiling and its source's authority, everything it recalls is marked read in the session and
  * taints what it summarizes and the actions it checks. The model cannot choose another session
- * or principal: no tool takes one.
+ * or principal, nor the trust boundary (DESIGN.md § What the model sees: which context counts and
+ * which dependencies are declared is the application's choice): no tool takes a session,
+ * principal, context, dependsOn or confirmation id, and unknown arguments are refused. The
+ * connection's principal is the requester of every call: it owns the session and only
+ * confirmations that admit it are used.
  */
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Memory } from '../api/memory.js';
+import type { Evaluation } from '../api/requesters.js';
 import { schemas } from '../api/validation.js';
 import { MemauthError } from '../core/errors.js';
 import type { Decision, MemoryRecord, Principal } from '../core/types.js';
@@ -31,6 +37,12 @@ export interface McpBinding {
   /** the memauth session of this connection (recall marks reads in it; derive and check_action use it). */
   readonly session: string;
   readonly config: Pick<ServerConfig, 'maxContentChars'>;
+  /**
+   * Which reads of the session count as dependencies of the actions it checks: `session` (the
+   * default: everything read) or `declared` (only records that supply a value). The
+   * application's choice, never the model's: no tool takes it.
+   */
+  readonly context?: 'session' | 'declared';
   /** called before every tool call and resource read; throws to refuse (e.g. the token was revoked). */
   readonly recheck?: () => Promise<void>;
   readonly version: string;
@@ -65,6 +77,12 @@ function decisionText(d: Decision): string {
   return [`decision ${d.id}: ${d.outcome} (${d.action.type}, tier ${d.tier}, mode ${d.mode})`, ...(reasons.length ? [`reasons: ${reasons.join('; ')}`] : []), ...(deps.length ? [`dependencies: ${deps.join('; ')}`] : []), d.outcome === 'allow' ? 'you may proceed with exactly this action' : d.outcome === 'would_deny' ? 'observe mode: allowed, but it would be denied under enforcement' : 'do not perform this action; ask the user to confirm it if they want it'].join('\n');
 }
 
+function evaluationText(e: Evaluation): string {
+  const reasons = e.reasons.map((r) => `${r.code}${r.argument !== undefined ? `(${r.argument})` : ''}${r.memoryIds.length ? ` [${r.memoryIds.join(', ')}]` : ''}`);
+  const deps = e.dependencies.map((x) => `${x.memoryId}: ${x.actionAuthority} (${x.why.join('+')})`);
+  return [`dry run: authorize_action would ${e.outcome === 'allow' ? 'allow' : e.outcome === 'would_deny' ? 'let through (would_deny, observe mode)' : 'deny'} this ${e.action.type} now (tier ${e.tier}, mode ${e.mode}); nothing was recorded and no confirmation was used`, ...(reasons.length ? [`reasons: ${reasons.join('; ')}`] : []), ...(deps.length ? [`dependencies: ${deps.join('; ')}`] : []), 'call authorize_action before performing it'].join('\n');
+}
+
 function result(text: string, structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: `${text}\n\n${JSON.stringify(structured)}` }], structuredContent: structured };
 }
@@ -82,10 +100,14 @@ const json = (uri: URL, value: unknown): ReadResourceResult => ({ contents: [{ u
  */
 export function createMcpServer(b: McpBinding): McpServer {
   const { mem, tenant, principal, session } = b;
+  const requester = principal.id;
+  const context = b.context ?? 'session';
+  // the action alone: the trust boundary (context, dependsOn) and the confirmation are not the model's to choose
+  const actionInput = z.strictObject({ action: schemas.authorize.shape.action });
   const server = new McpServer(
     { name: 'memauth', version: b.version },
     {
-      instructions: `memauth memory for principal ${principal.id} (${principal.kind}, ceiling ${principal.maxAuthority}) in tenant ${tenant}. Every record shows its origin authority: what you store gets at most your ceiling and its source's authority. Call check_action before any consequential action (payment, email, permission change, deploy, data export) and follow the decision.`,
+      instructions: `memauth memory for principal ${principal.id} (${principal.kind}, ceiling ${principal.maxAuthority}) in tenant ${tenant}. Every record shows its origin authority: what you store gets at most your ceiling and its source's authority. Call authorize_action before any consequential action (payment, email, permission change, deploy, data export) and follow the decision; check_action is a dry run that records and consumes nothing.`,
     },
   );
   const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -119,7 +141,7 @@ export function createMcpServer(b: McpBinding): McpServer {
     },
     async (a) => {
       checkContent(b.config, a.content);
-      const r = await mem.write({ ...a, tenant, principal: principal.id, session });
+      const r = await mem.write({ ...a, tenant, principal: principal.id, session, requester });
       return result(r.created ? `stored ${recordLine(r.record)}` : `already in memory: ${recordLine(r.record)}`, { ...r });
     },
   );
@@ -133,7 +155,7 @@ export function createMcpServer(b: McpBinding): McpServer {
       readOnly: false,
     },
     async (a) => {
-      const hits = await mem.search({ ...a, tenant, session });
+      const hits = await mem.search({ ...a, tenant, session, requester });
       return result(hits.length === 0 ? 'no memory matches' : hits.map((h) => recordLine(h.record)).join('\n'), { hits });
     },
   );
@@ -147,7 +169,7 @@ export function createMcpServer(b: McpBinding): McpServer {
       readOnly: false,
     },
     async (a) => {
-      const v = await mem.get({ tenant, id: a.id, session });
+      const v = await mem.get({ tenant, id: a.id, session, requester });
       return result(recordLine(v, `; action authority ${v.actionAuthority}`), { ...v });
     },
   );
@@ -163,22 +185,37 @@ export function createMcpServer(b: McpBinding): McpServer {
     },
     async (a) => {
       checkContent(b.config, a.content);
-      const r = await mem.derive({ ...a, tenant, principal: principal.id, session });
+      const r = await mem.derive({ ...a, tenant, principal: principal.id, session, requester });
       return result(`stored ${recordLine(r)}`, { ...r });
     },
   );
   tool(
     'check_action',
     {
-      title: 'Check an action',
+      title: 'Check an action (dry run)',
       description:
-        "Ask memauth's action gate whether an action may run, before running it. Returns a structured decision: outcome allow | deny | would_deny, reasons (untrusted_origin, missing_corroboration, needs_confirmation, metadata_missing, deleted_source, expired) naming the memory ids, and the dependencies with their authority. Everything read in this session counts as a dependency.",
-      input: schemas.authorize.pick({ action: true, dependsOn: true, context: true, confirmationId: true }),
+        "Dry run of memauth's action gate: what authorize_action would decide for this action now. Records nothing and consumes nothing: no decision, no audit entry, no confirmation used up, no read marked. Returns outcome allow | deny | would_deny, reasons naming the memory ids, and the dependencies with their authority. It does not authorize anything: call authorize_action before performing the action.",
+      input: actionInput,
+      output: responses.Evaluation,
+      readOnly: true,
+    },
+    async (a) => {
+      const e = await mem.evaluate({ action: a.action, tenant, session, requester, context });
+      return result(evaluationText(e), { ...e });
+    },
+  );
+  tool(
+    'authorize_action',
+    {
+      title: 'Authorize an action',
+      description:
+        "Ask memauth's action gate to authorize an action, right before performing it; the decision is recorded and audited. Returns outcome allow | deny | would_deny, reasons (untrusted_origin, missing_corroboration, needs_confirmation, metadata_missing, deleted_source, expired) naming the memory ids, and the dependencies with their authority. Everything read in this session counts. An allow that rests on a user's single-use confirmation CONSUMES it: call this once, for the action you are about to perform.",
+      input: actionInput,
       output: responses.Decision,
       readOnly: false,
     },
     async (a) => {
-      const d = await mem.authorize({ ...a, tenant, session });
+      const d = await mem.authorize({ action: a.action, tenant, session, requester, context });
       return result(decisionText(d), { ...d });
     },
   );

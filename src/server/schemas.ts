@@ -32,16 +32,21 @@ export const requests = {
       admin: z.boolean().optional().describe('issue another admin token instead of a principal token'),
     })
     .describe('either {tenant, principal} or {admin: true}'),
-  MemoryWrite: schemas.write.partial({ tenant: true, principal: true }),
-  Derivation: schemas.derive.partial({ tenant: true, principal: true }),
-  Search: schemas.search.partial({ tenant: true }),
+  // the requester (session owner, decision requester) is always the token's: never in a body
+  MemoryWrite: schemas.write.omit({ requester: true }).partial({ tenant: true, principal: true }),
+  Derivation: schemas.derive.omit({ requester: true }).partial({ tenant: true, principal: true }),
+  Search: schemas.search.omit({ requester: true }).partial({ tenant: true }),
   CorroborationCreate: schemas.corroborate.partial({ tenant: true, principal: true }),
   ConfirmationCreate: schemas.confirm.partial({ tenant: true, principal: true }),
-  DecisionCreate: schemas.authorize.partial({ tenant: true }).extend({
+  DecisionCreate: schemas.authorize.omit({ requester: true }).partial({ tenant: true }).extend({
     userTurn: userTurn
       .partial({ principal: true })
       .optional()
       .describe("the user's current turn; only that user principal (default: the caller) or the admin may give it"),
+  }),
+  ReviewApprove: z.strictObject({
+    tenant: ident.optional(),
+    expiresInSeconds: z.number().int().min(1).optional().describe('lifetime of the confirmation (default and maximum from the policy)'),
   }),
   ReviewReject: z.strictObject({
     tenant: ident.optional(),
@@ -141,17 +146,17 @@ const Confirmation = z.strictObject({
   expiresAt: z.string(),
   maxUses: z.number().int(),
   createdAt: z.string(),
+  usableBy: z.array(z.string()).nullable().optional().describe('the principals whose requests may use it; absent: the application and user, system and agent principals (never tool or external)'),
   auditSeq: z.number().int().optional(),
 });
 const Action = z.strictObject({ type: z.string(), args: json, resource: z.string().optional() });
 const Reason = z.strictObject({ code: z.enum(REASON_CODES), memoryIds: z.array(z.string()), argument: z.string().optional(), detail: z.string().optional() });
 const why = z.array(z.enum(['declared', 'value', 'context']));
 const ValueSuppliers = z.strictObject({ value: z.string(), recordIds: z.array(z.string()), userTurn: z.boolean() });
-const Decision = z.strictObject({
-  formatVersion: z.literal(1),
-  id: z.string(),
+const decisionShape = {
   tenant: z.string(),
   sessionId: z.string().nullable(),
+  requester: z.string().nullable().optional().describe('the principal whose token requested it; null: the application or the admin token; absent on older decisions'),
   at: z.string(),
   action: Action,
   argsHash: z.string(),
@@ -175,7 +180,12 @@ const Decision = z.strictObject({
   ),
   confirmationId: z.string().nullable(),
   policyVersion: z.string(),
-  auditSeq: z.number().int(),
+};
+const Decision = z.strictObject({ formatVersion: z.literal(1), id: z.string(), ...decisionShape, auditSeq: z.number().int() });
+const Evaluation = z.strictObject({
+  dryRun: z.literal(true),
+  ...decisionShape,
+  confirmationId: z.string().nullable().describe('the confirmation an authorize would use and consume now (none is consumed by the dry run)'),
 });
 const ReplayResult = z.strictObject({
   decisionId: z.string(),
@@ -254,6 +264,7 @@ export const responses = {
   CorroborateResult: z.strictObject({ corroboration: Corroboration, counted: z.boolean(), rejection: z.string().nullable(), actionAuthority: authority, independentDomains: z.number().int() }),
   Confirmation,
   Decision,
+  Evaluation,
   DecisionList: z.strictObject({ decisions: z.array(Decision) }),
   ReplayResult,
   AuditReport: z.strictObject({ ok: z.boolean(), tenants: z.array(TenantAuditReport) }),
@@ -274,11 +285,14 @@ export const responses = {
     items: z.array(
       z.strictObject({
         decision: Decision,
+        requester: z
+          .strictObject({ id: z.string().nullable(), kind: z.enum(PRINCIPAL_KINDS).nullable() })
+          .describe('who requested the decision: a principal (kind null when it is not registered), or id null for the application / admin token'),
         kind: z.enum(['blocked', 'would_deny']).describe('blocked: outcome deny (enforce); would_deny: observe mode let it through'),
         reviewClass,
-        approvable: z.boolean().describe('deny with needs_confirmation and no hard reason: a scoped confirmation by a user principal lets the exact action through once'),
+        approvable: z.boolean().describe('deny with needs_confirmation and no hard reason, requested by a principal that is not external: a scoped confirmation by a user principal lets the exact action through once, for that requester'),
         status: z.enum(['open', 'approved', 'rejected']),
-        confirmations: z.array(z.strictObject({ id: z.string(), principalId: z.string(), createdAt: z.string(), expiresAt: z.string(), maxUses: z.number().int(), uses: z.number().int() })),
+        confirmations: z.array(z.strictObject({ id: z.string(), principalId: z.string(), createdAt: z.string(), expiresAt: z.string(), maxUses: z.number().int(), uses: z.number().int(), usableBy: z.array(z.string()).nullable() })),
         rejection: ReviewNote.nullable(),
       }),
     ),

@@ -434,6 +434,9 @@ class CachedTx {
   sessionExists(tenant: string, sessionId: string): Promise<boolean> {
     return this.tx.sessionExists(tenant, sessionId);
   }
+  sessionOwner(tenant: string, sessionId: string): Promise<{ owner: string | null } | null> {
+    return this.tx.sessionOwner(tenant, sessionId);
+  }
   getDecision(tenant: string, id: string): Promise<Decision | null> {
     return this.tx.getDecision(tenant, id);
   }
@@ -521,6 +524,7 @@ class CachedTx {
         expiresAt: c.expiresAt,
         maxUses: c.maxUses,
         createdAt: c.createdAt,
+        ...(c.usableBy === undefined || c.usableBy === null ? {} : { usableBy: JSON.parse(JSON.stringify(c.usableBy)) as string[] }),
         auditSeq,
       }),
     );
@@ -534,9 +538,9 @@ class CachedTx {
     CachedTx.put(this.ov.uses, tenant, confirmationId, cur === undefined || cur === INVALID ? INVALID : cur + 1);
   }
 
-  async ensureSession(tenant: string, sessionId: string, at: string): Promise<void> {
+  async ensureSession(tenant: string, sessionId: string, at: string, owner: string | null = null): Promise<string | null> {
     this.wrote();
-    await this.tx.ensureSession(tenant, sessionId, at);
+    return this.tx.ensureSession(tenant, sessionId, at, owner);
   }
 
   async addSessionReads(tenant: string, sessionId: string, recordIds: readonly string[], at: string): Promise<void> {
@@ -718,6 +722,9 @@ export class CachingDriver {
   }
   sessionExists(tenant: string, sessionId: string): Promise<boolean> {
     return this.inner.sessionExists(tenant, sessionId);
+  }
+  sessionOwner(tenant: string, sessionId: string): Promise<{ owner: string | null } | null> {
+    return this.inner.sessionOwner(tenant, sessionId);
   }
   sessionReads(tenant: string, sessionId: string): Promise<string[]> {
     return this.inner.sessionReads(tenant, sessionId);

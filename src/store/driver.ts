@@ -43,6 +43,8 @@ export interface StorageReader {
   listConfirmations(tenant: string, actionType: string, argsHash: string, now: string): Promise<Confirmation[]>;
   confirmationUses(tenant: string, ids: readonly string[]): Promise<Map<string, number>>;
   sessionExists(tenant: string, sessionId: string): Promise<boolean>;
+  /** The session's owner (a principal id, or null for the application), or null when there is no such session. */
+  sessionOwner(tenant: string, sessionId: string): Promise<{ owner: string | null } | null>;
   sessionReads(tenant: string, sessionId: string): Promise<string[]>;
   getDecision(tenant: string, id: string): Promise<Decision | null>;
   listDecisions(tenant: string, limit: number): Promise<Decision[]>;
@@ -64,7 +66,11 @@ export interface StorageTx extends StorageReader {
   insertCorroboration(c: Corroboration, auditSeq: number): Promise<void>;
   insertConfirmation(c: Confirmation, auditSeq: number): Promise<void>;
   insertConfirmationUse(tenant: string, confirmationId: string, decisionId: string, at: string): Promise<void>;
-  ensureSession(tenant: string, sessionId: string, at: string): Promise<void>;
+  /**
+   * Create the session if it does not exist, owned by `owner` (a principal id, or null for the
+   * application; default null); an existing session keeps its owner. Returns the session's owner.
+   */
+  ensureSession(tenant: string, sessionId: string, at: string, owner?: string | null): Promise<string | null>;
   addSessionReads(tenant: string, sessionId: string, recordIds: readonly string[], at: string): Promise<void>;
   insertDecision(d: Decision): Promise<void>;
   appendAudit(e: AuditEntry): Promise<void>;

@@ -85,6 +85,8 @@ export const toConfirmation = (r: Row): Confirmation => ({
   expiresAt: str(r.expires_at),
   maxUses: Number(r.max_uses),
   createdAt: str(r.created_at),
+  // absent when NULL (the default): a confirmation made without `usableBy` reads back as it was made
+  ...(r.usable_by === null || r.usable_by === undefined ? {} : { usableBy: JSON.parse(str(r.usable_by)) as string[] }),
   auditSeq: Number(r.audit_seq),
 });
 

@@ -17,6 +17,7 @@ import { exposure } from './exposure.js';
 import { observables } from './observables.js';
 import { properties } from './properties.js';
 import { regressions } from './regressions.js';
+import { requesters } from './requesters.js';
 import { store } from './store.js';
 import { triggers } from './triggers.js';
 import { valueCases } from './values.js';
@@ -33,4 +34,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] exposure: what the model sees`, () => exposure(f));
   describe(`[${f.name}] cross-tenant observables`, () => observables(f));
   describe(`[${f.name}] value provenance`, () => valueCases(f));
+  describe(`[${f.name}] requesters and session owners`, () => requesters(f));
 }

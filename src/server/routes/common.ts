@@ -104,6 +104,15 @@ export function writerFor(identity: Identity, named: string | undefined): Princi
   return identity.principal;
 }
 
+/**
+ * The requester a call is made for (DESIGN.md § What the model sees: who asks is the token's,
+ * never the body's): a principal token's principal id — it owns the sessions it opens and is
+ * recorded on its decisions — or `undefined` for the admin token (the application).
+ */
+export function requesterOf(identity: Identity): string | undefined {
+  return identity.kind === 'principal' ? identity.principal.id : undefined;
+}
+
 /** Refuse a memory content longer than the configured maximum (`CONTENT_TOO_LONG`, 413). */
 export function checkContent(config: Pick<ServerConfig, 'maxContentChars'>, content: string): void {
   if (content.length > config.maxContentChars) {

@@ -1,7 +1,35 @@
+import type { z } from 'zod';
+import type { Identity } from '../tokens.js';
 import { HttpError } from '../errors.js';
 import { replayFor } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
-import { type AnyRoute, created, ok, route, tenantFor, writerFor } from './common.js';
+import { type AnyRoute, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
+
+/**
+ * The gate input of a POST /v1/decisions(/evaluate) body: tenant and requester from the token, a
+ * user's turn only from that user (or the admin).
+ * @throws HttpError `USER_TURN_NOT_CALLER` (403), `INVALID_ARGUMENT` (400).
+ */
+function gateInput(identity: Identity, body: z.output<typeof requests.DecisionCreate>) {
+  const tenant = tenantFor(identity, body.tenant);
+  let userTurn: { principal: string; text: string } | undefined;
+  if (body.userTurn !== undefined) {
+    if (identity.kind === 'admin') {
+      if (body.userTurn.principal === undefined) throw new HttpError(400, 'INVALID_ARGUMENT', 'authorize: with the admin token, userTurn.principal names the user', { field: 'userTurn.principal' });
+      userTurn = { principal: body.userTurn.principal, text: body.userTurn.text };
+    } else {
+      const caller = identity.principal;
+      if (caller.kind !== 'user' || (body.userTurn.principal !== undefined && body.userTurn.principal !== caller.id)) {
+        throw new HttpError(403, 'USER_TURN_NOT_CALLER', `a user's turn can only be given by that user principal (or the admin); this token is ${caller.kind} ${JSON.stringify(caller.id)}`, { principal: caller.id, kind: caller.kind });
+      }
+      userTurn = { principal: caller.id, text: body.userTurn.text };
+    }
+  }
+  return { ...body, tenant, userTurn, requester: requesterOf(identity) };
+}
+
+const GATE_DESCRIPTION =
+  "Dependencies: `dependsOn`, every session record that supplies an argument value, and (unless `context: declared`) every record read in the session. `userTurn` is the user's current turn: only that user principal (it defaults to the caller) or the admin may give it (USER_TURN_NOT_CALLER, 403). The token's principal is the decision's `requester`: the session must be its own (SESSION_FORBIDDEN, 403), and only a confirmation that admits it is used (never by an external principal).";
 
 /** Corroborations, confirmations and the action gate (decisions, replay). */
 export const gateRoutes: readonly AnyRoute[] = [
@@ -27,7 +55,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'confirm',
     tag: 'gate',
     summary: 'A human confirmation scoped to one exact action (user principals only): single-use by default, expiring',
-    description: 'Only a user principal\'s token can confirm (CONFIRMATION_REQUIRES_USER, 403, logged). `memoryIds`, when given, must name records of the same tenant.',
+    description: 'Only a user principal\'s token can confirm (CONFIRMATION_REQUIRES_USER, 403, logged). `memoryIds`, when given, must name records of the same tenant. `usableBy` names the principals whose requests may use it (never an external one: CONFIRMATION_USABLE_BY_EXTERNAL, 403); without it, user, system and agent principals and the admin token may (never tool or external principals).',
     auth: 'principal',
     body: requests.ConfirmationCreate,
     responses: { 201: 'Confirmation' },
@@ -43,30 +71,26 @@ export const gateRoutes: readonly AnyRoute[] = [
     path: '/v1/decisions',
     operationId: 'authorize',
     tag: 'gate',
-    summary: 'The action gate: decide, record and audit one proposed action; returns the structured decision',
-    description:
-      "Dependencies: `dependsOn`, every session record that supplies an argument value, and (unless `context: declared`) every record read in the session. `userTurn` is the user's current turn: only that user principal (it defaults to the caller) or the admin may give it (USER_TURN_NOT_CALLER, 403). A denial is a 201 with `outcome: deny`, not an error.",
+    summary: 'The action gate: decide, record and audit one proposed action; returns the structured decision (consumes the confirmation it is allowed by)',
+    description: `${GATE_DESCRIPTION} A denial is a 201 with \`outcome: deny\`, not an error.`,
     auth: 'any',
     body: requests.DecisionCreate,
     responses: { 201: 'Decision' },
     errors: [404],
-    handler: async ({ identity, body, services }) => {
-      const tenant = tenantFor(identity, body.tenant);
-      let userTurn: { principal: string; text: string } | undefined;
-      if (body.userTurn !== undefined) {
-        if (identity.kind === 'admin') {
-          if (body.userTurn.principal === undefined) throw new HttpError(400, 'INVALID_ARGUMENT', 'authorize: with the admin token, userTurn.principal names the user', { field: 'userTurn.principal' });
-          userTurn = { principal: body.userTurn.principal, text: body.userTurn.text };
-        } else {
-          const caller = identity.principal;
-          if (caller.kind !== 'user' || (body.userTurn.principal !== undefined && body.userTurn.principal !== caller.id)) {
-            throw new HttpError(403, 'USER_TURN_NOT_CALLER', `a user's turn can only be given by that user principal (or the admin); this token is ${caller.kind} ${JSON.stringify(caller.id)}`, { principal: caller.id, kind: caller.kind });
-          }
-          userTurn = { principal: caller.id, text: body.userTurn.text };
-        }
-      }
-      return created(await services.mem.authorize({ ...body, tenant, userTurn }));
-    },
+    handler: async ({ identity, body, services }) => created(await services.mem.authorize(gateInput(identity, body))),
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/decisions/evaluate',
+    operationId: 'evaluateAction',
+    tag: 'gate',
+    summary: 'Dry run of the action gate: the decision it would make now, with nothing recorded (no decision, no audit entry, no confirmation consumed, no read marked)',
+    description: `${GATE_DESCRIPTION} \`confirmationId\` names the confirmation a POST /v1/decisions would use now; it is not consumed.`,
+    auth: 'any',
+    body: requests.DecisionCreate,
+    responses: { 200: 'Evaluation' },
+    errors: [404],
+    handler: async ({ identity, body, services }) => ok(await services.mem.evaluate(gateInput(identity, body))),
   }),
   route({
     method: 'GET',

@@ -1,6 +1,6 @@
 import { params, queries, requests } from '../schemas.js';
 import { lineageFor, viewFor } from '../exposure.js';
-import { type AnyRoute, assertMayDelete, checkContent, created, ok, route, tenantFor, writerFor } from './common.js';
+import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
 
 /** Memories: write, derive, get, list, search, lineage, delete. */
 export const memoryRoutes: readonly AnyRoute[] = [
@@ -20,7 +20,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
-      const r = await services.mem.write({ ...body, tenant, principal: principal.id });
+      const r = await services.mem.write({ ...body, tenant, principal: principal.id, requester: principal.id });
       return { status: r.created ? 201 : 200, body: r };
     },
   }),
@@ -39,7 +39,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
-      return created(await services.mem.derive({ ...body, tenant, principal: principal.id }));
+      return created(await services.mem.derive({ ...body, tenant, principal: principal.id, requester: principal.id }));
     },
   }),
   route({
@@ -48,10 +48,11 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'searchMemories',
     tag: 'memories',
     summary: 'Full-text search (BM25) in one scope; hits are marked read in `session`',
+    description: 'A session belongs to the principal whose token used it first (the admin token may use any): another principal\'s session is SESSION_FORBIDDEN (403).',
     auth: 'any',
     body: requests.Search,
     responses: { 200: 'SearchResult' },
-    handler: async ({ identity, body, services }) => ok({ hits: await services.mem.search({ ...body, tenant: tenantFor(identity, body.tenant) }) }),
+    handler: async ({ identity, body, services }) => ok({ hits: await services.mem.search({ ...body, tenant: tenantFor(identity, body.tenant), requester: requesterOf(identity) }) }),
   }),
   route({
     method: 'GET',
@@ -79,7 +80,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     errors: [404],
     handler: async ({ identity, params: p, query, services }) => {
       const tenant = tenantFor(identity, query.tenant);
-      return ok(await viewFor(identity, services.mem, tenant, await services.mem.get({ tenant, id: p.id, session: query.session })));
+      return ok(await viewFor(identity, services.mem, tenant, await services.mem.get({ tenant, id: p.id, session: query.session, requester: requesterOf(identity) })));
     },
   }),
   route({

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { computeMetricsSeries } from '../../api/metrics.js';
-import type { Decision, ReasonCode } from '../../core/types.js';
+import type { Memory } from '../../api/memory.js';
+import { requesterAdmitted } from '../../core/confirmation.js';
+import type { Decision, PrincipalKind, ReasonCode } from '../../core/types.js';
 import type { ReviewNoteRow } from '../../store/driver.js';
 import { HttpError } from '../errors.js';
 import { assertReadsEverything } from '../exposure.js';
@@ -26,8 +28,29 @@ export function reviewClassOf(d: Pick<Decision, 'reasons'>): ReviewClass {
   return 'real_risk';
 }
 
-/** A denial a user can lift with a scoped confirmation: only soft reasons (needs_confirmation is added only then). */
-export const approvable = (d: Pick<Decision, 'outcome' | 'reasons'>): boolean => d.outcome === 'deny' && d.reasons.some((r) => r.code === 'needs_confirmation');
+/** Who requested a decision, as the review queue shows it: a principal (kind null when not registered) or id null for the application / admin token. */
+export interface RequesterView {
+  readonly id: string | null;
+  readonly kind: PrincipalKind | null;
+}
+
+async function requesterView(mem: Memory, tenant: string, d: Pick<Decision, 'requester'>): Promise<RequesterView> {
+  const id = d.requester ?? null;
+  if (id === null) return { id: null, kind: null };
+  return { id, kind: (await mem.driver.getPrincipal(tenant, id))?.kind ?? null };
+}
+
+/**
+ * A denial a user can lift with a scoped confirmation: only soft reasons (needs_confirmation is
+ * added only then), requested by the application or a registered principal that is not
+ * `external` (a confirmation is never usable by an external principal, so approving one would
+ * only hand it to someone else).
+ */
+export const approvable = (d: Pick<Decision, 'outcome' | 'reasons'>, requester: RequesterView = { id: null, kind: null }): boolean =>
+  d.outcome === 'deny' && d.reasons.some((r) => r.code === 'needs_confirmation') && (requester.id === null || (requester.kind !== null && requester.kind !== 'external'));
+
+/** The memory a confirmation approving `d` is bound to: the untrusted records its denial named. */
+const approvedMemoryIds = (d: Pick<Decision, 'reasons'>): string[] => [...new Set(d.reasons.filter((r) => r.code === 'needs_confirmation').flatMap((r) => r.memoryIds))].sort();
 
 /** The dashboard's review queue, its rejections, and the metrics over time. */
 export const reviewRoutes: readonly AnyRoute[] = [
@@ -38,7 +61,7 @@ export const reviewRoutes: readonly AnyRoute[] = [
     tag: 'review',
     summary: 'The review queue: denied decisions (deny) and observe-mode would_deny decisions, newest first, with their review class and status',
     description:
-      'status: `approved` when a user principal issued a scoped confirmation for the exact action type and arguments after the decision; `rejected` when someone recorded a rejection (POST /v1/review/{id}/reject); `open` otherwise. Approving is POST /v1/confirmations with a user token. For the admin, user and system principals (people): agent, tool and external principals get FORBIDDEN (403).',
+      'Each item names its `requester` (the principal whose token asked; id null: the application or the admin token). status: `approved` when a user principal issued, after the decision, a scoped confirmation for the exact action type and arguments that the requester may use; `rejected` when someone recorded a rejection (POST /v1/review/{id}/reject); `open` otherwise. Approving is POST /v1/review/{id}/approve with a user token. For the admin, user and system principals (people): agent, tool and external principals get FORBIDDEN (403).',
     auth: 'any',
     query: queries.ReviewQueue,
     responses: { 200: 'ReviewQueue' },
@@ -51,21 +74,60 @@ export const reviewRoutes: readonly AnyRoute[] = [
       for (const n of await driver.listReviewNotes(tenant)) if (!notes.has(n.decisionId)) notes.set(n.decisionId, n);
       const items = [];
       for (const d of decisions) {
-        const list = d.outcome === 'deny' ? (await driver.listConfirmations(tenant, d.action.type, d.argsHash, '0000')).filter((c) => c.createdAt >= d.at) : [];
+        const requester = await requesterView(services.mem, tenant, d);
+        const asker = requester.id === null ? null : { id: requester.id, kind: requester.kind ?? 'external' };
+        const list = d.outcome === 'deny' ? (await driver.listConfirmations(tenant, d.action.type, d.argsHash, '0000')).filter((c) => c.createdAt >= d.at && requesterAdmitted(c, asker)) : [];
         const uses = await driver.confirmationUses(tenant, list.map((c) => c.id));
-        const confirmations = list.map((c) => ({ id: c.id, principalId: c.principalId, createdAt: c.createdAt, expiresAt: c.expiresAt, maxUses: c.maxUses, uses: uses.get(c.id) ?? 0 }));
+        const confirmations = list.map((c) => ({ id: c.id, principalId: c.principalId, createdAt: c.createdAt, expiresAt: c.expiresAt, maxUses: c.maxUses, uses: uses.get(c.id) ?? 0, usableBy: c.usableBy ?? null }));
         const rejection = notes.get(d.id) ?? null;
         items.push({
           decision: d,
+          requester,
           kind: d.outcome === 'deny' ? ('blocked' as const) : ('would_deny' as const),
           reviewClass: reviewClassOf(d),
-          approvable: approvable(d),
+          approvable: approvable(d, requester),
           status: rejection ? ('rejected' as const) : confirmations.length > 0 ? ('approved' as const) : ('open' as const),
           confirmations,
           rejection,
         });
       }
       return ok({ items });
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/review/:id/approve',
+    operationId: 'approveReview',
+    tag: 'review',
+    summary: "Approve a blocked decision once: a user's scoped confirmation for exactly its action, bound to its requester and to the records its denial named",
+    description:
+      'Only a user principal\'s token (CONFIRMATION_REQUIRES_USER, 403). The confirmation binds the action type, resource and exact arguments, `memoryIds` = the untrusted records the denial named (a later session that read anything else untrusted cannot use it), `usableBy` = the decision\'s requester (the admin token / application: `[]`), single use, expiring. A decision that is not approvable — allowed, a hard denial, or requested by an external or unregistered principal — is NOT_APPROVABLE (409).',
+    auth: 'principal',
+    params: params.Id,
+    body: requests.ReviewApprove,
+    responses: { 201: 'Confirmation' },
+    errors: [404, 409],
+    handler: async ({ identity, params: p, body, services }) => {
+      const tenant = tenantFor(identity, body.tenant);
+      // verified against its audit entry (a forged row is not found)
+      const d = await services.mem.getDecision({ tenant, decisionId: p.id });
+      const requester = await requesterView(services.mem, tenant, d);
+      if (!approvable(d, requester)) {
+        const why = d.outcome !== 'deny' ? `its outcome is ${d.outcome}` : !d.reasons.some((r) => r.code === 'needs_confirmation') ? 'a confirmation cannot lift its reasons' : `it was requested by ${requester.kind ?? 'an unregistered'} principal ${JSON.stringify(requester.id)}, which may never use a confirmation`;
+        throw new HttpError(409, 'NOT_APPROVABLE', `decision ${d.id} cannot be approved: ${why}`, { id: d.id, requester: requester.id, requesterKind: requester.kind });
+      }
+      const { type, args, resource } = d.action;
+      return created(
+        await services.mem.confirm({
+          tenant,
+          principal: identity.kind === 'principal' ? identity.principal.id : '',
+          action: { type, args: { ...args }, ...(resource !== undefined ? { resource } : {}) },
+          memoryIds: approvedMemoryIds(d),
+          usableBy: requester.id === null ? [] : [requester.id],
+          maxUses: 1,
+          ...(body.expiresInSeconds !== undefined ? { expiresInSeconds: body.expiresInSeconds } : {}),
+        }),
+      );
     },
   }),
   route({

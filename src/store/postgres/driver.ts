@@ -278,6 +278,11 @@ class PgReader implements StorageReader {
     return (await this.one('SELECT 1 AS x FROM sessions WHERE tenant = $1 AND id = $2', [tenant, sessionId])) !== undefined;
   }
 
+  async sessionOwner(tenant: string, sessionId: string): Promise<{ owner: string | null } | null> {
+    const r = await this.one('SELECT owner FROM sessions WHERE tenant = $1 AND id = $2', [tenant, sessionId]);
+    return r === undefined ? null : { owner: r.owner === null ? null : str(r.owner) };
+  }
+
   async sessionReads(tenant: string, sessionId: string): Promise<string[]> {
     return (await this.rows('SELECT record_id FROM session_reads WHERE tenant = $1 AND session_id = $2 ORDER BY first_read_at, record_id', [tenant, sessionId])).map((r) => str(r.record_id));
   }
@@ -372,10 +377,11 @@ class PgTx extends PgReader implements StorageTx {
 
   async insertConfirmation(c: Confirmation, auditSeq: number): Promise<void> {
     await this.run(
-      'INSERT INTO confirmations (id, tenant, principal_id, action_type, resource, args_hash, args, memory_ids, expires_at, max_uses, created_at, audit_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
+      'INSERT INTO confirmations (id, tenant, principal_id, action_type, resource, args_hash, args, memory_ids, expires_at, max_uses, created_at, audit_seq, usable_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
       [
         c.id, c.tenant, c.principalId, c.actionType, c.resource, c.argsHash, c.args === null ? null : JSON.stringify(c.args),
         c.memoryIds === null ? null : JSON.stringify(c.memoryIds), c.expiresAt, c.maxUses, c.createdAt, auditSeq,
+        c.usableBy === undefined || c.usableBy === null ? null : JSON.stringify(c.usableBy),
       ],
     );
   }
@@ -384,8 +390,9 @@ class PgTx extends PgReader implements StorageTx {
     await this.run('INSERT INTO confirmation_uses (tenant, confirmation_id, decision_id, at) VALUES ($1, $2, $3, $4)', [tenant, confirmationId, decisionId, at]);
   }
 
-  async ensureSession(tenant: string, sessionId: string, at: string): Promise<void> {
-    await this.run('INSERT INTO sessions (tenant, id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [tenant, sessionId, at]);
+  async ensureSession(tenant: string, sessionId: string, at: string, owner: string | null = null): Promise<string | null> {
+    await this.run('INSERT INTO sessions (tenant, id, created_at, owner) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [tenant, sessionId, at, owner]);
+    return (await this.sessionOwner(tenant, sessionId))?.owner ?? null;
   }
 
   async addSessionReads(tenant: string, sessionId: string, recordIds: readonly string[], at: string): Promise<void> {

@@ -704,6 +704,11 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     return this.get('SELECT 1 AS x FROM sessions WHERE tenant = ? AND id = ?', tenant, sessionId) !== undefined;
   }
 
+  async sessionOwner(tenant: string, sessionId: string): Promise<{ owner: string | null } | null> {
+    const r = this.get('SELECT owner FROM sessions WHERE tenant = ? AND id = ?', tenant, sessionId);
+    return r === undefined ? null : { owner: r.owner === null ? null : str(r.owner) };
+  }
+
   async sessionReads(tenant: string, sessionId: string): Promise<string[]> {
     return this.all('SELECT record_id FROM session_reads WHERE tenant = ? AND session_id = ? ORDER BY first_read_at, record_id', tenant, sessionId).map((r) => str(r.record_id));
   }
@@ -785,9 +790,10 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   async insertConfirmation(c: Confirmation, auditSeq: number): Promise<void> {
     this.assertTx();
     this.run(
-      'INSERT INTO confirmations (id, tenant, principal_id, action_type, resource, args_hash, args, memory_ids, expires_at, max_uses, created_at, audit_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO confirmations (id, tenant, principal_id, action_type, resource, args_hash, args, memory_ids, expires_at, max_uses, created_at, audit_seq, usable_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       c.id, c.tenant, c.principalId, c.actionType, c.resource, c.argsHash, c.args === null ? null : JSON.stringify(c.args),
       c.memoryIds === null ? null : JSON.stringify(c.memoryIds), c.expiresAt, c.maxUses, c.createdAt, auditSeq,
+      c.usableBy === undefined || c.usableBy === null ? null : JSON.stringify(c.usableBy),
     );
   }
 
@@ -796,9 +802,10 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     this.run('INSERT INTO confirmation_uses (tenant, confirmation_id, decision_id, at) VALUES (?, ?, ?, ?)', tenant, confirmationId, decisionId, at);
   }
 
-  async ensureSession(tenant: string, sessionId: string, at: string): Promise<void> {
+  async ensureSession(tenant: string, sessionId: string, at: string, owner: string | null = null): Promise<string | null> {
     this.assertTx();
-    this.run('INSERT OR IGNORE INTO sessions (tenant, id, created_at) VALUES (?, ?, ?)', tenant, sessionId, at);
+    this.run('INSERT OR IGNORE INTO sessions (tenant, id, created_at, owner) VALUES (?, ?, ?, ?)', tenant, sessionId, at, owner);
+    return (await this.sessionOwner(tenant, sessionId))?.owner ?? null;
   }
 
   async addSessionReads(tenant: string, sessionId: string, recordIds: readonly string[], at: string): Promise<void> {

@@ -143,4 +143,14 @@ INSERT INTO records_fts (rowid, content, scope_key)
   // another tenant's. A registry (search_indexes, append-only) names each tenant's FTS5 table
   // records_fts_<id>; every active record's entry moves there and the shared records_fts is dropped.
   migrateToTenantIndexes,
+  // 6: who may use what. A session's owner is the principal that used it first (NULL: the
+  // application — every session of an older store is the application's); a confirmation's
+  // usable_by lists the principals whose requests may use it (JSON array; NULL: the default
+  // kinds, see core/confirmation.ts). A session row is never updated: its owner is fixed.
+  `
+ALTER TABLE sessions ADD COLUMN owner TEXT;
+ALTER TABLE confirmations ADD COLUMN usable_by TEXT;
+CREATE TRIGGER sessions_no_update BEFORE UPDATE ON sessions
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a session''s owner cannot be changed'); END;
+`,
 ];
