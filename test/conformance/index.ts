@@ -13,6 +13,7 @@
 import { describe } from 'node:test';
 import type { StoreFactory } from './common.js';
 import { audit } from './audit.js';
+import { identity } from './identity.js';
 import { properties } from './properties.js';
 import { regressions } from './regressions.js';
 import { store } from './store.js';
@@ -25,6 +26,7 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] regressions`, () => regressions(f));
   describe(`[${f.name}] store: search and concurrency`, () => store(f));
   describe(`[${f.name}] audit`, () => audit(f));
+  describe(`[${f.name}] identity: principals and tokens in the chain`, () => identity(f));
   describe(`[${f.name}] triggers`, () => triggers(f));
   describe(`[${f.name}] properties`, () => properties(f));
 }

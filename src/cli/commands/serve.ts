@@ -202,4 +202,11 @@ export function registerServerCommands(program: Command): void {
       const r = await withTokens(cmd, (t) => t.rotate(id));
       out(json(cmd) ? JSON.stringify(r) : `${r.info.id} ${r.token} (revoked ${r.revoked.id})`);
     });
+  token
+    .command('adopt')
+    .description('record tokens issued before tokens were audited in the audit chain (token_issue, adopted: true) so they authenticate again; check `memauth token list` first — every row without an entry is adopted')
+    .action(async (_o: unknown, cmd: Command) => {
+      const adopted = await withTokens(cmd, (t) => t.adopt());
+      out(json(cmd) ? JSON.stringify({ adopted }) : adopted.map((t) => `adopted ${t.id} ${t.admin ? 'admin' : `${t.tenant}/${t.principal}`}${t.revokedAt ? ' (revoked)' : ''}`).join('\n') || '(no token to adopt)');
+    });
 }

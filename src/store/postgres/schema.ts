@@ -189,5 +189,8 @@ CREATE TABLE review_notes (
 CREATE INDEX review_notes_decision ON review_notes (tenant, decision_id);
 ${refuse('review_notes', 'review notes')}
 `,
+  // 4: as SQLite's migration 5: identity entries (`principal`, `token_*`) are looked up by op
+  `
+CREATE INDEX audit_op ON audit (tenant, op, seq);
+`,
 ];
-

@@ -132,4 +132,9 @@ INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO records_fts (rowid, content, scope_key)
   SELECT rowid, content, 'k' || lower(hex(tenant)) || 'x' || lower(hex(scope)) FROM records WHERE content IS NOT NULL;
 `,
+  // 5: the identity entries of a chain (`principal`, `token_*`: core/identity.ts) are looked up by
+  // op on every authentication and principal check: an index keeps that off the whole chain
+  `
+CREATE INDEX audit_op ON audit (tenant, op, seq);
+`,
 ];
