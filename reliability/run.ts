@@ -15,6 +15,7 @@ const SUITES: Suite[] = [
   { name: 'badinput', run: async (o) => (await import('./badinput.js')).run(o) },
   { name: 'crash', run: async (o) => (await import('./crash.js')).run(o) },
   { name: 'load', run: async (o) => (await import('./load.js')).run(o) },
+  { name: 'chain', run: async (o) => (await import('./chain.js')).run(o) },
 ];
 
 function parseArgs(argv: readonly string[]): Options & { only: string[] | null } {

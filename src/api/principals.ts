@@ -6,7 +6,7 @@
  */
 import type { AuditEntry } from '../core/audit.js';
 import type { Principal } from '../core/types.js';
-import { principalMatchesEntries } from '../core/identity.js';
+import { linksTo, principalEntry } from '../core/identity.js';
 import type { StorageReader } from '../store/driver.js';
 
 /**
@@ -26,7 +26,7 @@ export class PrincipalVerifier {
     if (!p) return null;
     let ok = this.memo.get(p);
     if (ok === undefined) {
-      ok = principalMatchesEntries(p, await src.auditEntriesNaming(tenant, ['principal'], { field: 'principalId', value: id }));
+      ok = await verifiedEntry(src, principalEntry(p, await src.auditEntriesNaming(tenant, ['principal'], { field: 'principalId', value: id })));
       this.memo.set(p, ok);
     }
     return ok ? p : null;
@@ -45,10 +45,17 @@ export class PrincipalVerifier {
         l.push(e);
         byId.set(pid, l);
       }
-      for (const p of todo) this.memo.set(p, principalMatchesEntries(p, byId.get(p.id) ?? []));
+      for (const p of todo) this.memo.set(p, await verifiedEntry(src, principalEntry(p, byId.get(p.id) ?? [])));
     }
     return rows.filter((p) => this.memo.get(p) === true);
   }
+}
+
+/** `e` is an entry (not null) still linked to its successor in the chain (core/identity.ts `linksTo`). */
+export async function verifiedEntry(src: StorageReader, e: AuditEntry | null | undefined): Promise<boolean> {
+  if (!e) return false;
+  const [next] = await src.auditRange(e.tenant, e.seq + 1, e.seq + 1);
+  return linksTo(e, next);
 }
 
 /** A process-wide verifier for callers without their own (token authentication, metrics). */

@@ -68,12 +68,25 @@ const intact = (e: AuditEntry): boolean => e.hash === entryHash(e);
  * the API (no entry, or a different kind, maxAuthority or domain) is not a principal.
  */
 export function principalMatchesEntries(p: Principal, entries: readonly AuditEntry[]): boolean {
+  return principalEntry(p, entries) !== null;
+}
+
+/** The registration entry a principal row matches (see {@link principalMatchesEntries}), or null. */
+export function principalEntry(p: Principal, entries: readonly AuditEntry[]): AuditEntry | null {
   const regs = entries.filter((e) => e.op === 'principal' && e.tenant === p.tenant && (e.payload as Record<string, unknown>).refused === undefined && (e.payload as Record<string, unknown>).principalId === p.id);
-  if (regs.length !== 1) return false;
+  if (regs.length !== 1) return null;
   const e = regs[0] as AuditEntry;
   const x = e.payload as Record<string, unknown>;
-  return intact(e) && x.kind === p.kind && x.maxAuthority === p.maxAuthority && x.domain === p.domain && x.at === p.createdAt;
+  return intact(e) && x.kind === p.kind && x.maxAuthority === p.maxAuthority && x.domain === p.domain && x.at === p.createdAt ? e : null;
 }
+
+/**
+ * Is `e` still linked into its chain: the entry after it (when there is one) names its hash as
+ * `prevHash`? An entry rewritten in place with a recomputed hash breaks the link to its
+ * successor; the gate then refuses it at once (rewriting the whole suffix is caught by the signed
+ * checkpoint, in `audit verify`).
+ */
+export const linksTo = (e: AuditEntry, next: AuditEntry | undefined): boolean => next === undefined || next.prevHash === e.hash;
 
 /** Why a token row does not match the chain. */
 export type TokenProblem = 'no_audit_entry' | 'row_differs_from_audit' | 'revocation_missing_from_row' | 'revoked_without_audit';
@@ -86,6 +99,8 @@ export interface TokenVerdict {
   readonly revoked: boolean;
   /** the first mismatch between row and chain, if any (what `audit verify` reports). */
   readonly problem: TokenProblem | null;
+  /** the `token_issue` entry the row matches, when `issued`. */
+  readonly entry?: AuditEntry;
 }
 
 /**
@@ -106,9 +121,9 @@ export function tokenVerdict(t: TokenFields, entries: readonly AuditEntry[]): To
   const want = tokenIssuePayload(t, null);
   const same = issues.length === 1 && intact(e) && x.kind === want.kind && x.tenant === want.tenant && x.principalId === want.principalId && x.hash === want.hash && x.createdAt === want.createdAt && x.expiresAt === null;
   if (!same) return { issued: false, revoked, problem: 'row_differs_from_audit' };
-  if (revokes.some((r) => !intact(r))) return { issued: true, revoked: true, problem: 'row_differs_from_audit' };
-  if (chainRevoked && t.revokedAt === null) return { issued: true, revoked: true, problem: 'revocation_missing_from_row' };
-  if (!chainRevoked && t.revokedAt !== null) return { issued: true, revoked: true, problem: 'revoked_without_audit' };
-  if (chainRevoked && (revokes[0]?.payload as Record<string, unknown>).revokedAt !== t.revokedAt) return { issued: true, revoked: true, problem: 'row_differs_from_audit' };
-  return { issued: true, revoked, problem: null };
+  if (revokes.some((r) => !intact(r))) return { issued: true, revoked: true, problem: 'row_differs_from_audit', entry: e };
+  if (chainRevoked && t.revokedAt === null) return { issued: true, revoked: true, problem: 'revocation_missing_from_row', entry: e };
+  if (!chainRevoked && t.revokedAt !== null) return { issued: true, revoked: true, problem: 'revoked_without_audit', entry: e };
+  if (chainRevoked && (revokes[0]?.payload as Record<string, unknown>).revokedAt !== t.revokedAt) return { issued: true, revoked: true, problem: 'row_differs_from_audit', entry: e };
+  return { issued: true, revoked, problem: null, entry: e };
 }

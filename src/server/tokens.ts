@@ -3,7 +3,7 @@ import { MemauthError } from '../core/errors.js';
 import type { Principal } from '../core/types.js';
 import { type AuditOp, nextEntry } from '../core/audit.js';
 import { ADMIN_CHAIN, TOKEN_OPS, TOKEN_POLICY_VERSION, type TokenVerdict, tokenChain, tokenIssuePayload, tokenVerdict } from '../core/identity.js';
-import { principals } from '../api/principals.js';
+import { principals, verifiedEntry } from '../api/principals.js';
 import type { StorageDriver, StorageReader, StorageTx, TokenRow } from '../store/driver.js';
 import { HttpError } from './errors.js';
 
@@ -96,7 +96,9 @@ export class TokenService {
 
   /** The row's verdict against its chain (core/identity.ts). */
   private async verdict(src: StorageReader, row: TokenRow): Promise<TokenVerdict> {
-    return tokenVerdict(row, await src.auditEntriesNaming(tokenChain(row.tenant), TOKEN_OPS, { field: 'tokenId', value: row.id }));
+    const v = tokenVerdict(row, await src.auditEntriesNaming(tokenChain(row.tenant), TOKEN_OPS, { field: 'tokenId', value: row.id }));
+    // an issue entry rewritten in place (hash recomputed) no longer links to its successor
+    return v.issued && !(await verifiedEntry(src, v.entry)) ? { issued: false, revoked: v.revoked, problem: 'row_differs_from_audit' } : v;
   }
 
   /**
