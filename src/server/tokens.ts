@@ -205,6 +205,18 @@ export class TokenService {
     return made ? { token, info: info(row) } : null;
   }
 
+  /** Unrevoked tokens with no entry at all in their chain (issued before tokens were audited): refused until adopted. */
+  async unaudited(): Promise<TokenInfo[]> {
+    const out: TokenInfo[] = [];
+    const tenants = new Set<string | null>([null, ...(await this.driver.tenants()).filter((t) => t !== ADMIN_CHAIN)]);
+    for (const tenant of tenants) {
+      for (const t of await this.driver.listTokens(tenant)) {
+        if (t.revokedAt === null && (await this.driver.auditEntriesNaming(tokenChain(t.tenant), TOKEN_OPS, { field: 'tokenId', value: t.id })).length === 0) out.push(info(t));
+      }
+    }
+    return out;
+  }
+
   /**
    * Adopt tokens issued before tokens were audited (migration; an explicit admin command, never
    * automatic): each token row with no entry at all in its chain gets a `token_issue` entry with

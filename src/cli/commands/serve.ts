@@ -110,6 +110,8 @@ export function registerServerCommands(program: Command): void {
         out(`memauth admin token: ${srv.adminToken.token}`);
       }
       out(`memauth listening on ${srv.url} (db ${pgStore ? pgStore.where : config.db}; OpenAPI ${srv.url}/openapi.json; MCP ${srv.url}/mcp)`);
+      const unaudited = await new TokenService(srv.memory.driver).unaudited();
+      if (unaudited.length > 0) process.stderr.write(`memauth: ${unaudited.length} token(s) issued before tokens were audited are refused (401, reason not_in_audit): ${unaudited.map((t) => t.id).join(', ')}; check them with memauth token list, then run memauth token adopt\n`);
       if (stopping !== null) shutdown(stopping, srv);
     });
 
