@@ -139,6 +139,7 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
   if (!chain.ok) message = `tenant ${tenant}: audit chain broken at entry ${chain.firstBadSeq} (${chain.problem})`;
   else if (checkpoint && !checkpoint.ok) message = `tenant ${tenant}: checkpoint at entry ${checkpoint.seq} fails (${checkpoint.problem})`;
   else if (bad[0]) message = `tenant ${tenant}: ${/^(principal|token)_/.test(bad[0].problem) ? 'row' : 'record'} ${bad[0].id}: ${bad[0].problem}${bad.length > 1 ? ` (+${bad.length - 1} more)` : ''}`;
+  if (bad.some((b) => b.problem === 'token_no_audit_entry')) message += '; a token with no audit entry was inserted outside memauth or issued before tokens were audited (check memauth token list, then memauth token adopt)';
   return { tenant, ok, chain, checkpoint, records: { checked, bad }, message };
 }
 
