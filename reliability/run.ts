@@ -19,6 +19,7 @@ const SUITES: Suite[] = [
   { name: 'crash', run: async (o) => (await import('./crash.js')).run(o) },
   { name: 'load', run: async (o) => (await import('./load.js')).run(o) },
   { name: 'mcp', run: async (o) => (await import('./mcp.js')).run(o) },
+  { name: 'chain', run: async (o) => (await import('./chain.js')).run(o) },
 ];
 
 function parseArgs(argv: readonly string[]): Options & { only: string[] | null } {

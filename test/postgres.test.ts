@@ -304,7 +304,8 @@ function driverCases(url: string): void {
       const r1 = JSON.parse(toPg.stdout) as { ok: boolean; counts: Record<string, number>; heads: Array<{ hash: string; destinationHash: string }>; audit: { ok: boolean } };
       assert.equal(r1.ok, true);
       assert.equal(r1.audit.ok, true);
-      assert.equal(r1.heads.length, 2);
+      // two tenants and the admin tokens' chain `(admin)`
+      assert.equal(r1.heads.length, 3);
       for (const h of r1.heads) assert.equal(h.destinationHash, h.hash);
       for (const tname of TABLE_NAMES) assert.ok((r1.counts[tname] ?? 0) > 0, `${tname} has rows to copy`);
 

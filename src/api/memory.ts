@@ -27,6 +27,7 @@ import { type MatchText, normalizeText, prepareText, significantTokens } from '.
 import { valueProvenance } from '../core/provenance.js';
 import { type CacheOptions, CachingDriver, cachedCorroborationList, derivedMemo } from '../store/cache.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
+import { PrincipalVerifier } from './principals.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import { type ReplayResult, replayDecision } from './replay.js';
 import { checkSession, joinSession } from './sessions.js';
@@ -144,7 +145,7 @@ const EMPTY_BUNDLE: FactsBundle = { records: new Map(), domains: new Map(), corr
 const noop = (): void => undefined;
 
 const unknownPrincipal = (tenant: string, id: string): MemauthError =>
-  new MemauthError('UNKNOWN_PRINCIPAL', `principal ${JSON.stringify(id)} is not registered in tenant ${JSON.stringify(tenant)}; register it first (memauth principal add)`, { tenant, principal: id });
+  new MemauthError('UNKNOWN_PRINCIPAL', `principal ${JSON.stringify(id)} is not registered in tenant ${JSON.stringify(tenant)} (or its row does not match its registration in the audit chain: run memauth audit verify); register it first (memauth principal add)`, { tenant, principal: id });
 const newId = (prefix: string): string => `${prefix}_${randomUUID().replace(/-/g, '')}`;
 
 /** SHA-256 of the RFC 8785 canonical JSON of an action's arguments: what a confirmation binds. */
@@ -187,6 +188,8 @@ export class Memory {
   private readonly facts = new WeakMap<MemoryRecord, RecordFacts>();
   /** see {@link dependencyVerdicts} */
   private readonly gateVerdicts = new WeakMap<MemoryRecord, GateVerdict>();
+  /** principal rows checked against their registration entries (memoised per row object). */
+  private readonly principals = new PrincipalVerifier();
   private closed = false;
 
   constructor(opts: MemoryOptions) {
@@ -260,7 +263,7 @@ export class Memory {
 
   /** Inside a transaction: the principal, or a {@link Refusal} to log once the transaction is over. */
   private async principalIn(tx: StorageTx, tenant: string, id: string): Promise<Principal> {
-    const p = await tx.getPrincipal(tenant, id);
+    const p = await this.principals.get(tx, tenant, id);
     if (!p) throw new Refusal({ principalId: id }, unknownPrincipal(tenant, id));
     return p;
   }
@@ -276,7 +279,7 @@ export class Memory {
   }
 
   private async principalOrThrow(tx: StorageTx | StorageDriver, tenant: string, id: string, op: AuditOp): Promise<Principal> {
-    const p = await tx.getPrincipal(tenant, id);
+    const p = await this.principals.get(tx, tenant, id);
     if (!p) {
       return this.refuse(tenant, op, { principalId: id }, unknownPrincipal(tenant, id));
     }
@@ -314,11 +317,14 @@ export class Memory {
     });
   }
 
-  /** Principals of a tenant. @throws `TENANT_REQUIRED` */
+  /**
+   * Principals of a tenant whose rows match their registration in the audit chain (rows inserted
+   * or altered outside the API are left out; `memauth audit verify` names them). @throws `TENANT_REQUIRED`
+   */
   async listPrincipals(input: In<'tenant'>): Promise<Principal[]> {
     this.assertOpen();
     const a = parseInput(schemas.tenant, input, 'listPrincipals');
-    return this.driver.listPrincipals(a.tenant);
+    return this.principals.list(this.driver, a.tenant);
   }
 
   /** A new session id (sessions are also created on first use of any id). */
@@ -723,7 +729,7 @@ export class Memory {
     const recs = await src.getRecords(tenant, [...lineage.keys()]);
     const records = new Map<string, RecordFacts>();
     for (const f of await this.recordFacts(src, tenant, recs)) records.set(f.id, f);
-    const domains = new Map((await src.listPrincipals(tenant)).map((p) => [p.id, p.domain]));
+    const domains = new Map((await this.principals.list(src, tenant)).map((p) => [p.id, p.domain]));
     const lineageOf = (id: string): Set<string> => {
       const seen = new Set<string>();
       const stack = [...(lineage.get(id) ?? []).map((e) => e.from)];
@@ -871,7 +877,7 @@ export class Memory {
     if (all.size > lineage.size) {
       for (const r of all.values()) {
         if (domains.has(r.origin.principalId)) continue;
-        const p = await tx.getPrincipal(tenant, r.origin.principalId);
+        const p = await this.principals.get(tx, tenant, r.origin.principalId);
         if (p) domains.set(p.id, p.domain);
       }
     }
@@ -932,13 +938,14 @@ export class Memory {
         const domains = new Set<string>();
         let complete = true;
         for (const pid of m.principals) {
-          const p = await tx.getPrincipal(tenant, pid);
+          const p = await this.principals.get(tx, tenant, pid);
           if (p) domains.add(p.domain);
           else complete = false;
         }
         if (!complete) {
-          // a writer not (yet) registered: do not memoise what a registration could change
-          out.set(r.id, { principals: m.principals, domains, unverified: m.unverified });
+          // a writer whose principal row is missing or does not match its registration: its
+          // domain is unknown, so independence cannot be judged (fail closed); not memoised
+          out.set(r.id, { principals: m.principals, domains, unverified: true });
           continue;
         }
         m.domains = domains;

@@ -13,6 +13,7 @@
  * the gate's bar for `high` actions. "Proceeded" means the action was not stopped: outcome
  * `allow`, or `would_deny` (observe mode logs the denial and lets the action through).
  */
+import { principals as verifiedPrincipals } from './principals.js';
 import type { AuditEntry } from '../core/audit.js';
 import { TRUSTED_THRESHOLD, atLeast, isAuthority, rank } from '../core/authority.js';
 import { corroborationOf, type FactsBundle, type RecordFacts } from '../core/facts.js';
@@ -149,7 +150,8 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
     for (const r of page) records.set(r.id, r);
     if (page.length < 1000) break;
   }
-  const principals = await driver.listPrincipals(tenant);
+  // only principal rows that match their registration entry (as at the gate)
+  const principals = await verifiedPrincipals.list(driver, tenant);
   const domains = new Map(principals.map((p) => [p.id, p.domain]));
   const entryAt = async (seq: number): Promise<AuditEntry | undefined> => (await driver.auditRange(tenant, seq, seq))[0];
   const verified = new Set<string>();

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { AUTHORITIES } from '../core/authority.js';
 import { MemauthError } from '../core/errors.js';
+import { ADMIN_CHAIN } from '../core/identity.js';
 import { PRINCIPAL_KINDS, TRANSFORMS } from '../core/types.js';
 
 /** Identifiers: 1–200 printable characters, no control characters. */
 const ident = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
-const tenant = ident;
+/** A tenant: an identifier, but never the reserved chain of admin tokens (core/identity.ts). */
+const tenant = ident.refine((t) => t !== ADMIN_CHAIN, `${ADMIN_CHAIN} is reserved for the admin tokens' audit chain`);
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)) && /^\d{4}-\d{2}-\d{2}T/.test(s), 'must be an ISO-8601 date-time');
 /** Stored free text: no U+0000, which PostgreSQL text cannot hold (refused on every store alike). */
 const NO_NUL = /^[^\u0000]*$/;
@@ -80,7 +82,8 @@ export const schemas = {
   delete: z.strictObject({ tenant, id: ident, principal: ident.optional(), reason: z.string().max(1000).regex(NO_NUL, noNul).optional() }),
   replay: z.strictObject({ tenant, decisionId: ident }),
   listDecisions: z.strictObject({ tenant, limit: z.number().int().min(1).max(10_000).optional() }),
-  verify: z.strictObject({ tenant: tenant.optional() }),
+  // the admin tokens' chain can be verified by name
+  verify: z.strictObject({ tenant: ident.optional() }),
 } as const;
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
@@ -243,7 +246,7 @@ const ACTION_KEYS = new Set(['type', 'args', 'resource']);
 export function authorizeFast(v: unknown): z.output<typeof schemas.authorize> | null {
   if (!isPlainObject(v)) return null;
   for (const k in v) if (!AUTHORIZE_KEYS.has(k)) return null;
-  if (!isIdent(v.tenant)) return null;
+  if (!isIdent(v.tenant) || v.tenant === ADMIN_CHAIN) return null;
   const action = v.action;
   if (!isPlainObject(action)) return null;
   for (const k in action) if (!ACTION_KEYS.has(k)) return null;

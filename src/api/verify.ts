@@ -1,4 +1,5 @@
 import { type AuditEntry, ChainVerifier, type ChainVerdict, type Checkpoint, checkpointSignatureValid } from '../core/audit.js';
+import { ADMIN_CHAIN, TOKEN_OPS, type TokenProblem, principalMatchesEntries, tokenVerdict } from '../core/identity.js';
 import type { MemoryRecord } from '../core/types.js';
 import type { StorageDriver } from '../store/driver.js';
 import { corroborationMatchesEntry, recordMatchesEntry } from './memory.js';
@@ -10,7 +11,12 @@ export type RecordProblem =
   | 'erase_missing'
   | 'erased_without_delete'
   | 'corroboration_not_in_audit'
-  | 'confirmation_uses_differ_from_audit';
+  | 'confirmation_uses_differ_from_audit'
+  // identity rows (core/identity.ts): id `principal:<id>` or the token id
+  | 'principal_not_in_audit'
+  | 'principal_row_missing'
+  | `token_${TokenProblem}`
+  | 'token_row_missing';
 export type CheckpointProblem = 'bad_signature' | 'chain_shorter_than_checkpoint' | 'hash_differs_from_checkpoint';
 
 /** Verification result for one tenant. */
@@ -36,7 +42,10 @@ const PAGE = 5000;
  * Verify each tenant's audit chain (DESIGN.md § Audit log), its newest signed checkpoint (which
  * must be signed by `trustedPublicKey` when given: SPKI DER, base64), and
  * the store's rows against the chain: every record row must match the entry that created it,
- * every created record must still have a row, and erasures must match delete entries.
+ * every created record must still have a row, and erasures must match delete entries; every
+ * principal row must match its `principal` registration and every token row its `token_*`
+ * entries (admin tokens: the `(admin)` chain), and every registered principal or issued token
+ * must still have its row.
  */
 export async function verifyStore(driver: StorageDriver, tenant: string | undefined, external: readonly Checkpoint[], trustedPublicKey?: string): Promise<AuditReport> {
   const tenants = tenant !== undefined ? [tenant] : [...new Set([...(await driver.tenants()), ...external.map((c) => c.tenant)])].sort();
@@ -123,10 +132,46 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
   const stored = await driver.confirmationUses(tenant, [...uses.keys()]);
   for (const [id, n] of uses) if ((stored.get(id) ?? 0) !== n) bad.push({ id, problem: 'confirmation_uses_differ_from_audit' });
 
+  bad.push(...(await identityProblems(driver, tenant)));
+
   const ok = chain.ok && (checkpoint?.ok ?? true) && bad.length === 0;
   let message = `tenant ${tenant}: ${chain.entries} entries verified`;
   if (!chain.ok) message = `tenant ${tenant}: audit chain broken at entry ${chain.firstBadSeq} (${chain.problem})`;
   else if (checkpoint && !checkpoint.ok) message = `tenant ${tenant}: checkpoint at entry ${checkpoint.seq} fails (${checkpoint.problem})`;
-  else if (bad[0]) message = `tenant ${tenant}: record ${bad[0].id}: ${bad[0].problem}${bad.length > 1 ? ` (+${bad.length - 1} more)` : ''}`;
+  else if (bad[0]) message = `tenant ${tenant}: ${/^(principal|token)_/.test(bad[0].problem) ? 'row' : 'record'} ${bad[0].id}: ${bad[0].problem}${bad.length > 1 ? ` (+${bad.length - 1} more)` : ''}`;
+  if (bad.some((b) => b.problem === 'token_no_audit_entry')) message += '; a token with no audit entry was inserted outside memauth or issued before tokens were audited (check memauth token list, then memauth token adopt)';
   return { tenant, ok, chain, checkpoint, records: { checked, bad }, message };
+}
+
+/**
+ * Principal and token rows of `tenant` (or, for the `(admin)` chain, the admin tokens) that do
+ * not match their audit entries, and entries whose row is missing (DESIGN.md § Audit log).
+ */
+async function identityProblems(driver: StorageDriver, tenant: string): Promise<Array<{ id: string; problem: RecordProblem }>> {
+  const bad: Array<{ id: string; problem: RecordProblem }> = [];
+  const group = (entries: readonly AuditEntry[], field: string): Map<string, AuditEntry[]> => {
+    const m = new Map<string, AuditEntry[]>();
+    for (const e of entries) {
+      const k = (e.payload as Record<string, unknown>)[field];
+      if (typeof k !== 'string') continue;
+      m.set(k, [...(m.get(k) ?? []), e]);
+    }
+    return m;
+  };
+  const regs = group(await driver.auditEntriesNaming(tenant, ['principal'], null), 'principalId');
+  const rows = new Set<string>();
+  for (const p of await driver.listPrincipals(tenant)) {
+    rows.add(p.id);
+    if (!principalMatchesEntries(p, regs.get(p.id) ?? [])) bad.push({ id: `principal:${p.id}`, problem: 'principal_not_in_audit' });
+  }
+  for (const [id, es] of regs) if (!rows.has(id) && es.some((e) => (e.payload as Record<string, unknown>).refused === undefined)) bad.push({ id: `principal:${id}`, problem: 'principal_row_missing' });
+  const byToken = group(await driver.auditEntriesNaming(tenant, TOKEN_OPS, null), 'tokenId');
+  const tokenIds = new Set<string>();
+  for (const t of await driver.listTokens(tenant === ADMIN_CHAIN ? null : tenant)) {
+    tokenIds.add(t.id);
+    const v = tokenVerdict(t, byToken.get(t.id) ?? []);
+    if (v.problem !== null) bad.push({ id: t.id, problem: `token_${v.problem}` });
+  }
+  for (const [id, es] of byToken) if (!tokenIds.has(id) && es.some((e) => e.op === 'token_issue')) bad.push({ id, problem: 'token_row_missing' });
+  return bad;
 }

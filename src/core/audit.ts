@@ -1,8 +1,11 @@
 import { createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
 import { canonicalJson, canonicalJsonOfPlain, hashCanonical, sha256Hex } from './canonical.js';
 
-/** Audit operations (DESIGN.md § Audit log), plus `principal` (registrations) and `session`. */
-export const AUDIT_OPS = ['principal', 'policy', 'session', 'write', 'derive', 'corroborate', 'confirm', 'decide', 'delete'] as const;
+/**
+ * Audit operations (DESIGN.md § Audit log), plus `principal` (registrations), `session`, and the
+ * token operations `token_issue`, `token_rotate`, `token_revoke` (see core/identity.ts).
+ */
+export const AUDIT_OPS = ['principal', 'policy', 'session', 'write', 'derive', 'corroborate', 'confirm', 'decide', 'delete', 'token_issue', 'token_rotate', 'token_revoke'] as const;
 export type AuditOp = (typeof AUDIT_OPS)[number];
 
 /** One link of a tenant's hash chain. `hash = SHA-256(canonical JSON of {seq, prevHash, op, payload, policyVersion})`. */

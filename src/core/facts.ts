@@ -81,7 +81,9 @@ export function lineageOf(id: string, bundle: Pick<FactsBundle, 'records' | 'dom
     if (!r) continue;
     principals.add(r.originPrincipal);
     const d = bundle.domains.get(r.originPrincipal);
+    // a writer whose principal is unknown (its row forged or altered): its domain is unknown too
     if (d !== undefined) domains.add(d);
+    else unverified = true;
   }
   return { principals, domains, unverified };
 }

@@ -24,6 +24,8 @@ export const SERVER_ERROR_CODES = [
   'TOKEN_NOT_FOUND',
   /** the token is already revoked (409). */
   'TOKEN_REVOKED',
+  /** the token has no entry in the audit chain (issued before tokens were audited): adopt it first (409). */
+  'TOKEN_NOT_IN_AUDIT',
   /** review queue: an allowed decision cannot be rejected (409). */
   'NOT_IN_REVIEW',
   /** the decision cannot be approved into a confirmation: not a soft denial, or requested by an external or unregistered principal (409). */

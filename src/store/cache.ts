@@ -13,9 +13,9 @@
  *
  * Cached objects are deep-frozen (they are shared between calls).
  */
-import type { AuditEntry, Checkpoint } from '../core/audit.js';
+import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../core/types.js';
-import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx } from './driver.js';
+import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx, TokenRow } from './driver.js';
 import { walkLineage } from './rows.js';
 
 /** A driver that can tell whether anything changed behind a cache's back (see {@link CachingDriver}). */
@@ -446,6 +446,16 @@ class CachedTx {
   auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]> {
     return this.tx.auditRange(tenant, fromSeq, toSeq);
   }
+  /** uncached: the identity entries are verified per row object by the callers (src/api/principals.ts). */
+  auditEntriesNaming(tenant: string, ops: readonly AuditOp[], name: { readonly field: 'principalId' | 'tokenId'; readonly value: string } | null): Promise<AuditEntry[]> {
+    return this.tx.auditEntriesNaming(tenant, ops, name);
+  }
+  findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
+    return this.tx.findToken(by);
+  }
+  listTokens(tenant: string | null): Promise<TokenRow[]> {
+    return this.tx.listTokens(tenant);
+  }
   async auditHasPolicy(tenant: string, policyVersion: string): Promise<boolean> {
     const k = key(tenant, policyVersion);
     if (this.ov.policies.has(k) || this.st.policies.has(k)) return true;
@@ -740,6 +750,15 @@ export class CachingDriver {
   }
   auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]> {
     return this.inner.auditRange(tenant, fromSeq, toSeq);
+  }
+  auditEntriesNaming(tenant: string, ops: readonly AuditOp[], name: { readonly field: 'principalId' | 'tokenId'; readonly value: string } | null): Promise<AuditEntry[]> {
+    return this.inner.auditEntriesNaming(tenant, ops, name);
+  }
+  findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
+    return this.inner.findToken(by);
+  }
+  listTokens(tenant: string | null): Promise<TokenRow[]> {
+    return this.inner.listTokens(tenant);
   }
   auditHasPolicy(tenant: string, policyVersion: string): Promise<boolean> {
     return this.inner.auditHasPolicy(tenant, policyVersion);

@@ -1,4 +1,4 @@
-import type { AuditEntry, Checkpoint } from '../core/audit.js';
+import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../core/types.js';
 
 /** A search hit: the record and its BM25 score (lower is better in SQLite, normalised to higher-is-better). */
@@ -52,7 +52,23 @@ export interface StorageReader {
   /** Entries with `fromSeq <= seq <= toSeq`, in stored order (by seq). */
   auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]>;
   auditHasPolicy(tenant: string, policyVersion: string): Promise<boolean>;
+  /**
+   * The entries of the tenant's chain with one of `ops` whose payload's `field` (a top-level
+   * string) equals `value` — or, with `name` null, every entry of those ops — by seq. For the
+   * identity ops (`principal`, `token_*`): a few per principal or token, found through an index
+   * on (tenant, op), never by reading the whole chain (see core/identity.ts).
+   */
+  auditEntriesNaming(tenant: string, ops: readonly AuditOp[], name: { readonly field: 'principalId' | 'tokenId'; readonly value: string } | null): Promise<AuditEntry[]>;
+  /** The token with this id or this hash, revoked or not. */
+  findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null>;
+  /** Tokens of one tenant (principal tokens), or with `null` the admin tokens; oldest first. */
+  listTokens(tenant: string | null): Promise<TokenRow[]>;
   latestCheckpoint(tenant: string): Promise<Checkpoint | null>;
+  /**
+   * Every tenant the store holds an audit entry, a principal or a token for, sorted; `(admin)`
+   * (core/identity.ts `ADMIN_CHAIN`) when it holds an admin token — so `audit verify` also looks
+   * at rows inserted under a tenant that has no chain.
+   */
   tenants(): Promise<string[]>;
 }
 
@@ -75,12 +91,21 @@ export interface StorageTx extends StorageReader {
   insertDecision(d: Decision): Promise<void>;
   appendAudit(e: AuditEntry): Promise<void>;
   insertCheckpoint(c: Checkpoint): Promise<void>;
+  /** Insert a token row (its `token_issue` entry is appended in the same transaction, see src/server/tokens.ts). */
+  putToken(t: TokenRow): Promise<void>;
+  /**
+   * Set `revokedAt` of an unrevoked token (locking its row). Returns false, changing nothing, when
+   * the token does not exist or is already revoked.
+   */
+  markTokenRevoked(id: string, at: string): Promise<boolean>;
 }
 
 /**
  * A bearer token of the HTTP API / MCP server. Only the SHA-256 (hex) of the secret is stored.
  * An admin token has `tenant` and `principalId` both null; a principal token names both.
  * Rows are append-only except `revokedAt`, which is set once (rotation = a new row + revoking the old).
+ * Writes go through a transaction on the token's chain ({@link StorageTx.putToken},
+ * {@link StorageTx.markTokenRevoked}) together with their audit entries (core/identity.ts).
  */
 export interface TokenRow {
   readonly id: string;
@@ -92,25 +117,6 @@ export interface TokenRow {
   readonly revokedAt: string | null;
 }
 
-/** Token storage (src/server/tokens.ts). Each method is atomic on its own; none takes the audit-chain lock. */
-export interface TokenStore {
-  insertToken(t: TokenRow): Promise<void>;
-  /**
-   * Insert the admin token `t` (tenant null) only when the store holds no unrevoked admin token;
-   * atomic across processes, so servers starting together on an empty store create one. Returns
-   * whether it was inserted.
-   */
-  insertFirstAdminToken(t: TokenRow): Promise<boolean>;
-  /** The token with this id or this hash, revoked or not. */
-  findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null>;
-  /** Tokens of one tenant (principal tokens), or with `null` the admin tokens; oldest first. */
-  listTokens(tenant: string | null): Promise<TokenRow[]>;
-  /**
-   * Set `revokedAt` of an unrevoked token and, for a rotation, insert `replacement` in the same
-   * transaction. Returns false (and inserts nothing) when the token does not exist or is already revoked.
-   */
-  revokeToken(id: string, at: string, replacement?: TokenRow): Promise<boolean>;
-}
 
 /** A person's verdict on a decision of the review queue (append-only; the dashboard's "reject"). */
 export interface ReviewNoteRow {
@@ -135,7 +141,7 @@ export interface ReviewStore {
  * The storage port (STYLE.md: port and drivers). SQLite (`src/store/sqlite/`) is the embedded
  * default; PostgreSQL lives under its own path. Every driver passes one conformance suite.
  */
-export interface StorageDriver extends StorageReader, TokenStore, ReviewStore {
+export interface StorageDriver extends StorageReader, ReviewStore {
   readonly kind: string;
   /** Run `fn` atomically while holding the tenant's audit-chain lock. Rolls back on throw. */
   transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T>;

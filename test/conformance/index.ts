@@ -15,6 +15,7 @@ import type { StoreFactory } from './common.js';
 import { audit } from './audit.js';
 import { exposure } from './exposure.js';
 import { observables } from './observables.js';
+import { identity } from './identity.js';
 import { properties } from './properties.js';
 import { regressions } from './regressions.js';
 import { requesters } from './requesters.js';
@@ -29,6 +30,7 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] regressions`, () => regressions(f));
   describe(`[${f.name}] store: search and concurrency`, () => store(f));
   describe(`[${f.name}] audit`, () => audit(f));
+  describe(`[${f.name}] identity: principals and tokens in the chain`, () => identity(f));
   describe(`[${f.name}] triggers`, () => triggers(f));
   describe(`[${f.name}] properties`, () => properties(f));
   describe(`[${f.name}] exposure: what the model sees`, () => exposure(f));

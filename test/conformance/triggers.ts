@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { TokenService } from '../../src/server/tokens.js';
 import { P, T } from '../helpers.js';
 import { type Env, PROTECTED_TABLES, type Raw, type StoreFactory, expectImmutable, scalar, setupWith, snapshotAll } from './common.js';
 
@@ -165,43 +166,46 @@ export function triggers(f: StoreFactory): void {
       t.after(async () => {
         for (const m of others) await m.close();
       });
-      const drivers = [e2.mem.driver, ...others.map((m) => m.driver)];
-      const rows = Array.from({ length: 8 }, (_, i) => ({ id: `tok_first${i}`, tenant: null, principalId: null, hash: String(i).repeat(64), createdAt: '2025-01-01T00:00:00.000Z', revokedAt: null }));
-      const inserted = await Promise.all(rows.map((row, i) => (drivers[i % drivers.length] as typeof e2.mem.driver).insertFirstAdminToken(row)));
-      assert.equal(inserted.filter(Boolean).length, 1, JSON.stringify(inserted));
+      const services = [e2.mem.driver, ...others.map((m) => m.driver)].map((d) => new TokenService(d));
+      const made = await Promise.all(Array.from({ length: 8 }, (_, i) => (services[i % services.length] as TokenService).ensureAdmin()));
+      assert.equal(made.filter((x) => x !== null).length, 1, JSON.stringify(made));
       assert.equal((await e2.mem.driver.listTokens(null)).length, 1);
       // once it is revoked, the next first admin token is inserted again
       const [only] = await e2.mem.driver.listTokens(null);
       assert.ok(only);
-      assert.equal(await e2.mem.driver.revokeToken(only.id, '2025-01-02T00:00:00.000Z'), true);
-      assert.equal(await e2.mem.driver.insertFirstAdminToken({ ...rows[0], id: 'tok_firstagain', hash: 'f'.repeat(64) } as (typeof rows)[number]), true);
+      await (services[0] as TokenService).revoke(only.id);
+      assert.notEqual(await (services[1] as TokenService).ensureAdmin(), null);
+      const report = await e2.mem.verifyAudit({});
+      assert.equal(report.ok, true, report.tenants.map((x) => x.message).join('; '));
     });
 
     test('a token can be revoked once; nothing else about it can change, and it cannot be deleted', async (t) => {
-      const e2 = await f.open();
+      const e2 = await setupWith(f);
       t.after(e2.dispose);
       const d = e2.mem.driver;
-      const row = { id: 'tok_conformance1', tenant: T, principalId: P.alice, hash: 'a'.repeat(64), createdAt: '2025-01-01T00:00:00.000Z', revokedAt: null };
-      await d.insertToken(row);
+      const ts = new TokenService(d);
+      const issued = await ts.issue({ tenant: T, principal: P.alice });
+      const row = await d.findToken({ id: issued.info.id });
+      assert.ok(row);
       await expectImmutable(() => e2.raw.query("UPDATE tokens SET hash = ? WHERE id = ?", ['b'.repeat(64), row.id]), 'change a token hash');
       await expectImmutable(() => e2.raw.query("UPDATE tokens SET tenant = NULL, principal_id = NULL, revoked_at = '2025-01-02T00:00:00.000Z' WHERE id = ?", [row.id]), 'turn a principal token into an admin token');
       await expectImmutable(() => e2.raw.query('DELETE FROM tokens WHERE id = ?', [row.id]), 'delete a token');
       await expectImmutable(() => e2.raw.query(e2.raw.replaceSql('tokens', ['id', 'tenant', 'principal_id', 'hash', 'created_at', 'revoked_at'], 'VALUES (?, NULL, NULL, ?, ?, NULL)'), [row.id, 'c'.repeat(64), row.createdAt]), 'upsert a token');
-      assert.equal(await d.revokeToken(row.id, '2025-01-02T00:00:00.000Z'), true);
-      assert.equal(await d.revokeToken(row.id, '2025-01-03T00:00:00.000Z'), false, 'a second revocation is refused');
+      const revoked = await ts.revoke(row.id);
+      await assert.rejects(ts.revoke(row.id), (e: Error & { code?: string }) => e.code === 'TOKEN_REVOKED', 'a second revocation is refused');
       await expectImmutable(() => e2.raw.query('UPDATE tokens SET revoked_at = NULL WHERE id = ?', [row.id]), 'un-revoke');
       const found = await d.findToken({ hash: row.hash });
-      assert.equal(found?.revokedAt, '2025-01-02T00:00:00.000Z');
+      assert.equal(found?.revokedAt, revoked.revokedAt);
       // a rotation: the old row revoked and the new one inserted, together
-      const next = { ...row, id: 'tok_conformance2', hash: 'd'.repeat(64), createdAt: '2025-01-04T00:00:00.000Z' };
-      await d.insertToken(next);
-      const rotated = { ...row, id: 'tok_conformance3', hash: 'e'.repeat(64), createdAt: '2025-01-05T00:00:00.000Z' };
-      assert.equal(await d.revokeToken(next.id, rotated.createdAt, rotated), true);
-      assert.deepEqual((await d.listTokens(T)).map((x) => [x.id, x.revokedAt !== null]), [
-        ['tok_conformance1', true],
-        ['tok_conformance2', true],
-        ['tok_conformance3', false],
-      ]);
+      const next = await ts.issue({ tenant: T, principal: P.alice });
+      const rotated = await ts.rotate(next.info.id);
+      assert.deepEqual(new Map((await d.listTokens(T)).map((x) => [x.id, x.revokedAt !== null])), new Map([
+        [row.id, true],
+        [next.info.id, true],
+        [rotated.info.id, false],
+      ]));
+      const report = await e2.mem.verifyAudit({ tenant: T });
+      assert.equal(report.ok, true, report.tenants.map((x) => x.message).join('; '));
     });
   });
 

@@ -110,6 +110,8 @@ export function registerServerCommands(program: Command): void {
         out(`memauth admin token: ${srv.adminToken.token}`);
       }
       out(`memauth listening on ${srv.url} (db ${pgStore ? pgStore.where : config.db}; OpenAPI ${srv.url}/openapi.json; MCP ${srv.url}/mcp)`);
+      const unaudited = await new TokenService(srv.memory.driver).unaudited();
+      if (unaudited.length > 0) process.stderr.write(`memauth: ${unaudited.length} token(s) issued before tokens were audited are refused (401, reason not_in_audit): ${unaudited.map((t) => t.id).join(', ')}; check them with memauth token list, then run memauth token adopt\n`);
       if (stopping !== null) shutdown(stopping, srv);
     });
 
@@ -201,5 +203,12 @@ export function registerServerCommands(program: Command): void {
     .action(async (id: string, _o: unknown, cmd: Command) => {
       const r = await withTokens(cmd, (t) => t.rotate(id));
       out(json(cmd) ? JSON.stringify(r) : `${r.info.id} ${r.token} (revoked ${r.revoked.id})`);
+    });
+  token
+    .command('adopt')
+    .description('record tokens issued before tokens were audited in the audit chain (token_issue, adopted: true) so they authenticate again; check `memauth token list` first — every row without an entry is adopted')
+    .action(async (_o: unknown, cmd: Command) => {
+      const adopted = await withTokens(cmd, (t) => t.adopt());
+      out(json(cmd) ? JSON.stringify({ adopted }) : adopted.map((t) => `adopted ${t.id} ${t.admin ? 'admin' : `${t.tenant}/${t.principal}`}${t.revokedAt ? ' (revoked)' : ''}`).join('\n') || '(no token to adopt)');
     });
 }

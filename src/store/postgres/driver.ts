@@ -10,8 +10,9 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { type AuditEntry, type Checkpoint, payloadJson } from '../../core/audit.js';
+import { type AuditEntry, type AuditOp, type Checkpoint, payloadJson } from '../../core/audit.js';
 import { MemauthError } from '../../core/errors.js';
+import { ADMIN_CHAIN } from '../../core/identity.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageDriver, StorageReader, StorageTx, TokenRow } from '../driver.js';
 import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken } from '../rows.js';
@@ -305,6 +306,24 @@ class PgReader implements StorageReader {
     return (await this.rows('SELECT * FROM audit WHERE tenant = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq', [tenant, fromSeq, toSeq])).map(toAudit);
   }
 
+  async auditEntriesNaming(tenant: string, ops: readonly AuditOp[], name: { readonly field: 'principalId' | 'tokenId'; readonly value: string } | null): Promise<AuditEntry[]> {
+    // index audit_op (tenant, op, seq); the payload is JSON text (never jsonb: see the schema)
+    const rows = name === null
+      ? await this.rows('SELECT * FROM audit WHERE tenant = $1 AND op = ANY($2::text[]) ORDER BY seq', [tenant, [...new Set(ops)]])
+      : await this.rows('SELECT * FROM audit WHERE tenant = $1 AND op = ANY($2::text[]) AND (payload::json ->> $3) = $4 ORDER BY seq', [tenant, [...new Set(ops)], name.field, name.value]);
+    return rows.map(toAudit);
+  }
+
+  async findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
+    const r = 'id' in by ? await this.one('SELECT * FROM tokens WHERE id = $1', [by.id]) : await this.one('SELECT * FROM tokens WHERE hash = $1', [by.hash]);
+    return r ? toToken(r) : null;
+  }
+
+  async listTokens(tenant: string | null): Promise<TokenRow[]> {
+    const rows = tenant === null ? await this.rows('SELECT * FROM tokens WHERE tenant IS NULL ORDER BY created_at, id') : await this.rows('SELECT * FROM tokens WHERE tenant = $1 ORDER BY created_at, id', [tenant]);
+    return rows.map(toToken);
+  }
+
   async auditHasPolicy(tenant: string, policyVersion: string): Promise<boolean> {
     return (await this.one("SELECT 1 AS x FROM audit WHERE tenant = $1 AND op = 'policy' AND policy_version = $2 LIMIT 1", [tenant, policyVersion])) !== undefined;
   }
@@ -315,7 +334,8 @@ class PgReader implements StorageReader {
   }
 
   async tenants(): Promise<string[]> {
-    return (await this.rows('SELECT DISTINCT tenant FROM audit ORDER BY tenant')).map((r) => str(r.tenant));
+    const sql = 'SELECT tenant FROM audit UNION SELECT tenant FROM principals UNION SELECT coalesce(tenant, $1) AS tenant FROM tokens ORDER BY tenant';
+    return (await this.rows(sql, [ADMIN_CHAIN])).map((r) => str(r.tenant));
   }
 }
 
@@ -411,6 +431,18 @@ class PgTx extends PgReader implements StorageTx {
     await this.run('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
       e.tenant, e.seq, e.prevHash, e.op, payloadJson(e), e.policyVersion, e.hash,
     ]);
+  }
+
+  async putToken(t: TokenRow): Promise<void> {
+    await this.run('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, NULL)', [t.id, t.tenant, t.principalId, t.hash, t.createdAt]);
+  }
+
+  async markTokenRevoked(id: string, at: string): Promise<boolean> {
+    // the row lock makes two concurrent revocations (or rotations) of one token exclusive
+    const row = await this.one('SELECT revoked_at FROM tokens WHERE id = $1 FOR UPDATE', [id]);
+    if (!row || row.revoked_at !== null) return false;
+    await this.run('UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, id]);
+    return true;
   }
 
   async insertCheckpoint(c: Checkpoint): Promise<void> {
@@ -527,51 +559,6 @@ export class PostgresDriver extends PgReader implements StorageDriver, RowStore 
       } finally {
         tx.end();
       }
-    });
-  }
-
-  // ---- tokens (src/server/tokens.ts): each call is atomic on its own; none takes a tenant lock ----
-
-  async insertToken(t: TokenRow): Promise<void> {
-    await this.rows('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, NULL)', [t.id, t.tenant, t.principalId, t.hash, t.createdAt]);
-  }
-
-  async insertFirstAdminToken(t: TokenRow): Promise<boolean> {
-    return this.onClient('BEGIN', async (client) => {
-      // one lock for the check and the insert across every process on this schema (tenant ids
-      // cannot hold control characters, so this key is no tenant's)
-      await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [`${this.lockPrefix}\u0001admin-token`] });
-      const r = await client.query('SELECT 1 FROM tokens WHERE tenant IS NULL AND revoked_at IS NULL LIMIT 1');
-      if (r.rows.length > 0) return false;
-      await client.query({ text: 'INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES ($1, NULL, NULL, $2, $3, NULL)', values: [t.id, t.hash, t.createdAt] });
-      return true;
-    });
-  }
-
-  async findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
-    const r = 'id' in by ? await this.one('SELECT * FROM tokens WHERE id = $1', [by.id]) : await this.one('SELECT * FROM tokens WHERE hash = $1', [by.hash]);
-    return r ? toToken(r) : null;
-  }
-
-  async listTokens(tenant: string | null): Promise<TokenRow[]> {
-    const rows = tenant === null ? await this.rows('SELECT * FROM tokens WHERE tenant IS NULL ORDER BY created_at, id') : await this.rows('SELECT * FROM tokens WHERE tenant = $1 ORDER BY created_at, id', [tenant]);
-    return rows.map(toToken);
-  }
-
-  async revokeToken(id: string, at: string, replacement?: TokenRow): Promise<boolean> {
-    return this.onClient('BEGIN', async (client) => {
-      // the row lock makes two concurrent revocations (or rotations) of one token exclusive
-      const r = await client.query({ text: 'SELECT revoked_at FROM tokens WHERE id = $1 FOR UPDATE', values: [id] });
-      const row = r.rows[0] as Row | undefined;
-      if (!row || row.revoked_at !== null) return false;
-      await client.query({ text: 'UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', values: [at, id] });
-      if (replacement) {
-        await client.query({
-          text: 'INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, NULL)',
-          values: [replacement.id, replacement.tenant, replacement.principalId, replacement.hash, replacement.createdAt],
-        });
-      }
-      return true;
     });
   }
 

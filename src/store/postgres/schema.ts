@@ -189,7 +189,7 @@ CREATE TABLE review_notes (
 CREATE INDEX review_notes_decision ON review_notes (tenant, decision_id);
 ${refuse('review_notes', 'review notes')}
 `,
-  // 4: who may use what, as in SQLite's migration 5: a session's owner (NULL: the application),
+  // 4: who may use what, as in SQLite's migration 6: a session's owner (NULL: the application),
   // a confirmation's usable_by (JSON array; NULL: the default kinds); a session row is never updated.
   `
 ALTER TABLE sessions ADD COLUMN owner ${T};
@@ -197,5 +197,8 @@ ALTER TABLE confirmations ADD COLUMN usable_by ${T};
 CREATE TRIGGER sessions_no_update BEFORE UPDATE ON sessions FOR EACH ROW
   EXECUTE FUNCTION memauth_refuse('a session''s owner cannot be changed');
 `,
+  // 5: as SQLite's migration 7: identity entries (`principal`, `token_*`) are looked up by op
+  `
+CREATE INDEX audit_op ON audit (tenant, op, seq);
+`,
 ];
-

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
-import { type AuditEntry, type Checkpoint, payloadJson } from '../../core/audit.js';
+import { type AuditEntry, type AuditOp, type Checkpoint, payloadJson } from '../../core/audit.js';
 import { MemauthError } from '../../core/errors.js';
+import { ADMIN_CHAIN } from '../../core/identity.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
 import { type Row, searchTokens, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken, walkLineage } from '../rows.js';
@@ -731,6 +732,18 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     return this.all('SELECT * FROM audit WHERE tenant = ? AND seq >= ? AND seq <= ? ORDER BY seq', tenant, fromSeq, toSeq).map(toAudit);
   }
 
+  async auditEntriesNaming(tenant: string, ops: readonly AuditOp[], name: { readonly field: 'principalId' | 'tokenId'; readonly value: string } | null): Promise<AuditEntry[]> {
+    const out: AuditEntry[] = [];
+    // one indexed look-up per op (index audit_op: tenant, op, seq); the payload is JSON text
+    for (const op of new Set(ops)) {
+      const rows = name === null
+        ? this.all('SELECT * FROM audit WHERE tenant = ? AND op = ? ORDER BY seq', tenant, op)
+        : this.all("SELECT * FROM audit WHERE tenant = ? AND op = ? AND json_extract(payload, '$.' || ?) = ? ORDER BY seq", tenant, op, name.field, name.value);
+      for (const r of rows) out.push(toAudit(r));
+    }
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
   async auditHasPolicy(tenant: string, policyVersion: string): Promise<boolean> {
     return this.get("SELECT 1 AS x FROM audit WHERE tenant = ? AND op = 'policy' AND policy_version = ? LIMIT 1", tenant, policyVersion) !== undefined;
   }
@@ -741,7 +754,8 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   }
 
   async tenants(): Promise<string[]> {
-    return this.all('SELECT DISTINCT tenant FROM audit ORDER BY tenant').map((r) => str(r.tenant));
+    const sql = 'SELECT tenant FROM audit UNION SELECT tenant FROM principals UNION SELECT coalesce(tenant, ?) AS tenant FROM tokens ORDER BY tenant';
+    return this.all(sql, ADMIN_CHAIN).map((r) => str(r.tenant));
   }
 
   // ---- writes (inside transaction) ----
@@ -823,20 +837,18 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     this.run('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', e.tenant, e.seq, e.prevHash, e.op, payloadJson(e), e.policyVersion, e.hash);
   }
 
-  // ---- tokens (each call is its own transaction, serialised with the others) ----
-  async insertToken(t: TokenRow): Promise<void> {
-    await this.transaction('', async () => {
-      this.run('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)', t.id, t.tenant, t.principalId, t.hash, t.createdAt);
-    });
+  // ---- tokens: written inside a transaction on the token's chain, with their audit entries ----
+  async putToken(t: TokenRow): Promise<void> {
+    this.assertTx();
+    this.run('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)', t.id, t.tenant, t.principalId, t.hash, t.createdAt);
   }
 
-  async insertFirstAdminToken(t: TokenRow): Promise<boolean> {
-    // BEGIN IMMEDIATE: the check and the insert hold the write lock (other processes wait)
-    return this.transaction('', async () => {
-      if (this.get('SELECT 1 AS x FROM tokens WHERE tenant IS NULL AND revoked_at IS NULL LIMIT 1')) return false;
-      this.run('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES (?, NULL, NULL, ?, ?, NULL)', t.id, t.hash, t.createdAt);
-      return true;
-    });
+  async markTokenRevoked(id: string, at: string): Promise<boolean> {
+    this.assertTx();
+    const r = this.get('SELECT revoked_at FROM tokens WHERE id = ?', id);
+    if (!r || r.revoked_at !== null) return false;
+    this.run('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', at, id);
+    return true;
   }
 
   async findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
@@ -847,18 +859,6 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
   async listTokens(tenant: string | null): Promise<TokenRow[]> {
     const rows = tenant === null ? this.all('SELECT * FROM tokens WHERE tenant IS NULL ORDER BY created_at, id') : this.all('SELECT * FROM tokens WHERE tenant = ? ORDER BY created_at, id', tenant);
     return rows.map(toToken);
-  }
-
-  async revokeToken(id: string, at: string, replacement?: TokenRow): Promise<boolean> {
-    return this.transaction('', async () => {
-      const r = this.get('SELECT revoked_at FROM tokens WHERE id = ?', id);
-      if (!r || r.revoked_at !== null) return false;
-      this.run('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', at, id);
-      if (replacement) {
-        this.run('INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)', replacement.id, replacement.tenant, replacement.principalId, replacement.hash, replacement.createdAt);
-      }
-      return true;
-    });
   }
 
   // ---- review notes (append-only) ----

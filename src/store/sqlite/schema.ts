@@ -153,4 +153,9 @@ ALTER TABLE confirmations ADD COLUMN usable_by TEXT;
 CREATE TRIGGER sessions_no_update BEFORE UPDATE ON sessions
 BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a session''s owner cannot be changed'); END;
 `,
+  // 7: the identity entries of a chain (`principal`, `token_*`: core/identity.ts) are looked up by
+  // op on every authentication and principal check: an index keeps that off the whole chain
+  `
+CREATE INDEX audit_op ON audit (tenant, op, seq);
+`,
 ];
