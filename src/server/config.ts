@@ -23,8 +23,14 @@ export interface ServerConfig {
   readonly validateResponses: boolean;
   /** on SIGTERM/SIGINT, how long in-flight requests may take before connections are cut (default 10 000 ms). */
   readonly shutdownTimeoutMs: number;
-  /** open MCP-over-HTTP sessions at most (default 100). */
+  /** open MCP-over-HTTP sessions at most, all tenants together: a last resort far above the per-tenant limit (default 1000). */
   readonly mcpMaxSessions: number;
+  /** open MCP-over-HTTP sessions of one tenant at most (default 64). */
+  readonly mcpMaxSessionsPerTenant: number;
+  /** open MCP-over-HTTP sessions of one principal at most (default 16). */
+  readonly mcpMaxSessionsPerPrincipal: number;
+  /** expensive requests (metrics, metrics series, decision replay, audit verification) one tenant may run at once (default 2); one more is 429 TOO_MANY_REQUESTS. */
+  readonly maxExpensivePerTenant: number;
   /** an MCP-over-HTTP session idle this long is closed (default 30 min). */
   readonly mcpIdleTimeoutMs: number;
 }
@@ -39,7 +45,10 @@ export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
   logLevel: 'info',
   validateResponses: true,
   shutdownTimeoutMs: 10_000,
-  mcpMaxSessions: 100,
+  mcpMaxSessions: 1000,
+  mcpMaxSessionsPerTenant: 64,
+  mcpMaxSessionsPerPrincipal: 16,
+  maxExpensivePerTenant: 2,
   mcpIdleTimeoutMs: 30 * 60 * 1000,
 });
 
@@ -66,6 +75,9 @@ const fields = {
   validateResponses: z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]),
   shutdownTimeoutMs: z.coerce.number().int().min(0).max(600_000),
   mcpMaxSessions: z.coerce.number().int().min(1).max(100_000),
+  mcpMaxSessionsPerTenant: z.coerce.number().int().min(1).max(100_000),
+  mcpMaxSessionsPerPrincipal: z.coerce.number().int().min(1).max(100_000),
+  maxExpensivePerTenant: z.coerce.number().int().min(1).max(1000),
   mcpIdleTimeoutMs: z.coerce.number().int().min(1000),
 };
 
@@ -81,6 +93,9 @@ export const ConfigFileSchema = z.strictObject({
   validateResponses: fields.validateResponses.optional(),
   shutdownTimeoutMs: fields.shutdownTimeoutMs.optional(),
   mcpMaxSessions: fields.mcpMaxSessions.optional(),
+  mcpMaxSessionsPerTenant: fields.mcpMaxSessionsPerTenant.optional(),
+  mcpMaxSessionsPerPrincipal: fields.mcpMaxSessionsPerPrincipal.optional(),
+  maxExpensivePerTenant: fields.maxExpensivePerTenant.optional(),
   mcpIdleTimeoutMs: fields.mcpIdleTimeoutMs.optional(),
 });
 
@@ -93,6 +108,10 @@ export const ENV_VARS: Readonly<Partial<Record<keyof ServerConfig, string>>> = O
   bodyLimit: 'MEMAUTH_BODY_LIMIT',
   maxContentChars: 'MEMAUTH_MAX_CONTENT',
   logLevel: 'MEMAUTH_LOG_LEVEL',
+  mcpMaxSessions: 'MEMAUTH_MCP_MAX_SESSIONS',
+  mcpMaxSessionsPerTenant: 'MEMAUTH_MCP_MAX_SESSIONS_PER_TENANT',
+  mcpMaxSessionsPerPrincipal: 'MEMAUTH_MCP_MAX_SESSIONS_PER_PRINCIPAL',
+  maxExpensivePerTenant: 'MEMAUTH_MAX_EXPENSIVE_PER_TENANT',
 });
 
 type Raw = Partial<Record<keyof ServerConfig, unknown>>;
@@ -164,6 +183,9 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     validateResponses: pick('validateResponses') ?? d.validateResponses,
     shutdownTimeoutMs: pick('shutdownTimeoutMs') ?? d.shutdownTimeoutMs,
     mcpMaxSessions: pick('mcpMaxSessions') ?? d.mcpMaxSessions,
+    mcpMaxSessionsPerTenant: pick('mcpMaxSessionsPerTenant') ?? d.mcpMaxSessionsPerTenant,
+    mcpMaxSessionsPerPrincipal: pick('mcpMaxSessionsPerPrincipal') ?? d.mcpMaxSessionsPerPrincipal,
+    maxExpensivePerTenant: pick('maxExpensivePerTenant') ?? d.maxExpensivePerTenant,
     mcpIdleTimeoutMs: pick('mcpIdleTimeoutMs') ?? d.mcpIdleTimeoutMs,
   });
 }
