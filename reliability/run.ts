@@ -15,6 +15,7 @@ const SUITES: Suite[] = [
   { name: 'badinput', run: async (o) => (await import('./badinput.js')).run(o) },
   { name: 'crash', run: async (o) => (await import('./crash.js')).run(o) },
   { name: 'load', run: async (o) => (await import('./load.js')).run(o) },
+  { name: 'fairness', run: async (o) => (await import('./fairness.js')).run(o) },
 ];
 
 function parseArgs(argv: readonly string[]): Options & { only: string[] | null } {
@@ -29,7 +30,7 @@ function parseArgs(argv: readonly string[]): Options & { only: string[] | null }
     else if (a === '--seed') seed = Number(argv[++i]);
     else if (a === '--only') only = String(argv[++i]).split(',');
     else if (a === '--help' || a === '-h') {
-      console.log('usage: npm run reliability [-- --long] [--only tamper,forging,isolation,deletion,badinput,crash,load] [--seed N] [--verbose]');
+      console.log('usage: npm run reliability [-- --long] [--only tamper,forging,isolation,deletion,badinput,crash,load,fairness] [--seed N] [--verbose]');
       process.exit(0);
     } else {
       console.error(`unknown argument ${a}`);

@@ -20,6 +20,7 @@ import { CHANNELS, TIERS, type Channel, type Corroboration, type Decision, type 
 import { MemauthError } from '../core/errors.js';
 import { type Memory, corroborationMatchesEntry, recordMatchesEntry } from './memory.js';
 import { replayDecisions } from './replay.js';
+import { yielder } from './yielder.js';
 import { parseInput, schemas } from './validation.js';
 
 /** `numerator / denominator`; `value` is null when the denominator is 0. */
@@ -83,9 +84,6 @@ export interface MetricsOptions {
   /** only decisions taken before this ISO time. */
   readonly until?: string;
 }
-
-/** Let other requests (other tenants) run between pages of a long computation. */
-const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const ratio = (numerator: number, denominator: number): Ratio => ({ numerator, denominator, value: denominator === 0 ? null : numerator / denominator });
 
@@ -158,18 +156,18 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
   const domains = new Map(principals.map((p) => [p.id, p.domain]));
   const entryAt = async (seq: number): Promise<AuditEntry | undefined> => (await driver.auditRange(tenant, seq, seq))[0];
   const verified = new Set<string>();
-  let n = 0;
+  const pause = yielder();
   for (const r of records.values()) {
     const e = await entryAt(r.audit.seq);
     if (e && recordMatchesEntry(r, e)) verified.add(r.id);
-    if (++n % 500 === 0) await yieldToEventLoop();
+    await pause();
   }
   const allCorroborations = await driver.corroborationsFor(tenant, [...records.keys()]);
   const corroborationVerified = new Set<string>();
   for (const c of allCorroborations) {
     const e = c.auditSeq === undefined ? undefined : await entryAt(c.auditSeq);
     if (e && corroborationMatchesEntry(c, e)) corroborationVerified.add(c.id);
-    if (++n % 500 === 0) await yieldToEventLoop();
+    await pause();
   }
   const decisions = (await driver.listDecisions(tenant, maxDecisions))
     .filter((d) => (opts.since === undefined || d.at >= opts.since) && (opts.until === undefined || d.at < opts.until))

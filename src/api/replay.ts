@@ -7,6 +7,7 @@ import { type ConfirmationCandidate, type GateResult, decide } from '../core/gat
 import { type Policy, disallowedArguments, loadPolicy, modeFor, riskTier } from '../core/policy.js';
 import type { Action, Confirmation, Corroboration, DependencyWhy, Reason, ValueProvenance } from '../core/types.js';
 import type { StorageDriver } from '../store/driver.js';
+import { yielder } from './yielder.js';
 
 /** What a replay rebuilt and whether the re-evaluation agrees with the recorded decision. */
 export interface ReplayResult {
@@ -98,7 +99,7 @@ function apply(s: LogState, e: AuditEntry): void {
 }
 
 /** Audit entries read per page by a replay (a batch yields to the event loop between pages). */
-const PAGE = 1000;
+const PAGE = 200;
 
 /**
  * Rebuild a decision from its tenant's audit log alone and re-evaluate it with the pure gate
@@ -110,6 +111,7 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
   const head = await driver.auditHead(tenant);
   const state = emptyState();
   let entry: AuditEntry | undefined;
+  const pause = yielder();
   outer: for (let from = 1; head && from <= head.seq; from += PAGE) {
     for (const e of await driver.auditRange(tenant, from, from + PAGE - 1)) {
       if (e.op === 'decide' && (e.payload as Record<string, unknown>).decisionId === decisionId) {
@@ -118,7 +120,7 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
       }
       apply(state, e);
     }
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await pause();
   }
   if (!entry) throw new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(decisionId)} in the audit log of tenant ${JSON.stringify(tenant)}`, { id: decisionId, tenant });
   return evaluate(driver, state, entry, decisionId);
@@ -129,8 +131,8 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
  * § Metrics: decision replay rate): the log is scanned once, page by page, and each wanted
  * decision is re-evaluated when its `decide` entry is reached, from the state rebuilt from the
  * entries before it — the same result as {@link replayDecision} of that decision alone, at the
- * cost of one scan instead of one scan per decision. Between pages the scan yields to the event
- * loop so that other requests (other tenants) are served while a long log is read.
+ * cost of one scan instead of one scan per decision. The scan yields to the event loop every few
+ * milliseconds ({@link yielder}) so that other requests (other tenants) are served meanwhile.
  *
  * @param decisionIds - the decisions to replay (duplicates are replayed once).
  * @returns a map from decision id to its replay, or to the `MemauthError` its replay throws
@@ -141,8 +143,10 @@ export async function replayDecisions(driver: StorageDriver, tenant: string, dec
   const out = new Map<string, ReplayResult | MemauthError>();
   const head = wanted.size > 0 ? await driver.auditHead(tenant) : null;
   const state = emptyState();
+  const pause = yielder();
   for (let from = 1; head && from <= head.seq && out.size < wanted.size; from += PAGE) {
     for (const e of await driver.auditRange(tenant, from, from + PAGE - 1)) {
+      await pause();
       const id = e.op === 'decide' ? (e.payload as Record<string, unknown>).decisionId : undefined;
       if (typeof id === 'string' && wanted.has(id) && !out.has(id)) {
         try {
@@ -154,7 +158,6 @@ export async function replayDecisions(driver: StorageDriver, tenant: string, dec
       }
       apply(state, e);
     }
-    await new Promise<void>((resolve) => setImmediate(resolve));
   }
   for (const id of wanted) {
     if (!out.has(id)) out.set(id, new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(id)} in the audit log of tenant ${JSON.stringify(tenant)}`, { id, tenant }));
