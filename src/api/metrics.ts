@@ -156,10 +156,11 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
   const domains = new Map(principals.map((p) => [p.id, p.domain]));
   const entryAt = async (seq: number): Promise<AuditEntry | undefined> => (await driver.auditRange(tenant, seq, seq))[0];
   const verified = new Set<string>();
+  const contentKey = await driver.tenantContentKey(tenant);
   const pause = yielder();
   for (const r of records.values()) {
     const e = await entryAt(r.audit.seq);
-    if (e && recordMatchesEntry(r, e)) verified.add(r.id);
+    if (e && recordMatchesEntry(r, e, contentKey)) verified.add(r.id);
     await pause();
   }
   const allCorroborations = await driver.corroborationsFor(tenant, [...records.keys()]);

@@ -52,6 +52,8 @@ export interface StorageReader {
   auditHasPolicy(tenant: string, policyVersion: string): Promise<boolean>;
   latestCheckpoint(tenant: string): Promise<Checkpoint | null>;
   tenants(): Promise<string[]>;
+  /** The tenant's content key (hex; src/core/content-hash.ts), or null when it has none (or it was shredded). */
+  tenantContentKey(tenant: string): Promise<string | null>;
 }
 
 /** Writes, only inside {@link StorageDriver.transaction}. Append-only except {@link eraseRecord}. */
@@ -69,6 +71,8 @@ export interface StorageTx extends StorageReader {
   insertDecision(d: Decision): Promise<void>;
   appendAudit(e: AuditEntry): Promise<void>;
   insertCheckpoint(c: Checkpoint): Promise<void>;
+  /** The tenant's content key: `keyHex` stored when the tenant has none yet, else the stored one (never replaced). */
+  ensureTenantContentKey(tenant: string, keyHex: string, at: string): Promise<string>;
 }
 
 /**

@@ -13,6 +13,7 @@
 import { describe } from 'node:test';
 import type { StoreFactory } from './common.js';
 import { audit } from './audit.js';
+import { contentHash } from './content-hash.js';
 import { properties } from './properties.js';
 import { regressions } from './regressions.js';
 import { store } from './store.js';
@@ -27,4 +28,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] audit`, () => audit(f));
   describe(`[${f.name}] triggers`, () => triggers(f));
   describe(`[${f.name}] properties`, () => properties(f));
+  describe(`[${f.name}] keyed content hashes`, () => contentHash(f));
 }

@@ -189,5 +189,12 @@ CREATE TABLE review_notes (
 CREATE INDEX review_notes_decision ON review_notes (tenant, decision_id);
 ${refuse('review_notes', 'review notes')}
 `,
+  // 4: each tenant's content key, as in SQLite's migration 5: outside the audit chain, never
+  // updated; deleting the row shreds the key.
+  `
+CREATE TABLE tenant_keys (tenant ${T} PRIMARY KEY, content_key ${T} NOT NULL CHECK (length(content_key) = 64), created_at ${T} NOT NULL);
+CREATE TRIGGER tenant_keys_no_update BEFORE UPDATE ON tenant_keys FOR EACH ROW
+  EXECUTE FUNCTION memauth_refuse('a tenant content key is never changed (delete the row to shred it)');
+`,
 ];
 
