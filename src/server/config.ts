@@ -13,6 +13,8 @@ export interface ServerConfig {
   readonly db: string;
   /** policy JSON file (default: the built-in policy). */
   readonly policy: string | undefined;
+  /** SQLite: the checkpoint key file (default `<db>.key`, beside the database: keep it outside the data directory). */
+  readonly checkpointKeyFile: string | undefined;
   /** largest accepted request body, in bytes (default 2 MiB); larger is 413 BODY_TOO_LARGE. */
   readonly bodyLimit: number;
   /** longest accepted memory content, in characters (default 1 000 000); longer is 413 CONTENT_TOO_LONG. */
@@ -40,6 +42,7 @@ export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
   port: 8787,
   db: './memauth.db',
   policy: undefined,
+  checkpointKeyFile: undefined,
   bodyLimit: 2 * 1024 * 1024,
   maxContentChars: 1_000_000,
   logLevel: 'info',
@@ -69,6 +72,7 @@ const fields = {
   port: z.coerce.number().int().min(0).max(65535),
   db: z.string().min(1),
   policy: z.string().min(1),
+  checkpointKeyFile: z.string().min(1),
   bodyLimit: z.union([z.number(), z.string()]).transform(bytes).pipe(z.number().int().min(1024).max(1024 * 1024 * 1024)),
   maxContentChars: z.coerce.number().int().min(1).max(1_000_000),
   logLevel: z.enum(LEVELS),
@@ -87,6 +91,7 @@ export const ConfigFileSchema = z.strictObject({
   port: fields.port.optional(),
   db: fields.db.optional(),
   policy: fields.policy.optional(),
+  checkpointKeyFile: fields.checkpointKeyFile.optional(),
   bodyLimit: fields.bodyLimit.optional(),
   maxContentChars: fields.maxContentChars.optional(),
   logLevel: fields.logLevel.optional(),
@@ -105,6 +110,7 @@ export const ENV_VARS: Readonly<Partial<Record<keyof ServerConfig, string>>> = O
   port: 'MEMAUTH_PORT',
   db: 'MEMAUTH_DB',
   policy: 'MEMAUTH_POLICY',
+  checkpointKeyFile: 'MEMAUTH_CHECKPOINT_KEY',
   bodyLimit: 'MEMAUTH_BODY_LIMIT',
   maxContentChars: 'MEMAUTH_MAX_CONTENT',
   logLevel: 'MEMAUTH_LOG_LEVEL',
@@ -163,6 +169,7 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     const base = dirname(resolve(configPath));
     if (file.db !== undefined && file.db !== ':memory:') file = { ...file, db: resolve(base, file.db) };
     if (file.policy !== undefined) file = { ...file, policy: resolve(base, file.policy) };
+    if (file.checkpointKeyFile !== undefined) file = { ...file, checkpointKeyFile: resolve(base, file.checkpointKeyFile) };
   }
   const flags = input.flags ?? {};
   const pick = <K extends keyof typeof fields>(key: K): z.output<(typeof fields)[K]> | undefined => {
@@ -177,6 +184,7 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     port: pick('port') ?? d.port,
     db: pick('db') ?? d.db,
     policy: pick('policy') ?? d.policy,
+    checkpointKeyFile: pick('checkpointKeyFile') ?? d.checkpointKeyFile,
     bodyLimit: pick('bodyLimit') ?? d.bodyLimit,
     maxContentChars: pick('maxContentChars') ?? d.maxContentChars,
     logLevel: pick('logLevel') ?? d.logLevel,

@@ -247,7 +247,7 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const config: ServerConfig = Object.freeze({ ...DEFAULT_CONFIG, ...options.config });
   const ownsMemory = options.memory === undefined;
-  const mem = options.memory ?? (await openMemory({ path: config.db, ...(config.policy !== undefined ? { policy: config.policy } : {}) }));
+  const mem = options.memory ?? (await openMemory({ path: config.db, ...(config.policy !== undefined ? { policy: config.policy } : {}), ...(config.checkpointKeyFile !== undefined ? { checkpointKeyFile: config.checkpointKeyFile } : {}) }));
   let built: ReturnType<typeof buildApp>;
   let adminToken: IssuedToken | null = null;
   try {
