@@ -120,7 +120,7 @@ describe('expensive endpoints are limited per tenant', () => {
 });
 
 describe('TenantSlots', () => {
-  test('a tenant at its limit is refused while another tenant runs; a slot frees when its request ends', async () => {
+  test('a tenant at its limit is refused while another tenant is admitted (queued in arrival order); a slot frees when its request ends', async () => {
     const slots = new TenantSlots(2);
     let release = (): void => undefined;
     const held = new Promise<void>((resolve) => {
@@ -129,9 +129,16 @@ describe('TenantSlots', () => {
     const a1 = slots.run('globex', 'metrics', () => held);
     const a2 = slots.run('globex', 'metrics', () => held);
     await assert.rejects(slots.run('globex', 'metrics', async () => 1), (e: { code?: string; details?: { max?: number; tenant?: string } }) => e.code === 'TOO_MANY_REQUESTS' && e.details?.max === 2 && e.details.tenant === 'globex');
-    assert.equal(await slots.run('acme', 'metrics', async () => 7), 7);
+    const order: string[] = [];
+    void a1.then(() => order.push('globex'));
+    const b = slots.run('acme', 'metrics', async () => {
+      order.push('acme');
+      return 7;
+    });
     release();
     await Promise.all([a1, a2]);
+    assert.equal(await b, 7);
+    assert.deepEqual(order, ['globex', 'acme'], 'admitted requests run one at a time, in arrival order');
     assert.equal(await slots.run('globex', 'metrics', async () => 3), 3);
   });
 });
