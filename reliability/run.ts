@@ -20,6 +20,7 @@ const SUITES: Suite[] = [
   { name: 'load', run: async (o) => (await import('./load.js')).run(o) },
   { name: 'mcp', run: async (o) => (await import('./mcp.js')).run(o) },
   { name: 'chain', run: async (o) => (await import('./chain.js')).run(o) },
+  { name: 'fairness', run: async (o) => (await import('./fairness.js')).run(o) },
 ];
 
 function parseArgs(argv: readonly string[]): Options & { only: string[] | null } {

@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import { type AuditEntry, type AuditOp, type Checkpoint, nextEntry } from '../core/audit.js';
 import { type Authority, TRUSTED_THRESHOLD, atLeast, minAuthority } from '../core/authority.js';
 import { hashCanonical, sha256Hex } from '../core/canonical.js';
+import { contentHashMatches, contentHashOf, isKeyedHash, newContentKey } from '../core/content-hash.js';
 import { derivedTaint, provesNarrowInputs, writeTaint } from '../core/derivation.js';
 import { findEchoes } from '../core/echo.js';
 import { normalizeDomain } from '../core/domain.js';
@@ -359,7 +360,7 @@ export class Memory {
             const t = derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs });
             return { ...t, channels: [...new Set([...t.channels, ...own.channels])].sort() };
           })();
-    const contentHash = sha256Hex(base.content);
+    const contentHash = contentHashOf(base.content, await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
     const payload = {
       recordId: id,
       scope: base.scope,
@@ -460,7 +461,7 @@ export class Memory {
       const reads = await this.sessionRecords(tx, a.tenant, a.session);
       const { exact, contained } = Memory.echoes(a.content, reads);
       if (exact) {
-        await this.audit(tx, a.tenant, 'write', { refused: 'RECALL_ECHO', echoOf: exact.id, principalId: p.id, sourceRef, contentHash: sha256Hex(a.content), sessionId: a.session ?? null, at: now });
+        await this.audit(tx, a.tenant, 'write', { refused: 'RECALL_ECHO', echoOf: exact.id, principalId: p.id, sourceRef, contentHash: contentHashOf(a.content, await tx.ensureTenantContentKey(a.tenant, newContentKey(), now)), sessionId: a.session ?? null, at: now });
         return { record: exact, created: false, echoOf: exact.id };
       }
       const edges: DerivationEdge[] = contained.map((r) => ({ from: r.id, transform: 'import', kind: 'echo' }));
@@ -764,11 +765,13 @@ export class Memory {
   /** Ids of records whose row matches their write/derive audit entry (rows forged outside the API do not). */
   private async verifiedRecords(src: StorageTx | StorageDriver, tenant: string, recs: readonly MemoryRecord[]): Promise<Set<string>> {
     const out = new Set<string>();
+    let key: string | null | undefined;
     for (const r of recs) {
       let ok = this.verified.get(r);
       if (ok === undefined) {
         const [e] = await src.auditRange(tenant, r.audit.seq, r.audit.seq);
-        ok = e !== undefined && recordMatchesEntry(r, e);
+        if (key === undefined && r.content !== null && isKeyedHash(r.contentHash)) key = await src.tenantContentKey(tenant);
+        ok = e !== undefined && recordMatchesEntry(r, e, key);
         this.verified.set(r, ok);
       }
       if (ok) out.add(r.id);
@@ -1352,15 +1355,19 @@ export class Memory {
   }
 }
 
-/** Does a record row match the write/derive audit entry that created it? */
-export function recordMatchesEntry(r: MemoryRecord, e: AuditEntry): boolean {
+/**
+ * Does a record row match the write/derive audit entry that created it? A keyed content hash
+ * (src/core/content-hash.ts) is checked against the content with `contentKey`, the tenant's key
+ * (without it, a record with content and a keyed hash does not match).
+ */
+export function recordMatchesEntry(r: MemoryRecord, e: AuditEntry, contentKey?: string | null): boolean {
   if (e.op !== 'write' && e.op !== 'derive') return false;
   const p = e.payload as Record<string, unknown>;
   if (p.refused !== undefined || p.recordId !== r.id || p.contentHash !== r.contentHash || p.scope !== r.scope) return false;
   if ((p.expiresAt ?? null) !== r.expiresAt || p.createdAt !== r.createdAt) return false;
   if (hashCanonical(p.origin) !== hashCanonical(r.origin) || hashCanonical(p.taint) !== hashCanonical(r.taint) || hashCanonical(p.derivedFrom) !== hashCanonical(r.derivedFrom)) return false;
   if (p.writeReason !== r.audit.writeReason || e.policyVersion !== r.audit.policyVersion) return false;
-  if (r.content !== null && sha256Hex(r.content) !== r.contentHash) return false;
+  if (r.content !== null && !contentHashMatches(r.content, r.contentHash, contentKey)) return false;
   return true;
 }
 

@@ -20,6 +20,8 @@ import { corroborationOf, type FactsBundle, type RecordFacts } from '../core/fac
 import { CHANNELS, TIERS, type Channel, type Corroboration, type Decision, type MemoryRecord, type Tier } from '../core/types.js';
 import { MemauthError } from '../core/errors.js';
 import { type Memory, corroborationMatchesEntry, recordMatchesEntry } from './memory.js';
+import { replayDecisions } from './replay.js';
+import { yielder } from './yielder.js';
 import { parseInput, schemas } from './validation.js';
 
 /** `numerator / denominator`; `value` is null when the denominator is 0. */
@@ -128,8 +130,9 @@ function sample<T>(items: readonly T[], n: number | 'all'): T[] {
  * 6. **high-risk dependency rate** — over all dependencies of the tier's decisions, the share
  *    whose action authority at decision time was below `trusted_tool_verified`.
  * 7. **decision replay rate** — decisions of the tier (an evenly spaced sample of `replaySample`
- *    in log order, or all) rebuilt from the audit log alone and re-evaluated
- *    ({@link Memory.replay}); `numerator` = replays that match the recorded outcome, reasons and
+ *    in log order, or all) rebuilt from the audit log alone and re-evaluated, every sampled
+ *    decision of every tier in one pass over the log ({@link replayDecisions}, the same result
+ *    as {@link Memory.replay} of each); `numerator` = replays that match the recorded outcome, reasons and
  *    confirmation. A replay that throws counts as a mismatch.
  *
  * @throws MemauthError `TENANT_REQUIRED`, `INVALID_ARGUMENT` (bad replaySample / maxDecisions).
@@ -155,15 +158,19 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
   const domains = new Map(principals.map((p) => [p.id, p.domain]));
   const entryAt = async (seq: number): Promise<AuditEntry | undefined> => (await driver.auditRange(tenant, seq, seq))[0];
   const verified = new Set<string>();
+  const contentKey = await driver.tenantContentKey(tenant);
+  const pause = yielder();
   for (const r of records.values()) {
     const e = await entryAt(r.audit.seq);
-    if (e && recordMatchesEntry(r, e)) verified.add(r.id);
+    if (e && recordMatchesEntry(r, e, contentKey)) verified.add(r.id);
+    await pause();
   }
   const allCorroborations = await driver.corroborationsFor(tenant, [...records.keys()]);
   const corroborationVerified = new Set<string>();
   for (const c of allCorroborations) {
     const e = c.auditSeq === undefined ? undefined : await entryAt(c.auditSeq);
     if (e && corroborationMatchesEntry(c, e)) corroborationVerified.add(c.id);
+    await pause();
   }
   const decisions = (await driver.listDecisions(tenant, maxDecisions))
     .filter((d) => (opts.since === undefined || d.at >= opts.since) && (opts.until === undefined || d.at < opts.until))
@@ -261,6 +268,9 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
     }
     return out;
   };
+  // one pass over the audit log replays every sampled decision of every tier
+  const toReplay = TIERS.flatMap((tier) => sample(decisions.filter((d) => d.tier === tier), replaySample)).map((d) => d.id);
+  const replays = new Map([...(await replayDecisions(driver, tenant, toReplay))].map(([id, r]) => [id, r instanceof MemauthError ? null : r]));
   const tiers = {} as Record<Tier, TierMetrics>;
   for (const tier of TIERS) {
     const ds = decisions.filter((d) => d.tier === tier);
@@ -291,14 +301,8 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
       riskyDeps += d.dependencies.filter((x) => untrusted(x.actionAuthority)).length;
     }
     const replayed = sample(ds, replaySample);
-    let matches = 0;
-    for (const d of replayed) {
-      try {
-        if ((await mem.replay({ tenant, decisionId: d.id })).matches) matches++;
-      } catch {
-        // a decision that cannot be rebuilt from the log is a mismatch
-      }
-    }
+    // a decision that cannot be rebuilt from the log (an error) is a mismatch
+    const matches = replayed.filter((d) => replays.get(d.id)?.matches === true).length;
     tiers[tier] = {
       decisions: ds.length,
       records: ids.length,

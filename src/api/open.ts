@@ -1,5 +1,6 @@
 import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { generateKeyPairSync } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
 import type { Checkpoint } from '../core/audit.js';
 import { MemauthError } from '../core/errors.js';
 import { DEFAULT_POLICY, type Policy, type PolicyInput, loadPolicy } from '../core/policy.js';
@@ -23,6 +24,12 @@ export interface OpenMemoryOptions {
    * opens the store (verification accepts only checkpoints signed by it). `false` disables checkpoints.
    */
   readonly checkpointKey?: string | false;
+  /**
+   * Where the checkpoint key file of a file database is (created with mode 0600 if missing)
+   * instead of `<path>.key` beside the database. Keep it outside the data directory: whoever
+   * can rewrite the database and read the key beside it can re-sign a rewritten chain.
+   */
+  readonly checkpointKeyFile?: string;
   /**
    * A file to keep a copy of every signed checkpoint outside the database (one JSON line each),
    * so truncating the audit table *and* its checkpoints is still detected. Default for an SQLite
@@ -92,6 +99,19 @@ function readCheckpoints(file: string): Checkpoint[] {
  * @throws MemauthError `DATABASE_CORRUPT` (not a memauth database, or corrupted), `DATABASE_LOCKED`,
  *   `POLICY_INVALID` (naming the bad field).
  */
+/**
+ * One warning line when the checkpoint key of the SQLite file `dbPath` sits beside the database
+ * (the default `<db>.key`, or any key file in the database's directory), else null. DESIGN.md §
+ * Audit log: a signed checkpoint makes truncation detectable only if the key is out of reach of
+ * whoever can rewrite the database.
+ */
+export function checkpointKeyWarning(dbPath: string, keyFile: string | undefined): string | null {
+  if (dbPath === ':memory:') return null;
+  const file = keyFile ?? `${dbPath}.key`;
+  if (dirname(resolve(file)) !== dirname(resolve(dbPath))) return null;
+  return `memauth: warning: the checkpoint key ${file} is beside the database; whoever can rewrite the database can re-sign it — move the key outside the data directory and set MEMAUTH_CHECKPOINT_KEY to its path`;
+}
+
 export async function openMemory(opts: OpenMemoryOptions = {}): Promise<Memory> {
   const policy = resolvePolicy(opts.policy);
   const path = opts.path ?? 'memauth.db';
@@ -101,7 +121,7 @@ export async function openMemory(opts: OpenMemoryOptions = {}): Promise<Memory> 
   if (opts.checkpointKey !== false) {
     if (typeof opts.checkpointKey === 'string') key = opts.checkpointKey;
     else if (fileBacked) {
-      const keyFile = `${path}.key`;
+      const keyFile = opts.checkpointKeyFile ?? `${path}.key`;
       if (existsSync(keyFile)) key = readFileSync(keyFile, 'utf8');
       else {
         key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();

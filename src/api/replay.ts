@@ -8,6 +8,7 @@ import { type Policy, disallowedArguments, loadPolicy, modeFor, riskTier } from 
 import type { Action, Confirmation, Corroboration, DependencyWhy, PrincipalKind, Reason, ValueProvenance } from '../core/types.js';
 import type { Requester } from '../core/confirmation.js';
 import type { StorageDriver } from '../store/driver.js';
+import { yielder } from './yielder.js';
 
 /** What a replay rebuilt and whether the re-evaluation agrees with the recorded decision. */
 export interface ReplayResult {
@@ -36,12 +37,22 @@ interface LogState {
   kinds: Map<string, PrincipalKind>;
   corroborations: Map<string, Corroboration[]>;
   confirmations: Map<string, Confirmation>;
+  /** confirmations by `actionType NUL argsHash`, in log order (so a replay does not filter every confirmation). */
+  confirmationsByArgs: Map<string, Confirmation[]>;
   uses: Map<string, number>;
   policies: Map<string, string>;
 }
 
 function emptyState(): LogState {
-  return { records: new Map(), origins: new Map(), domains: new Map(), kinds: new Map(), corroborations: new Map(), confirmations: new Map(), uses: new Map(), policies: new Map() };
+  return { records: new Map(), origins: new Map(), domains: new Map(), kinds: new Map(), corroborations: new Map(), confirmations: new Map(), confirmationsByArgs: new Map(), uses: new Map(), policies: new Map() };
+}
+
+const argsKey = (actionType: string, argsHash: string): string => `${actionType}\u0000${argsHash}`;
+
+function push<T>(m: Map<string, T[]>, key: string, v: T): void {
+  const list = m.get(key);
+  if (list) list.push(v);
+  else m.set(key, [v]);
 }
 
 /** Apply one audit entry to the state rebuilt from the log (refused attempts change nothing). */
@@ -71,9 +82,18 @@ function apply(s: LogState, e: AuditEntry): void {
       s.corroborations.set(c.recordId, [...(s.corroborations.get(c.recordId) ?? []), c]);
       break;
     }
-    case 'confirm':
-      s.confirmations.set(p.confirmation.id, p.confirmation as Confirmation);
+    case 'confirm': {
+      const c = p.confirmation as Confirmation;
+      const fresh = !s.confirmations.has(c.id);
+      s.confirmations.set(c.id, c);
+      if (fresh) push(s.confirmationsByArgs, argsKey(c.actionType, c.argsHash), c);
+      else {
+        // a repeated id (only in a forged log) keeps its first position, as in the map: re-index
+        s.confirmationsByArgs.clear();
+        for (const x of s.confirmations.values()) push(s.confirmationsByArgs, argsKey(x.actionType, x.argsHash), x);
+      }
       break;
+    }
     case 'decide':
       if (p.confirmationId) s.uses.set(p.confirmationId, (s.uses.get(p.confirmationId) ?? 0) + 1);
       break;
@@ -81,6 +101,9 @@ function apply(s: LogState, e: AuditEntry): void {
       break;
   }
 }
+
+/** Audit entries read per page by a replay (a batch yields to the event loop between pages). */
+const PAGE = 200;
 
 /**
  * Rebuild a decision from its tenant's audit log alone and re-evaluate it with the pure gate
@@ -92,7 +115,7 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
   const head = await driver.auditHead(tenant);
   const state = emptyState();
   let entry: AuditEntry | undefined;
-  const PAGE = 5000;
+  const pause = yielder();
   outer: for (let from = 1; head && from <= head.seq; from += PAGE) {
     for (const e of await driver.auditRange(tenant, from, from + PAGE - 1)) {
       if (e.op === 'decide' && (e.payload as Record<string, unknown>).decisionId === decisionId) {
@@ -101,8 +124,53 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
       }
       apply(state, e);
     }
+    await pause();
   }
   if (!entry) throw new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(decisionId)} in the audit log of tenant ${JSON.stringify(tenant)}`, { id: decisionId, tenant });
+  return evaluate(driver, state, entry, decisionId);
+}
+
+/**
+ * Replay many decisions in ONE pass over the tenant's audit log (DESIGN.md § Audit log: replay;
+ * § Metrics: decision replay rate): the log is scanned once, page by page, and each wanted
+ * decision is re-evaluated when its `decide` entry is reached, from the state rebuilt from the
+ * entries before it — the same result as {@link replayDecision} of that decision alone, at the
+ * cost of one scan instead of one scan per decision. The scan yields to the event loop every few
+ * milliseconds ({@link yielder}) so that other requests (other tenants) are served meanwhile.
+ *
+ * @param decisionIds - the decisions to replay (duplicates are replayed once).
+ * @returns a map from decision id to its replay, or to the `MemauthError` its replay throws
+ *   (`DECISION_NOT_FOUND` for an id with no `decide` entry, `POLICY_NOT_FOUND`).
+ */
+export async function replayDecisions(driver: StorageDriver, tenant: string, decisionIds: readonly string[]): Promise<Map<string, ReplayResult | MemauthError>> {
+  const wanted = new Set(decisionIds);
+  const out = new Map<string, ReplayResult | MemauthError>();
+  const head = wanted.size > 0 ? await driver.auditHead(tenant) : null;
+  const state = emptyState();
+  const pause = yielder();
+  for (let from = 1; head && from <= head.seq && out.size < wanted.size; from += PAGE) {
+    for (const e of await driver.auditRange(tenant, from, from + PAGE - 1)) {
+      await pause();
+      const id = e.op === 'decide' ? (e.payload as Record<string, unknown>).decisionId : undefined;
+      if (typeof id === 'string' && wanted.has(id) && !out.has(id)) {
+        try {
+          out.set(id, await evaluate(driver, state, e, id));
+        } catch (err) {
+          if (!(err instanceof MemauthError)) throw err;
+          out.set(id, err);
+        }
+      }
+      apply(state, e);
+    }
+  }
+  for (const id of wanted) {
+    if (!out.has(id)) out.set(id, new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(id)} in the audit log of tenant ${JSON.stringify(tenant)}`, { id, tenant }));
+  }
+  return out;
+}
+
+/** Re-evaluate the decision of `entry` over the state rebuilt from the entries before it (read only; nothing of `state` is kept by reference that a later entry mutates). */
+async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntry, decisionId: string): Promise<ReplayResult> {
   const p = entry.payload as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- decide payload, hashed in the chain
   const text = state.policies.get(entry.policyVersion) ?? (await driver.getPolicyText(entry.policyVersion));
   if (text === null || text === undefined) throw new MemauthError('POLICY_NOT_FOUND', `policy ${entry.policyVersion} of decision ${decisionId} is not in the log`, { policyVersion: entry.policyVersion });
@@ -117,7 +185,7 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
   const deps = (p.dependencies as Array<{ memoryId: string; why: DependencyWhy[] }>).map((d) => dependencyFacts(d.memoryId, d.why, bundle, k, minAuthority, at));
   const cited: string | null = p.citedConfirmationId ?? null;
   const confs: Confirmation[] =
-    cited !== null ? [...state.confirmations.values()].filter((c) => c.id === cited) : [...state.confirmations.values()].filter((c) => c.actionType === action.type && c.argsHash === p.argsHash && c.expiresAt > at);
+    cited !== null ? [state.confirmations.get(cited)].filter((c): c is Confirmation => c !== undefined) : (state.confirmationsByArgs.get(argsKey(action.type, String(p.argsHash))) ?? []).filter((c) => c.expiresAt > at);
   // the requester as the log knows it (decisions recorded before requesters were: the application)
   const requesterId: string | null = typeof p.requester === 'string' ? p.requester : null;
   const requesterKind = requesterId === null ? undefined : state.kinds.get(requesterId);

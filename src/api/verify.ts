@@ -107,6 +107,7 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
   const bad: Array<{ id: string; problem: RecordProblem }> = [];
   let checked = 0;
   const seen = new Set<string>();
+  const contentKey = await driver.tenantContentKey(tenant);
   // keyset paging when the driver offers it (one pass), else OFFSET paging
   let after: string | null = null;
   for (let offset = 0; ; offset += PAGE) {
@@ -118,7 +119,7 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
       const seq = created.get(r.id);
       const entry = seq !== undefined ? entriesBySeq.get(seq) : undefined;
       if (!entry) bad.push({ id: r.id, problem: 'no_audit_entry' });
-      else if (!recordMatchesEntry(r, entry) || r.audit.seq !== seq) bad.push({ id: r.id, problem: 'row_differs_from_audit' });
+      else if (!recordMatchesEntry(r, entry, contentKey) || r.audit.seq !== seq) bad.push({ id: r.id, problem: 'row_differs_from_audit' });
       else if (r.status === 'deleted' && !deleted.has(r.id)) bad.push({ id: r.id, problem: 'erased_without_delete' });
       else if (r.status !== 'deleted' && deleted.has(r.id)) bad.push({ id: r.id, problem: 'erase_missing' });
     }

@@ -176,7 +176,8 @@ export async function openCliMemory(ctx: Ctx, create = false, notice?: (line: st
       throw new MemauthError('INVALID_ARGUMENT', `--db ${ctx.db} is a directory, not a database file`, { field: 'db', path: ctx.db });
     }
   }
-  return openMemory({ path: ctx.db, ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}) });
+  const keyFile = process.env.MEMAUTH_CHECKPOINT_KEY;
+  return openMemory({ path: ctx.db, ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}), ...(keyFile !== undefined && keyFile !== '' ? { checkpointKeyFile: keyFile } : {}) });
 }
 
 /**

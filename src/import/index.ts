@@ -3,6 +3,7 @@ import { basename } from 'node:path';
 import type { Memory } from '../api/memory.js';
 import { type Authority, atLeast } from '../core/authority.js';
 import { sha256Hex } from '../core/canonical.js';
+import { contentHashOf } from '../core/content-hash.js';
 import { MemauthError, isMemauthError } from '../core/errors.js';
 import { originAuthority } from '../core/policy.js';
 import { KIND_CEILING, type Principal, type PrincipalKind } from '../core/types.js';
@@ -178,6 +179,7 @@ export async function importMemories(memory: Memory, options: ImportOptions): Pr
     if (page.length < 1000) break;
   }
 
+  let contentKey = await memory.driver.tenantContentKey(tenant);
   const authorities: Partial<Record<Authority, number>> = {};
   let imported = 0;
   let duplicates = 0;
@@ -188,9 +190,9 @@ export async function importMemories(memory: Memory, options: ImportOptions): Pr
   };
   for (const [n, item] of parsed.items.entries()) {
     const sourceRef = `${prefix}${item.ref}`;
-    const key = `${sourceRef}\u0000${sha256Hex(item.content)}`;
+    // records carry a keyed content hash (or, written before keyed hashes, a plain SHA-256)
     const where = item.line !== null ? `line ${item.line}` : `item ${item.index ?? '?'}`;
-    const already = seen.get(key);
+    const already = seen.get(`${sourceRef}\u0000${contentHashOf(item.content, contentKey)}`) ?? seen.get(`${sourceRef}\u0000${sha256Hex(item.content)}`);
     if (already === true) duplicates++;
     else if (already === false) skip(item, 'deleted_in_store', 'this item was imported before and deleted since; not brought back');
     else {
@@ -212,7 +214,8 @@ export async function importMemories(memory: Memory, options: ImportOptions): Pr
             ...(expires.iso !== undefined ? { expiresAt: expires.iso } : {}),
             reason: `import ${format} ${basename(file)}`.slice(0, 1000),
           });
-          seen.set(key, true);
+          seen.set(`${sourceRef}\u0000${record.contentHash}`, true);
+          contentKey ??= await memory.driver.tenantContentKey(tenant);
           imported++;
           authorities[record.origin.authority] = (authorities[record.origin.authority] ?? 0) + 1;
         } catch (e) {

@@ -13,6 +13,8 @@ export interface ServerConfig {
   readonly db: string;
   /** policy JSON file (default: the built-in policy). */
   readonly policy: string | undefined;
+  /** SQLite: the checkpoint key file (default `<db>.key`, beside the database: keep it outside the data directory). */
+  readonly checkpointKeyFile: string | undefined;
   /** largest accepted request body, in bytes (default 2 MiB); larger is 413 BODY_TOO_LARGE. */
   readonly bodyLimit: number;
   /** longest accepted memory content, in characters (default 1 000 000); longer is 413 CONTENT_TOO_LONG. */
@@ -23,8 +25,14 @@ export interface ServerConfig {
   readonly validateResponses: boolean;
   /** on SIGTERM/SIGINT, how long in-flight requests may take before connections are cut (default 10 000 ms). */
   readonly shutdownTimeoutMs: number;
-  /** open MCP-over-HTTP sessions at most (default 100). */
+  /** open MCP-over-HTTP sessions at most, all tenants together: a last resort far above the per-tenant limit (default 1000). */
   readonly mcpMaxSessions: number;
+  /** open MCP-over-HTTP sessions of one tenant at most (default 64). */
+  readonly mcpMaxSessionsPerTenant: number;
+  /** open MCP-over-HTTP sessions of one principal at most (default 16). */
+  readonly mcpMaxSessionsPerPrincipal: number;
+  /** expensive requests (metrics, metrics series, decision replay, audit verification) one tenant may run at once (default 2); one more is 429 TOO_MANY_REQUESTS. */
+  readonly maxExpensivePerTenant: number;
   /** an MCP-over-HTTP session idle this long is closed (default 30 min). */
   readonly mcpIdleTimeoutMs: number;
 }
@@ -34,12 +42,16 @@ export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
   port: 8787,
   db: './memauth.db',
   policy: undefined,
+  checkpointKeyFile: undefined,
   bodyLimit: 2 * 1024 * 1024,
   maxContentChars: 1_000_000,
   logLevel: 'info',
   validateResponses: true,
   shutdownTimeoutMs: 10_000,
-  mcpMaxSessions: 100,
+  mcpMaxSessions: 1000,
+  mcpMaxSessionsPerTenant: 64,
+  mcpMaxSessionsPerPrincipal: 16,
+  maxExpensivePerTenant: 2,
   mcpIdleTimeoutMs: 30 * 60 * 1000,
 });
 
@@ -60,12 +72,16 @@ const fields = {
   port: z.coerce.number().int().min(0).max(65535),
   db: z.string().min(1),
   policy: z.string().min(1),
+  checkpointKeyFile: z.string().min(1),
   bodyLimit: z.union([z.number(), z.string()]).transform(bytes).pipe(z.number().int().min(1024).max(1024 * 1024 * 1024)),
   maxContentChars: z.coerce.number().int().min(1).max(1_000_000),
   logLevel: z.enum(LEVELS),
   validateResponses: z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]),
   shutdownTimeoutMs: z.coerce.number().int().min(0).max(600_000),
   mcpMaxSessions: z.coerce.number().int().min(1).max(100_000),
+  mcpMaxSessionsPerTenant: z.coerce.number().int().min(1).max(100_000),
+  mcpMaxSessionsPerPrincipal: z.coerce.number().int().min(1).max(100_000),
+  maxExpensivePerTenant: z.coerce.number().int().min(1).max(1000),
   mcpIdleTimeoutMs: z.coerce.number().int().min(1000),
 };
 
@@ -75,12 +91,16 @@ export const ConfigFileSchema = z.strictObject({
   port: fields.port.optional(),
   db: fields.db.optional(),
   policy: fields.policy.optional(),
+  checkpointKeyFile: fields.checkpointKeyFile.optional(),
   bodyLimit: fields.bodyLimit.optional(),
   maxContentChars: fields.maxContentChars.optional(),
   logLevel: fields.logLevel.optional(),
   validateResponses: fields.validateResponses.optional(),
   shutdownTimeoutMs: fields.shutdownTimeoutMs.optional(),
   mcpMaxSessions: fields.mcpMaxSessions.optional(),
+  mcpMaxSessionsPerTenant: fields.mcpMaxSessionsPerTenant.optional(),
+  mcpMaxSessionsPerPrincipal: fields.mcpMaxSessionsPerPrincipal.optional(),
+  maxExpensivePerTenant: fields.maxExpensivePerTenant.optional(),
   mcpIdleTimeoutMs: fields.mcpIdleTimeoutMs.optional(),
 });
 
@@ -90,9 +110,14 @@ export const ENV_VARS: Readonly<Partial<Record<keyof ServerConfig, string>>> = O
   port: 'MEMAUTH_PORT',
   db: 'MEMAUTH_DB',
   policy: 'MEMAUTH_POLICY',
+  checkpointKeyFile: 'MEMAUTH_CHECKPOINT_KEY',
   bodyLimit: 'MEMAUTH_BODY_LIMIT',
   maxContentChars: 'MEMAUTH_MAX_CONTENT',
   logLevel: 'MEMAUTH_LOG_LEVEL',
+  mcpMaxSessions: 'MEMAUTH_MCP_MAX_SESSIONS',
+  mcpMaxSessionsPerTenant: 'MEMAUTH_MCP_MAX_SESSIONS_PER_TENANT',
+  mcpMaxSessionsPerPrincipal: 'MEMAUTH_MCP_MAX_SESSIONS_PER_PRINCIPAL',
+  maxExpensivePerTenant: 'MEMAUTH_MAX_EXPENSIVE_PER_TENANT',
 });
 
 type Raw = Partial<Record<keyof ServerConfig, unknown>>;
@@ -144,6 +169,7 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     const base = dirname(resolve(configPath));
     if (file.db !== undefined && file.db !== ':memory:') file = { ...file, db: resolve(base, file.db) };
     if (file.policy !== undefined) file = { ...file, policy: resolve(base, file.policy) };
+    if (file.checkpointKeyFile !== undefined) file = { ...file, checkpointKeyFile: resolve(base, file.checkpointKeyFile) };
   }
   const flags = input.flags ?? {};
   const pick = <K extends keyof typeof fields>(key: K): z.output<(typeof fields)[K]> | undefined => {
@@ -158,12 +184,16 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     port: pick('port') ?? d.port,
     db: pick('db') ?? d.db,
     policy: pick('policy') ?? d.policy,
+    checkpointKeyFile: pick('checkpointKeyFile') ?? d.checkpointKeyFile,
     bodyLimit: pick('bodyLimit') ?? d.bodyLimit,
     maxContentChars: pick('maxContentChars') ?? d.maxContentChars,
     logLevel: pick('logLevel') ?? d.logLevel,
     validateResponses: pick('validateResponses') ?? d.validateResponses,
     shutdownTimeoutMs: pick('shutdownTimeoutMs') ?? d.shutdownTimeoutMs,
     mcpMaxSessions: pick('mcpMaxSessions') ?? d.mcpMaxSessions,
+    mcpMaxSessionsPerTenant: pick('mcpMaxSessionsPerTenant') ?? d.mcpMaxSessionsPerTenant,
+    mcpMaxSessionsPerPrincipal: pick('mcpMaxSessionsPerPrincipal') ?? d.mcpMaxSessionsPerPrincipal,
+    maxExpensivePerTenant: pick('maxExpensivePerTenant') ?? d.maxExpensivePerTenant,
     mcpIdleTimeoutMs: pick('mcpIdleTimeoutMs') ?? d.mcpIdleTimeoutMs,
   });
 }

@@ -42,8 +42,10 @@ export const SERVER_ERROR_CODES = [
   'BODY_TOO_LARGE',
   /** a memory's content exceeds the configured maximum length (413). */
   'CONTENT_TOO_LONG',
-  /** too many open MCP-over-HTTP sessions (429). */
+  /** too many open MCP-over-HTTP sessions of this principal, this tenant, or (last resort) the server (429); details name the limit. */
   'TOO_MANY_SESSIONS',
+  /** this tenant already runs its limit of expensive requests (metrics, replay, audit verification) (429). */
+  'TOO_MANY_REQUESTS',
   /** the server is shutting down; retry elsewhere or later (503). */
   'SHUTTING_DOWN',
   /** an unexpected error; the message is generic, the log has the rest (500). */

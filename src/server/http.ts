@@ -7,6 +7,7 @@ import { openMemory } from '../api/open.js';
 import { parseInput } from '../api/validation.js';
 import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
 import { HttpError, errorResponse } from './errors.js';
+import { TenantSlots } from './fairness.js';
 import { McpHttp } from './mcp-http.js';
 import { registerDashboard } from './dashboard.js';
 import { buildOpenApi } from './openapi.js';
@@ -99,7 +100,7 @@ export function apiRoutes(): AnyRoute[] {
  */
 export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: NodeJS.WritableStream } = {}): { app: FastifyInstance; services: Services; mcp: McpHttp; startClosing: () => void } {
   const tokens = new TokenService(mem.driver);
-  const services: Services = { mem, tokens, config, version: VERSION };
+  const services: Services = { mem, tokens, config, version: VERSION, expensive: new TenantSlots(config.maxExpensivePerTenant) };
   const mcp = new McpHttp(mem, config, VERSION);
   let closing = false;
   const app = Fastify({
@@ -246,7 +247,7 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const config: ServerConfig = Object.freeze({ ...DEFAULT_CONFIG, ...options.config });
   const ownsMemory = options.memory === undefined;
-  const mem = options.memory ?? (await openMemory({ path: config.db, ...(config.policy !== undefined ? { policy: config.policy } : {}) }));
+  const mem = options.memory ?? (await openMemory({ path: config.db, ...(config.policy !== undefined ? { policy: config.policy } : {}), ...(config.checkpointKeyFile !== undefined ? { checkpointKeyFile: config.checkpointKeyFile } : {}) }));
   let built: ReturnType<typeof buildApp>;
   let adminToken: IssuedToken | null = null;
   try {

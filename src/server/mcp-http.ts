@@ -6,6 +6,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Memory } from '../api/memory.js';
 import type { ServerConfig } from './config.js';
 import { HttpError } from './errors.js';
+import { type SessionLimits, type SessionRef, sessionLimitVerdict } from './session-limits.js';
 import { createMcpServer, mcpPrincipal } from './mcp.js';
 import type { Identity } from './tokens.js';
 
@@ -23,7 +24,15 @@ interface Session {
  * or external) and to a memauth session `mcp_<id>`; every later request of that MCP session must
  * carry a token of the same principal (`FORBIDDEN`, 403, otherwise) — and each request is
  * authenticated again, so a revoked token is refused at once. Idle sessions are closed after
- * `mcpIdleTimeoutMs`; at most `mcpMaxSessions` are open.
+ * `mcpIdleTimeoutMs`.
+ *
+ * Limits are per principal and per tenant, so that one principal cannot take the sessions of
+ * another tenant or of its own tenant's agent ({@link sessionLimitVerdict}): a principal holds
+ * at most `mcpMaxSessionsPerPrincipal`, a tenant `mcpMaxSessionsPerTenant`, the server
+ * `mcpMaxSessions` (a last resort far above the per-tenant limit). When a tenant (or the server)
+ * is full, the least recently used session of the principal (or tenant) holding the most is
+ * closed to make room; a principal at its own limit is refused with `TOO_MANY_SESSIONS` naming
+ * that limit.
  */
 export class McpHttp {
   private readonly sessions = new Map<string, Session>();
@@ -76,8 +85,7 @@ export class McpHttp {
     if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
       throw new HttpError(400, 'INVALID_ARGUMENT', 'no MCP session: send an initialize request first, then the mcp-session-id header it returns', { field: 'mcp-session-id' });
     }
-    if (this.sessions.size >= this.config.mcpMaxSessions) await this.sweep();
-    if (this.sessions.size >= this.config.mcpMaxSessions) throw new HttpError(429, 'TOO_MANY_SESSIONS', `too many open MCP sessions (${this.config.mcpMaxSessions}); close one or retry later`, { max: this.config.mcpMaxSessions });
+    await this.makeRoom(tenant, principal.id);
     const id = randomUUID();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id });
     const server = createMcpServer({ mem: this.mem, tenant, principal, session: `mcp_${id}`, config: this.config, version: this.version });
@@ -89,6 +97,31 @@ export class McpHttp {
     reply.hijack();
     await transport.handleRequest(req.raw, reply.raw, req.body);
     if (transport.sessionId === undefined) await this.drop(id);
+  }
+
+  /**
+   * Make room for one more session of `principalId` in `tenant`: close expired sessions; refuse
+   * a principal at its own limit; when the tenant (or the server) is full, close the least
+   * recently used session of the heaviest holder there.
+   *
+   * @throws HttpError `TOO_MANY_SESSIONS` (429) with details `{limit: 'principal', max, principal, tenant}`.
+   */
+  private async makeRoom(tenant: string, principalId: string): Promise<void> {
+    const list = (): SessionRef[] => [...this.sessions].map(([id, s]) => ({ id, tenant: s.tenant, principalId: s.principalId, lastSeen: s.lastSeen }));
+    let v = sessionLimitVerdict(list(), tenant, principalId, this.limits());
+    if (v.kind !== 'open') await this.sweep();
+    for (let guard = 0; guard < 3; guard++) {
+      v = sessionLimitVerdict(list(), tenant, principalId, this.limits());
+      if (v.kind === 'open') return;
+      if (v.kind === 'refuse') {
+        throw new HttpError(429, 'TOO_MANY_SESSIONS', `principal ${JSON.stringify(principalId)} already has ${v.open} open MCP sessions; its limit is ${v.max}: close one (DELETE /mcp) or let one idle out`, { limit: 'principal', max: v.max, principal: principalId, tenant });
+      }
+      await this.drop(v.evict);
+    }
+  }
+
+  private limits(): SessionLimits {
+    return { perPrincipal: this.config.mcpMaxSessionsPerPrincipal, perTenant: this.config.mcpMaxSessionsPerTenant, total: this.config.mcpMaxSessions };
   }
 
   /** Close every session (on shutdown: ends their event streams so in-flight HTTP can drain). */

@@ -469,6 +469,9 @@ class CachedTx {
   tenants(): Promise<string[]> {
     return this.tx.tenants();
   }
+  tenantContentKey(tenant: string): Promise<string | null> {
+    return this.tx.tenantContentKey(tenant);
+  }
 
   // ---- writes: through to the driver, then into this transaction's overlay
 
@@ -576,6 +579,11 @@ class CachedTx {
   async insertCheckpoint(c: Checkpoint): Promise<void> {
     this.wrote();
     await this.tx.insertCheckpoint(c);
+  }
+
+  async ensureTenantContentKey(tenant: string, keyHex: string, at: string): Promise<string> {
+    this.wrote();
+    return this.tx.ensureTenantContentKey(tenant, keyHex, at);
   }
 }
 
@@ -768,5 +776,8 @@ export class CachingDriver {
   }
   tenants(): Promise<string[]> {
     return this.inner.tenants();
+  }
+  tenantContentKey(tenant: string): Promise<string | null> {
+    return this.inner.tenantContentKey(tenant);
   }
 }

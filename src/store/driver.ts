@@ -70,6 +70,8 @@ export interface StorageReader {
    * at rows inserted under a tenant that has no chain.
    */
   tenants(): Promise<string[]>;
+  /** The tenant's content key (hex; src/core/content-hash.ts), or null when it has none (or it was shredded). */
+  tenantContentKey(tenant: string): Promise<string | null>;
 }
 
 /** Writes, only inside {@link StorageDriver.transaction}. Append-only except {@link eraseRecord}. */
@@ -98,6 +100,8 @@ export interface StorageTx extends StorageReader {
    * the token does not exist or is already revoked.
    */
   markTokenRevoked(id: string, at: string): Promise<boolean>;
+  /** The tenant's content key: `keyHex` stored when the tenant has none yet, else the stored one (never replaced). */
+  ensureTenantContentKey(tenant: string, keyHex: string, at: string): Promise<string>;
 }
 
 /**

@@ -22,6 +22,7 @@ export const TABLE_COLUMNS = {
   checkpoints: ['tenant', 'seq', 'hash', 'at', 'public_key', 'signature'],
   tokens: ['id', 'tenant', 'principal_id', 'hash', 'created_at', 'revoked_at'],
   review_notes: ['id', 'tenant', 'decision_id', 'verdict', 'by_principal', 'note', 'at'],
+  tenant_keys: ['tenant', 'content_key', 'created_at'],
 } as const satisfies Record<string, readonly string[]>;
 
 export type TableName = keyof typeof TABLE_COLUMNS;
@@ -43,6 +44,7 @@ export const TABLE_KEYS: Readonly<Record<TableName, readonly string[]>> = {
   checkpoints: ['tenant', 'seq', 'at'],
   tokens: ['id'],
   review_notes: ['id'],
+  tenant_keys: ['tenant'],
 };
 
 /** Integer columns; every other column is text (or NULL). */

@@ -16,6 +16,7 @@ import { audit } from './audit.js';
 import { exposure } from './exposure.js';
 import { observables } from './observables.js';
 import { identity } from './identity.js';
+import { contentHash } from './content-hash.js';
 import { properties } from './properties.js';
 import { regressions } from './regressions.js';
 import { requesters } from './requesters.js';
@@ -37,4 +38,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] cross-tenant observables`, () => observables(f));
   describe(`[${f.name}] value provenance`, () => valueCases(f));
   describe(`[${f.name}] requesters and session owners`, () => requesters(f));
+  describe(`[${f.name}] keyed content hashes`, () => contentHash(f));
 }

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { AUTHORITIES } from '../../core/authority.js';
 import { PRINCIPAL_KINDS, TRANSFORMS } from '../../core/types.js';
+import { checkpointKeyWarning } from '../../api/open.js';
 import { TokenService } from '../../server/tokens.js';
 import { type RunState, act, commaList, openCliMemory, positiveInt, readContent, requireTenant, withMemory } from '../context.js';
 import { formatCorroboration, formatDeleted, formatHits, formatLineageDot, formatLineageTree, formatPrincipals, formatRecord, formatRecords, formatWrite } from '../format.js';
@@ -41,12 +42,15 @@ export function registerRecordCommands(program: Command, state: RunState): void 
           return;
         }
         const existed = ctx.db !== ':memory:' && existsSync(ctx.db);
+        const keyFile = process.env.MEMAUTH_CHECKPOINT_KEY !== undefined && process.env.MEMAUTH_CHECKPOINT_KEY !== '' ? process.env.MEMAUTH_CHECKPOINT_KEY : undefined;
+        const keyWarning = checkpointKeyWarning(ctx.db, keyFile);
+        if (keyWarning !== null) process.stderr.write(`${keyWarning}\n`);
         const info = await withMemory(
           ctx,
           async (mem) => {
             // the HTTP API's admin token: created once, shown once, only its hash stored (src/server/tokens.ts)
             const admin = await new TokenService(mem.driver).ensureAdmin();
-            return { created: !existed, db: ctx.db === ':memory:' ? ':memory:' : resolve(ctx.db), key: ctx.db === ':memory:' ? null : resolve(`${ctx.db}.key`), checkpoints: ctx.db === ':memory:' ? null : resolve(`${ctx.db}.checkpoints`), policyVersion: mem.policy.version, policyName: mem.policy.document.name, adminToken: admin?.token ?? null };
+            return { created: !existed, db: ctx.db === ':memory:' ? ':memory:' : resolve(ctx.db), key: ctx.db === ':memory:' ? null : resolve(keyFile ?? `${ctx.db}.key`), checkpoints: ctx.db === ':memory:' ? null : resolve(`${ctx.db}.checkpoints`), policyVersion: mem.policy.version, policyName: mem.policy.document.name, adminToken: admin?.token ?? null };
           },
           true,
         );

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { openMemory } from '../../api/open.js';
+import { checkpointKeyWarning, openMemory } from '../../api/open.js';
 import { MemauthError } from '../../core/errors.js';
 import { resolveConfig, type ServerConfig } from '../../server/config.js';
 import { VERSION, startServer } from '../../server/http.js';
@@ -99,6 +99,8 @@ export function registerServerCommands(program: Command): void {
       process.on('SIGTERM', () => onSignal('SIGTERM'));
       process.on('SIGINT', () => onSignal('SIGINT'));
       pgStore = await postgresMemory(cmd, config.policy, true);
+      const keyWarning = pgStore ? null : checkpointKeyWarning(config.db, config.checkpointKeyFile);
+      if (keyWarning !== null) process.stderr.write(`${keyWarning}\n`);
       try {
         srv = await startServer({ config, ...(pgStore ? { memory: pgStore.mem } : {}) });
       } catch (e) {

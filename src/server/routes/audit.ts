@@ -17,7 +17,11 @@ export const auditRoutes: readonly AnyRoute[] = [
     auth: 'any',
     query: queries.Tenant,
     responses: { 200: 'AuditReport' },
-    handler: async ({ identity, query, services }) => ok(await services.mem.verifyAudit({ tenant: tenantFor(identity, query.tenant) })),
+    errors: [429],
+    handler: async ({ identity, query, services }) => {
+      const tenant = tenantFor(identity, query.tenant);
+      return ok(await services.expensive.run(tenant, 'verifyAudit', () => services.mem.verifyAudit({ tenant })));
+    },
   }),
   route({
     method: 'GET',
@@ -55,6 +59,10 @@ export const auditRoutes: readonly AnyRoute[] = [
     auth: 'any',
     query: queries.Metrics,
     responses: { 200: 'Metrics' },
-    handler: async ({ identity, query, services }) => ok(await computeMetrics(services.mem, { tenant: tenantFor(identity, query.tenant), replaySample: query.replaySample })),
+    errors: [429],
+    handler: async ({ identity, query, services }) => {
+      const tenant = tenantFor(identity, query.tenant);
+      return ok(await services.expensive.run(tenant, 'metrics', () => computeMetrics(services.mem, { tenant, replaySample: query.replaySample })));
+    },
   }),
 ];

@@ -6,6 +6,7 @@ import { MemauthError } from '../../core/errors.js';
 import type { Principal } from '../../core/types.js';
 import type { ServerConfig } from '../config.js';
 import { HttpError } from '../errors.js';
+import type { TenantSlots } from '../fairness.js';
 import type { ResponseName } from '../schemas.js';
 import type { Identity, TokenService } from '../tokens.js';
 
@@ -15,6 +16,8 @@ export interface Services {
   readonly tokens: TokenService;
   readonly config: ServerConfig;
   readonly version: string;
+  /** per-tenant limit of the expensive endpoints (src/server/fairness.ts). */
+  readonly expensive: TenantSlots;
 }
 
 /** Who may call a route: nobody needs a token (`none`), the admin token, a principal token, or `any` token. */

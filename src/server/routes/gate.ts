@@ -127,7 +127,10 @@ export const gateRoutes: readonly AnyRoute[] = [
     params: params.Id,
     query: queries.Tenant,
     responses: { 200: 'ReplayResult' },
-    errors: [404],
-    handler: async ({ identity, params: p, query, services }) => ok(replayFor(identity, services.mem, await services.mem.replay({ tenant: tenantFor(identity, query.tenant), decisionId: p.id }))),
+    errors: [404, 429],
+    handler: async ({ identity, params: p, query, services }) => {
+      const tenant = tenantFor(identity, query.tenant);
+      return ok(replayFor(identity, services.mem, await services.expensive.run(tenant, 'replayDecision', () => services.mem.replay({ tenant, decisionId: p.id }))));
+    },
   }),
 ];

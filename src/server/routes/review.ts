@@ -174,6 +174,10 @@ export const reviewRoutes: readonly AnyRoute[] = [
     auth: 'any',
     query: queries.MetricsSeries,
     responses: { 200: 'MetricsSeries' },
-    handler: async ({ identity, query, services }) => ok(await computeMetricsSeries(services.mem, { tenant: tenantFor(identity, query.tenant), buckets: query.buckets, replaySample: query.replaySample })),
+    errors: [429],
+    handler: async ({ identity, query, services }) => {
+      const tenant = tenantFor(identity, query.tenant);
+      return ok(await services.expensive.run(tenant, 'metricsSeries', () => computeMetricsSeries(services.mem, { tenant, buckets: query.buckets, replaySample: query.replaySample })));
+    },
   }),
 ];

@@ -337,6 +337,11 @@ class PgReader implements StorageReader {
     const sql = 'SELECT tenant FROM audit UNION SELECT tenant FROM principals UNION SELECT coalesce(tenant, $1) AS tenant FROM tokens ORDER BY tenant';
     return (await this.rows(sql, [ADMIN_CHAIN])).map((r) => str(r.tenant));
   }
+
+  async tenantContentKey(tenant: string): Promise<string | null> {
+    const r = await this.one('SELECT content_key FROM tenant_keys WHERE tenant = $1', [tenant]);
+    return r ? str(r.content_key) : null;
+  }
 }
 
 /** Writes, on the one client of a transaction that holds the tenant's advisory lock. */
@@ -447,6 +452,11 @@ class PgTx extends PgReader implements StorageTx {
 
   async insertCheckpoint(c: Checkpoint): Promise<void> {
     await this.run('INSERT INTO checkpoints (tenant, seq, hash, at, public_key, signature) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING', [c.tenant, c.seq, c.hash, c.at, c.publicKey, c.signature]);
+  }
+
+  async ensureTenantContentKey(tenant: string, keyHex: string, at: string): Promise<string> {
+    await this.run('INSERT INTO tenant_keys (tenant, content_key, created_at) VALUES ($1, $2, $3) ON CONFLICT (tenant) DO NOTHING', [tenant, keyHex, at]);
+    return str(((await this.one('SELECT content_key FROM tenant_keys WHERE tenant = $1', [tenant])) as Row).content_key);
   }
 }
 

@@ -201,4 +201,11 @@ CREATE TRIGGER sessions_no_update BEFORE UPDATE ON sessions FOR EACH ROW
   `
 CREATE INDEX audit_op ON audit (tenant, op, seq);
 `,
+  // 6: each tenant's content key, as in SQLite's migration 8: outside the audit chain, never
+  // updated; deleting the row shreds the key.
+  `
+CREATE TABLE tenant_keys (tenant ${T} PRIMARY KEY, content_key ${T} NOT NULL CHECK (length(content_key) = 64), created_at ${T} NOT NULL);
+CREATE TRIGGER tenant_keys_no_update BEFORE UPDATE ON tenant_keys FOR EACH ROW
+  EXECUTE FUNCTION memauth_refuse('a tenant content key is never changed (delete the row to shred it)');
+`,
 ];

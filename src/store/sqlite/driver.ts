@@ -758,6 +758,11 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     return this.all(sql, ADMIN_CHAIN).map((r) => str(r.tenant));
   }
 
+  async tenantContentKey(tenant: string): Promise<string | null> {
+    const r = this.get('SELECT content_key FROM tenant_keys WHERE tenant = ?', tenant);
+    return r ? str(r.content_key) : null;
+  }
+
   // ---- writes (inside transaction) ----
   private assertTx(): void {
     if (!this.inTx) throw new Error('memauth internal: write outside a transaction');
@@ -877,5 +882,11 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
     if (this.get('SELECT 1 AS x FROM checkpoints WHERE tenant = ? AND seq = ? AND at = ?', c.tenant, c.seq, c.at) === undefined) {
       this.run('INSERT INTO checkpoints (tenant, seq, hash, at, public_key, signature) VALUES (?, ?, ?, ?, ?, ?)', c.tenant, c.seq, c.hash, c.at, c.publicKey, c.signature);
     }
+  }
+
+  async ensureTenantContentKey(tenant: string, keyHex: string, at: string): Promise<string> {
+    this.assertTx();
+    this.run('INSERT INTO tenant_keys (tenant, content_key, created_at) VALUES (?, ?, ?) ON CONFLICT (tenant) DO NOTHING', tenant, keyHex, at);
+    return str((this.get('SELECT content_key FROM tenant_keys WHERE tenant = ?', tenant) as Row).content_key);
   }
 }

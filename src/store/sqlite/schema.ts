@@ -158,4 +158,12 @@ BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a session''s owner cannot be
   `
 CREATE INDEX audit_op ON audit (tenant, op, seq);
 `,
+  // 8: each tenant's content key (src/core/content-hash.ts): records carry an HMAC of their
+  // content under it, so a deleted record's kept hash cannot be guessed from low-entropy text.
+  // Outside the audit chain; never updated; deleting the row shreds the key.
+  `
+CREATE TABLE tenant_keys (tenant TEXT PRIMARY KEY, content_key TEXT NOT NULL CHECK (length(content_key) = 64), created_at TEXT NOT NULL) STRICT;
+CREATE TRIGGER tenant_keys_no_update BEFORE UPDATE ON tenant_keys
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a tenant content key is never changed (delete the row to shred it)'); END;
+`,
 ];

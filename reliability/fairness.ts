@@ -1,0 +1,158 @@
+/**
+ * Per-tenant fairness under three floods, against a real `memauth serve` child process: while
+ * an attacker with tokens of tenant `globex` floods the server, the latency of *other* tenants'
+ * ordinary requests (search, write, authorize in tenant `acme`) is measured.
+ *
+ * (a) a 1,000,000-character record in the attacker's session plus decisions with 200 short
+ *     argument values (the boundary matcher must stay linear);
+ * (b) `GET /v1/metrics?replaySample=all` in a loop after 1,500 decisions (replay in one pass,
+ *     yielding, per-tenant limit of expensive requests);
+ * (c) an MCP session flood by one external principal (per-principal and per-tenant limits):
+ *     the victim tenant's agent must still open a session.
+ *
+ * Goal, per flood: the victim's p99 under the flood ≤ max(2 × unloaded p99, unloaded p99 +
+ * 50 ms) — the absolute floor keeps a 2 ms baseline on a noisy 2-core machine from flaking —
+ * and no victim request fails. Each victim request is a case; a flood over its goal is a failure.
+ */
+import { join } from 'node:path';
+import { openMemory } from '../src/index.js';
+import { addPrincipal, http, startServerProcess } from '../test/server-helpers.js';
+import { type Options, type SuiteResult, Tally, percentile, rmDir, tempDir } from './common.js';
+
+/** The goal's relative factor and absolute floor (ms). */
+const FACTOR = 2;
+const FLOOR_MS = 50;
+
+type Res = Awaited<ReturnType<typeof http>>;
+
+const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fairness', version: '1' } } };
+
+async function mcpInit(url: string, token: string): Promise<{ status: number; sid: string | null; text: string }> {
+  const r = await fetch(`${url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(INIT) });
+  return { status: r.status, sid: r.headers.get('mcp-session-id'), text: (await r.text()).slice(0, 200) };
+}
+
+export async function run(o: Options): Promise<SuiteResult> {
+  const tally = new Tally('fairness: 3 floods');
+  const windowMs = o.long ? 15_000 : 3_000;
+  const decisions = o.long ? 3000 : 1500;
+  const dir = tempDir();
+  // the attacker tenant's decision history is made through the library before the server starts (fast)
+  const seedT0 = Date.now();
+  const lib = await openMemory({ path: join(dir, 'memauth.db') });
+  try {
+    await lib.registerPrincipal({ tenant: 'globex', id: 'agent', kind: 'agent', domain: 'agent' });
+    for (let i = 0; i < decisions; i++) await lib.authorize({ tenant: 'globex', session: `g${i % 5}`, action: { type: 'pay', args: { to: `ACCT-${i}`, amount: '1' } } });
+  } finally {
+    await lib.close();
+  }
+  tally.note(`${decisions} decisions of the attacker's tenant made in ${((Date.now() - seedT0) / 1000).toFixed(1)} s`);
+  const srv = await startServerProcess({ cwd: dir });
+  try {
+    const admin = srv.adminToken as string;
+    const bank = await addPrincipal(srv.url, admin, { tenant: 'acme', id: 'bank', kind: 'tool', domain: 'bank.example' });
+    const agent = await addPrincipal(srv.url, admin, { tenant: 'acme', id: 'agent', kind: 'agent', domain: 'agent' });
+    const mallory = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'mallory', kind: 'external', domain: 'mallory.example' });
+    for (let i = 0; i < 20; i++) await http(srv.url, 'POST', '/v1/memories', { token: bank, body: { scope: 'v', content: `vendor ${i} settles through ACCT-${i}`, source: 'bankapi:seed' } });
+
+    // the victim: ordinary requests of tenant acme, two at a time, until `stop()` says so
+    let n = 0;
+    const victim = async (stop: () => boolean): Promise<{ lat: number[]; errors: string[] }> => {
+      const lat: number[] = [];
+      const errors: string[] = [];
+      const worker = async (w: number): Promise<void> => {
+        while (!stop()) {
+          const i = (n += 1);
+          const kind = i % 3;
+          const t0 = performance.now();
+          let r: Res;
+          try {
+            if (kind === 0) r = await http(srv.url, 'POST', '/v1/memories/search', { token: agent, body: { scope: 'v', query: `vendor ACCT-${i % 20}`, limit: 5, session: `v${w}` } });
+            else if (kind === 1) r = await http(srv.url, 'POST', '/v1/memories', { token: bank, body: { scope: 'v', content: `vendor ${i} settles through ACCT-${i}`, source: 'bankapi:load' } });
+            else r = await http(srv.url, 'POST', '/v1/decisions', { token: agent, body: { session: `v${w}`, action: { type: 'pay', args: { to: `ACCT-${i % 20}`, amount: 10 } } } });
+          } catch (e) {
+            errors.push(String(e));
+            continue;
+          }
+          lat.push(performance.now() - t0);
+          if (r.status >= 300) errors.push(`${['search', 'write', 'authorize'][kind]} ${r.status} ${r.text.slice(0, 120)}`);
+        }
+      };
+      await Promise.all([worker(0), worker(1)]);
+      return { lat: lat.sort((a, b) => a - b), errors };
+    };
+    const timed = (ms: number): (() => boolean) => {
+      const end = Date.now() + ms;
+      return () => Date.now() >= end;
+    };
+
+    const base = await victim(timed(windowMs));
+    const baseP99 = percentile(base.lat, 99);
+    const goal = Math.max(FACTOR * baseP99, baseP99 + FLOOR_MS);
+    tally.note(`unloaded: ${base.lat.length} victim requests, p50 ${percentile(base.lat, 50).toFixed(1)} ms, p99 ${baseP99.toFixed(1)} ms → goal under each flood: p99 ≤ max(${FACTOR}×, +${FLOOR_MS} ms) = ${goal.toFixed(1)} ms`);
+
+    /** Run `attack` (repeatedly, for the window, at least once) while the victim is measured. */
+    const flood = async (name: string, attack: () => Promise<string>): Promise<void> => {
+      let attackDone = false;
+      let rounds = 0;
+      let last = '';
+      const end = Date.now() + windowMs;
+      const attacker = (async () => {
+        try {
+          do {
+            last = await attack();
+            rounds += 1;
+          } while (Date.now() < end);
+        } finally {
+          attackDone = true;
+        }
+      })();
+      const t0 = Date.now();
+      const got = await victim(() => attackDone || Date.now() - t0 > 120_000);
+      await attacker;
+      const p99 = percentile(got.lat, 99);
+      tally.cases += got.lat.length + got.errors.length;
+      tally.failures += got.errors.length;
+      for (const e of got.errors.slice(0, 3)) tally.note(`FAIL ${name}: victim request failed: ${e}`);
+      tally.ok(got.lat.length > 0 && p99 <= goal, () => `${name}: victim p99 ${p99.toFixed(1)} ms over the goal ${goal.toFixed(1)} ms (unloaded p99 ${baseP99.toFixed(1)} ms)`);
+      tally.note(`${name}: ${rounds} attack rounds in ${((Date.now() - t0) / 1000).toFixed(1)} s (${last}); victim ${got.lat.length} requests, p50 ${percentile(got.lat, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${(got.lat[got.lat.length - 1] ?? NaN).toFixed(1)} ms (goal ${goal.toFixed(1)} ms)`);
+    };
+
+    // (a) a 1,000,000-character record in the attacker's session + a decision with 200 short values
+    const big = Array.from({ length: 1_000_000 / 10 }, (_, i) => `ab${String(i % 100).padStart(2, '0')} cd e `).join('').slice(0, 1_000_000);
+    const w = await http(srv.url, 'POST', '/v1/memories', { token: mallory, body: { scope: 'x', content: big, source: 'mail:flood', session: 'flood' } });
+    tally.ok(w.status === 201, () => `(a) the 1,000,000-character record was not stored: ${w.status} ${w.text.slice(0, 200)}`);
+    const args = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`v${i}`, ['ab', 'cd', 'e', `ab${String(i % 100).padStart(2, '0')}`][i % 4] as string]));
+    await flood('(a) 1M-char record + 200-value decision', async () => {
+      const t0 = performance.now();
+      const r = await http(srv.url, 'POST', '/v1/decisions', { token: mallory, body: { session: 'flood', action: { type: 'pay', args } } });
+      return `decision ${r.status} in ${(performance.now() - t0).toFixed(0)} ms`;
+    });
+
+    // (b) metrics replaySample=all after 1,500 decisions of the attacker's tenant (made above)
+    await flood(`(b) metrics replaySample=all after ${decisions} decisions`, async () => {
+      const t0 = performance.now();
+      const rs = await Promise.all(Array.from({ length: 3 }, () => http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: mallory })));
+      return `3 metrics at once: ${rs.map((r) => r.status).join(',')} in ${(performance.now() - t0).toFixed(0)} ms`;
+    });
+
+    // (c) MCP session flood by one external principal of the attacker's tenant
+    const sids: string[] = [];
+    await flood('(c) MCP session flood', async () => {
+      let refused = 0;
+      for (let i = 0; i < 100; i++) {
+        const r = await mcpInit(srv.url, mallory);
+        if (r.sid) sids.push(r.sid);
+        else refused += 1;
+      }
+      return `${sids.length} sessions held, ${refused} refused`;
+    });
+    const v = await mcpInit(srv.url, agent);
+    tally.ok(v.status === 200 && v.sid !== null, () => `(c) the victim tenant's agent could not open an MCP session during the flood: ${v.status} ${v.text}`);
+    tally.note(`(c) after the flood the victim's agent opened an MCP session: ${v.status}; the flooder holds ${sids.length} sessions`);
+  } finally {
+    await srv.stop('SIGTERM');
+    rmDir(dir);
+  }
+  return tally.result();
+}
