@@ -447,7 +447,7 @@ const TIERS = ['high', 'low', 'read_only'];
 async function metricsPage() {
   const out = h('div', { 'aria-live': 'polite' }, h('p', 'Computing (this replays decisions from the audit log)…'));
   const buckets = h('select', { id: 'm-buckets' }, [6, 12, 24].map((n) => h('option', { value: String(n), selected: n === 12 }, String(n))));
-  page('Metrics', h('p.lead', 'The seven metrics of DESIGN.md per risk tier, over equal time windows from the first decision to now (computed by the server from the store: GET /v1/metrics/series).'), h('form.filters', { on: { submit: (e) => e.preventDefault() } }, h('div.field', h('label', { for: 'm-buckets' }, 'Time windows'), buckets)), out);
+  page('Metrics', h('p.lead', 'The seven metrics of docs/design.md per risk tier, over equal time windows from the first decision to now (computed by the server from the store: GET /v1/metrics/series).'), h('form.filters', { on: { submit: (e) => e.preventDefault() } }, h('div.field', h('label', { for: 'm-buckets' }, 'Time windows'), buckets)), out);
   const draw = async () => {
     out.replaceChildren(h('p', 'Computing…'));
     let series;

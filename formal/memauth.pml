@@ -1,7 +1,7 @@
 /*
  * memauth.pml -- Promela model of memauth's origin-bound action authority.
  *
- * Specification: DESIGN.md (authority lattice, origin = min(principal ceiling,
+ * Specification: docs/design.md (authority lattice, origin = min(principal ceiling,
  * source authority), taint carried through derivation incl. every record read
  * in the session, corroboration by pairwise independent trusted principals,
  * scoped single-use confirmation, action gate for high-risk actions).
@@ -10,7 +10,7 @@
  * chooses every operation; bounded counters keep the state space finite.
  *
  * Compile-time selection (spin -D...):
- *   GATE      1 = GATE_MEMAUTH        the DESIGN.md rule (default)
+ *   GATE      1 = GATE_MEMAUTH        the docs/design.md rule (default)
  *             2 = GATE_CONTENT        "looks benign" or >= 2 records assert the value
  *             3 = GATE_LINEAGE        deny only on a live edge to an untrusted ancestor
  *             4 = GATE_NAIVE_CORROB   corroboration counted per principal, no domain check

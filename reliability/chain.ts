@@ -1,5 +1,5 @@
 /**
- * Chain coverage of principals and tokens (DESIGN.md § Audit log: every row that can grant
+ * Chain coverage of principals and tokens (docs/design.md § Audit log: every row that can grant
  * authority or identity is checked against the chain). Many out-of-band forgeries, each on a
  * fresh copy of one store, made with the database file open in better-sqlite3 and every trigger
  * dropped (an attacker with the file): inserted principals of each kind (with and without a

@@ -1,6 +1,5 @@
 /**
- * What the model sees is what the session read (DESIGN.md § What the model sees is what the
- * session read), tried many ways:
+ * What the model sees is what the session read (docs/design.md § What the model sees), tried many ways:
  *
  * - **attacker text exposure**: an external principal (or an agent, or a trusted tool citing an
  *   open-web page) attaches evidence — account numbers and instructions in reference shape, and

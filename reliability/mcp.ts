@@ -1,6 +1,6 @@
 /**
  * MCP model-controlled parameters and wrong-principal use of confirmations and sessions
- * (DESIGN.md § What the model sees, § Human confirmation), against an in-process server:
+ * (docs/design.md § What the model sees, § Human confirmation), against an in-process server:
  * - every MCP tool called with a smuggled trust-boundary argument (context, dependsOn, session,
  *   principal, requester, confirmationId, tenant, userTurn — top level or inside `action`) is
  *   refused, and the attack it carries is never allowed;

@@ -1,5 +1,5 @@
 /**
- * Cross-tenant observables (DESIGN.md § Retrieval and versions): many random tenants (names with
+ * Cross-tenant observables (docs/design.md § Search and tenant isolation): many random tenants (names with
  * quotes, SQL, Unicode, look-alikes of index tables), a shared random vocabulary, random records
  * in several scopes; for one tenant A at a time, a transcript of its full search responses (hits,
  * order, scores; one- to five-word queries, random limits) and list pages is taken, then the

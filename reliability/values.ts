@@ -1,5 +1,5 @@
 /**
- * Value-level provenance tried many ways (DESIGN.md § Action gate, § Claims and intent):
+ * Value-level provenance tried many ways (docs/design.md § Action gate, § Claims and intent):
  * - "identifier/amount matching": generated account numbers, IBANs, phone numbers and ids written
  *   in a trusted record; every look-alike (a changed digit, a tail that a double rounds away,
  *   a leading zero added or dropped, digit grouping, truncation, another separator) must be denied

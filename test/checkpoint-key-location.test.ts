@@ -1,5 +1,5 @@
 /**
- * The checkpoint key outside the data directory (DESIGN.md § Audit log: signed checkpoints):
+ * The checkpoint key outside the data directory (docs/design.md § Audit log: signed checkpoints):
  * `memauth init` and `memauth serve` warn in one line when the key sits beside the database,
  * and `MEMAUTH_CHECKPOINT_KEY` puts it elsewhere (SQLite as PostgreSQL).
  */

@@ -1,5 +1,5 @@
 /**
- * Independence domains compare in canonical form at decision time (DESIGN.md § Corroboration:
+ * Independence domains compare in canonical form at decision time (docs/design.md § Corroboration:
  * distinct principal AND distinct domain): domains stored before host-name normalisation
  * (`ledger.acme.`, `Ledger.ACME`) are still one domain with `ledger.acme`. Pure core: the rows
  * an older memauth stored are given as they were.

@@ -1,5 +1,5 @@
 /**
- * The pure parts of "what the model sees is what the session read" (DESIGN.md § What the model
+ * The pure parts of "what the model sees is what the session read" (docs/design.md § What the model
  * sees is what the session read): the evidence display rule, the exact-echo normalisation (which
  * must not hide content) and independence domain normalisation.
  */

@@ -1,6 +1,6 @@
 /**
  * Unit tests of the pure reference monitor `decide` and of `evaluateCorroboration`
- * (DESIGN.md § Action gate, § Corroboration, § Human confirmation), plus a few checks
+ * (docs/design.md § Action gate, § Corroboration, § Human confirmation), plus a few checks
  * of the same rules through the store.
  */
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 /**
  * Model-based tests (fast-check `commands` + `asyncModelRun`): random command sequences run on
  * the real Memory API over a real SQLite file and, in lock step, on a small reference model of
- * DESIGN.md's rules written here from scratch. The model predicts every record's authority,
+ * docs/design.md's rules written here from scratch. The model predicts every record's authority,
  * every corroborated action authority, every decision's dependencies, outcome and consumed
  * confirmation; the implementation must agree exactly.
  *

@@ -1,5 +1,5 @@
 /**
- * Several memauth servers on one PostgreSQL (DESIGN.md: "PostgreSQL for scale"): 4 real
+ * Several memauth servers on one PostgreSQL (docs/design.md: "PostgreSQL for scale"): 4 real
  * `memauth serve --database postgres://…` processes, each with its own connection pool and 4
  * HTTP requests in flight (principal bearer tokens, as clients would send them), write and decide
  * at once — all on one tenant (one audit chain, every append serialised by the advisory lock

@@ -1,5 +1,5 @@
 /**
- * Replay of many decisions in one pass (src/api/replay.ts replayDecisions; DESIGN.md § Audit
+ * Replay of many decisions in one pass (src/api/replay.ts replayDecisions; docs/design.md § Audit
  * log: replay, § Metrics): the same result as replaying each decision alone, and the metrics'
  * `replaySample=all` reads the audit log once, not once per decision.
  */

@@ -1,5 +1,5 @@
 /**
- * Principals and tokens are in the audit chain, end to end over real HTTP (DESIGN.md § Audit log):
+ * Principals and tokens are in the audit chain, end to end over real HTTP (docs/design.md § Audit log):
  * the attack of two plain INSERTs into the running server's database — a `user` principal and a
  * token for it — gets no identity, no confirmation and no allowed payment, and `audit verify`
  * names both rows. Token issue, rotation and revocation over HTTP are recorded in the chain.

@@ -1,6 +1,5 @@
 /**
- * What the model sees is what the session read (DESIGN.md § What the model sees is what the
- * session read), through the real server: an external principal's corroboration evidence is not
+ * What the model sees is what the session read (docs/design.md § What the model sees), through the real server: an external principal's corroboration evidence is not
  * in the record view an agent gets over HTTP or MCP, nor in a replay; lineage nodes carry no
  * unread text for an agent. The admin token (a person, the dashboard) sees everything, labelled.
  */

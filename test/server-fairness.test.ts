@@ -1,5 +1,5 @@
 /**
- * One tenant cannot freeze or lock out the others (DESIGN.md § Shape of the code: thin edges;
+ * One tenant cannot freeze or lock out the others (docs/design.md § Shape of the code: thin edges;
  * src/server/session-limits.ts, src/server/fairness.ts): MCP sessions are limited per principal
  * and per tenant, not only globally; the expensive endpoints are limited per tenant. Against a
  * real `memauth serve` process.

@@ -1,5 +1,5 @@
 /**
- * The trust boundary over MCP and the HTTP API, against a real `memauth serve` (DESIGN.md § What
+ * The trust boundary over MCP and the HTTP API, against a real `memauth serve` (docs/design.md § What
  * the model sees, § Human confirmation): the model cannot choose the context or the declared
  * dependencies, `check_action` is a dry run that consumes nothing, a confirmation is used only by
  * the principals it admits (never an external one, also not through the review queue), and a

@@ -1,6 +1,6 @@
 /**
  * Unit and property tests of value-level provenance (src/core/values.ts, match.ts, decimal.ts,
- * provenance.ts; DESIGN.md § Action gate, § Claims and intent): identifiers compare as exact
+ * provenance.ts; docs/design.md § Action gate, § Claims and intent): identifiers compare as exact
  * strings on token boundaries, amounts as exact decimals, computed amounts only as a marked
  * quantity × unit price, the action's resource is a value, and matching is linear.
  */

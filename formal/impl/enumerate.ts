@@ -32,7 +32,7 @@
  * The widened profiles (`WIDENED`, universes in formal/impl/widened.ts) add look-alike identifiers
  * and amounts, free text another principal attaches to a record (the views the agent reads are
  * inspected), echo variants of a fetched page, and the action's `resource`. Their oracle also
- * tracks what the agent was SHOWN beyond the session's records, and compares values as DESIGN.md
+ * tracks what the agent was SHOWN beyond the session's records, and compares values as docs/design.md
  * says (identifiers exact, amounts exact decimals) — never with memauth's matching code.
  *
  * Exit status: 0 iff the observed verdict equals --expect (default holds) and, for `holds`,

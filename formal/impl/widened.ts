@@ -7,7 +7,7 @@
  *
  * Everything here is the checker's own: which value each text states (it generated the text),
  * the oracle's comparison of values, and the oracle's notion of "the same text". None of it is
- * memauth's matching code; it restates DESIGN.md § Claims and intent ("identifiers compare as
+ * memauth's matching code; it restates docs/design.md § Known limits ("identifiers compare as
  * exact strings, amounts as exact decimals"), § What the model sees is what the session read,
  * § Derivation and taint (recalled text resolves to the original) and § Action gate.
  */
@@ -107,7 +107,7 @@ export function actionOf(u: UniverseSpec, probe: string): ProbeAction {
 
 // ------------------------------------------------------------------ the oracle's comparisons
 
-/** An identifier as DESIGN.md compares it: the exact string after NFC, case folding and white-space collapsing. */
+/** An identifier as docs/design.md compares it: the exact string after NFC, case folding and white-space collapsing. */
 export const oracleIdentifier = (s: string): string => s.normalize('NFC').toLowerCase().replace(/\s+/gu, ' ').trim();
 
 /** An amount as an exact decimal (`1,200.10` = `1200.1`), or null when the string is no plain decimal. */

@@ -44,7 +44,7 @@ export interface RecordView extends MemoryRecord {
   readonly actionAuthority: Authority;
   /** every corroboration recorded; its evidence is withheld (null) when it would show a lower principal's text as part of this record. */
   readonly corroborations: readonly CorroborationView[];
-  /** ids of deleted records in this record's lineage (DESIGN.md: derived records show `deleted_source`). */
+  /** ids of deleted records in this record's lineage (docs/design.md: derived records show `deleted_source`). */
   readonly deletedSources: readonly string[];
 }
 
@@ -156,7 +156,7 @@ export function argsHashOf(args: Readonly<Record<string, unknown>>): string {
 
 /**
  * memauth's library facade: a memory store whose action authority is bound to write-time
- * origin (DESIGN.md), over a {@link StorageDriver}. Create it with `openMemory`.
+ * origin (docs/design.md), over a {@link StorageDriver}. Create it with `openMemory`.
  *
  * Every method takes a `tenant` and fails closed without one (`TENANT_REQUIRED`). Errors are
  * {@link MemauthError} with a string code. All writes append to the tenant's audit chain in
@@ -290,7 +290,7 @@ export class Memory {
   // ------------------------------------------------------------------ principals
 
   /**
-   * Register an authenticated writer in a tenant (DESIGN.md § Principals).
+   * Register an authenticated writer in a tenant (docs/design.md § Principals and origin).
    *
    * @param input.kind - `system | user | tool | agent | external`; fixes the highest possible ceiling.
    * @param input.maxAuthority - the principal's ceiling; defaults to its kind's ceiling.
@@ -415,7 +415,7 @@ export class Memory {
 
   /**
    * Records of the session whose text this content repeats (recalled memory echoed back,
-   * DESIGN.md § Derivation and taint): `exact` only for the same text up to NFC, line endings and
+   * docs/design.md § Derivation and taint): `exact` only for the same text up to NFC, line endings and
    * trailing white space; `contained` when the content includes a record's text or uses only its
    * significant words (see core/echo.ts).
    */
@@ -425,7 +425,7 @@ export class Memory {
 
   /**
    * Write a memory. Its origin is decided by the store, never claimed by the caller:
-   * `min(principal.maxAuthority, authorityOf(source))` (DESIGN.md § Principals).
+   * `min(principal.maxAuthority, authorityOf(source))` (docs/design.md § Principals and origin).
    *
    * @param input.source - where the text came from (URL, message id, `principal:<id>` for the
    *   writer's own statement — the default). Judged by the policy's source rules.
@@ -485,7 +485,7 @@ export class Memory {
 
   /**
    * Derive a new record from others — summarize, extract, merge, dedup, rewrite (an update is a
-   * new version), import, embed (DESIGN.md § Derivation and taint). Taint is the minimum over
+   * new version), import, embed (docs/design.md § Derivation and taint). Taint is the minimum over
    * every input: the declared `from` plus every record read in the same session, unless
    * `narrowInputs` is proven (verbatim extraction from the declared inputs only). With no inputs
    * at all the result is at most `model_inferred`. Origin, sources and the oldest source date
@@ -546,7 +546,7 @@ export class Memory {
    * Marks it as read in `session` (it then taints what the session derives and decides).
    * A corroboration's evidence text is in the view only when its authority is at least the
    * policy's corroboration floor and the record's lowest authority; otherwise `evidenceRef` is
-   * null and `evidenceWithheld` true (DESIGN.md § What the model sees is what the session read).
+   * null and `evidenceWithheld` true (docs/design.md § What the model sees).
    * @throws `RECORD_NOT_FOUND` (also for another tenant's id), `TENANT_REQUIRED`, `SESSION_FORBIDDEN`
    *   for a session that belongs to another principal than `requester` (see {@link write}).
    */
@@ -562,7 +562,7 @@ export class Memory {
   /**
    * Views of records. A corroboration's evidence is shown only when it cannot lower the record it
    * is shown with (core/exposure.ts): otherwise `evidenceRef: null, evidenceWithheld: true`
-   * (DESIGN.md § What the model sees is what the session read).
+   * (docs/design.md § What the model sees).
    */
   private async views(tenant: string, recs: MemoryRecord[]): Promise<RecordView[]> {
     const now = this.now();
@@ -618,7 +618,7 @@ export class Memory {
   /**
    * Record that `principal` corroborates a record with `evidence` (a source ref, or
    * `memory:<id>` naming a record of its own). Recorded always; counted only when the rules
-   * of DESIGN.md § Corroboration hold — the result says whether and why not.
+   * of docs/design.md § Corroboration hold — the result says whether and why not.
    *
    * @throws `RECORD_NOT_FOUND`, `RECORD_DELETED`, `UNKNOWN_PRINCIPAL`, `TENANT_REQUIRED`.
    */
@@ -658,7 +658,7 @@ export class Memory {
   // ------------------------------------------------------------------ confirmation
 
   /**
-   * A human confirmation scoped to one exact action (DESIGN.md § Human confirmation): issued by
+   * A human confirmation scoped to one exact action (docs/design.md § Human confirmation): issued by
    * a `user` principal, bound to `{action type, resource, args hash, memoryIds?}`, single-use by
    * default, expiring (default and maximum TTL from the policy).
    *
@@ -1035,7 +1035,7 @@ export class Memory {
   }
 
   /**
-   * The action gate (DESIGN.md § Action gate). Decides, records and audits one proposed action.
+   * The action gate (docs/design.md § Action gate). Decides, records and audits one proposed action.
    *
    * Dependencies: `dependsOn`, plus every record of the session or `dependsOn` whose content
    * supplies an argument value (value-level provenance), plus — unless `context: 'declared'` —
@@ -1058,7 +1058,7 @@ export class Memory {
   }
 
   /**
-   * The action gate's dry run (DESIGN.md § Action gate): the decision {@link authorize} would
+   * The action gate's dry run (docs/design.md § Action gate): the decision {@link authorize} would
    * make now, from the same input, with nothing recorded — no audit entry, no decision row, no
    * confirmation use (the confirmation it would use is named, not consumed), no session created
    * and no read marked. A session that belongs to someone else is still refused.
@@ -1227,7 +1227,7 @@ export class Memory {
   // ------------------------------------------------------------------ deletion
 
   /**
-   * Delete a record (DESIGN.md § Deletion): its content and every index entry are erased; its
+   * Delete a record (docs/design.md § Deletion, retention, privacy): its content and every index entry are erased; its
    * hash, provenance and the audit chain stay. Records derived from it keep their taint and
    * list it in `deletedSources`; actions citing it are denied with `deleted_source`.
    * Deleting an already deleted record is a no-op returning it.

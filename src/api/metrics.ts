@@ -1,5 +1,5 @@
 /**
- * The seven metrics of DESIGN.md § Metrics, computed from the store itself (records, their
+ * The seven metrics of docs/design.md § Metrics, computed from the store itself (records, their
  * audit entries, corroborations, decisions, and replays of decisions from the audit log), per
  * risk tier — never as one site-wide average.
  *
@@ -102,7 +102,7 @@ function sample<T>(items: readonly T[], n: number | 'all'): T[] {
 }
 
 /**
- * Compute the seven metrics of DESIGN.md § Metrics for one tenant, per risk tier.
+ * Compute the seven metrics of docs/design.md § Metrics for one tenant, per risk tier.
  *
  * 1. **origin coverage** — records in the bucket whose origin is complete and bound: authority is
  *    a lattice value, the writing principal is registered in the tenant, `sourceRef` and
@@ -123,7 +123,7 @@ function sample<T>(items: readonly T[], n: number | 'all'): T[] {
  * 4. **legitimate utility** — decisions of the tier that are not exposed and proceeded (with or
  *    without a confirmation) over decisions that are not exposed.
  * 5. **corroboration validity** — corroborations recorded on records in the bucket that count
- *    under DESIGN.md § Corroboration (pairwise independent principal and domain, ≥
+ *    under docs/design.md § Corroboration (pairwise independent principal and domain, ≥
  *    `trusted_tool_verified`, outside the record's lineage, evidence not derived from it, row
  *    matching its audit entry) over all recorded. `rejected` counts the rest by reason
  *    (`not_in_audit`, `same_domain_duplicate`, or the core rejection reason).

@@ -101,7 +101,7 @@ function readCheckpoints(file: string): Checkpoint[] {
  */
 /**
  * One warning line when the checkpoint key of the SQLite file `dbPath` sits beside the database
- * (the default `<db>.key`, or any key file in the database's directory), else null. DESIGN.md §
+ * (the default `<db>.key`, or any key file in the database's directory), else null. docs/design.md §
  * Audit log: a signed checkpoint makes truncation detectable only if the key is out of reach of
  * whoever can rewrite the database.
  */

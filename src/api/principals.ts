@@ -1,5 +1,5 @@
 /**
- * Principal rows checked against the audit chain (DESIGN.md § Audit log: every row that can grant
+ * Principal rows checked against the audit chain (docs/design.md § Audit log: every row that can grant
  * authority or identity is checked against the chain). A principal row is trusted only when it
  * matches its `principal` registration entry (core/identity.ts): a row inserted or altered outside
  * the API — a forged `user`, a raised `maxAuthority`, a changed `domain` — is no principal at all.

@@ -107,7 +107,7 @@ const PAGE = 200;
 
 /**
  * Rebuild a decision from its tenant's audit log alone and re-evaluate it with the pure gate
- * (DESIGN.md § Audit log: replay). Uses no table but the audit chain.
+ * (docs/design.md § Audit log: replay). Uses no table but the audit chain.
  *
  * @throws MemauthError `DECISION_NOT_FOUND`, `POLICY_NOT_FOUND`.
  */
@@ -131,7 +131,7 @@ export async function replayDecision(driver: StorageDriver, tenant: string, deci
 }
 
 /**
- * Replay many decisions in ONE pass over the tenant's audit log (DESIGN.md § Audit log: replay;
+ * Replay many decisions in ONE pass over the tenant's audit log (docs/design.md § Audit log: replay;
  * § Metrics: decision replay rate): the log is scanned once, page by page, and each wanted
  * decision is re-evaluated when its `decide` entry is reached, from the state rebuilt from the
  * entries before it — the same result as {@link replayDecision} of that decision alone, at the

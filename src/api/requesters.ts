@@ -1,5 +1,5 @@
 /**
- * Who asks, and who may use what they are given (DESIGN.md § Human confirmation, § Action gate):
+ * Who asks, and who may use what they are given (docs/design.md § Human confirmation, § Action gate):
  * the requester of a decision, the principals a confirmation is usable by, and the dry run's
  * result type.
  */

@@ -1,5 +1,5 @@
 /**
- * Session ownership at the store (DESIGN.md § What the model sees is what the session read): the
+ * Session ownership at the store (docs/design.md § What the model sees): the
  * first use of a session id records its owner, and only that owner (or the application) may use
  * it afterwards. The rule itself is pure: core/session.ts.
  */

@@ -17,7 +17,7 @@ const jsonArgs = z.record(z.string(), z.unknown());
 /**
  * A corroboration's evidence is a reference to where it was checked (a URL, `registry:…`,
  * `memory:<id>`), not prose: no white space, control, format (zero-width, tag) or unassigned
- * characters (DESIGN.md § What the model sees is what the session read).
+ * characters (docs/design.md § What the model sees).
  */
 const evidenceRef = z
   .string()

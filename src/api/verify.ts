@@ -39,7 +39,7 @@ export interface AuditReport {
 const PAGE = 5000;
 
 /**
- * Verify each tenant's audit chain (DESIGN.md § Audit log), its newest signed checkpoint (which
+ * Verify each tenant's audit chain (docs/design.md § Audit log), its newest signed checkpoint (which
  * must be signed by `trustedPublicKey` when given: SPKI DER, base64), and
  * the store's rows against the chain: every record row must match the entry that created it,
  * every created record must still have a row, and erasures must match delete entries; every
@@ -146,7 +146,7 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
 
 /**
  * Principal and token rows of `tenant` (or, for the `(admin)` chain, the admin tokens) that do
- * not match their audit entries, and entries whose row is missing (DESIGN.md § Audit log).
+ * not match their audit entries, and entries whose row is missing (docs/design.md § Audit log).
  */
 async function identityProblems(driver: StorageDriver, tenant: string): Promise<Array<{ id: string; problem: RecordProblem }>> {
   const bad: Array<{ id: string; problem: RecordProblem }> = [];

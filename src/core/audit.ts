@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, 
 import { canonicalJson, canonicalJsonOfPlain, hashCanonical, sha256Hex } from './canonical.js';
 
 /**
- * Audit operations (DESIGN.md § Audit log), plus `principal` (registrations), `session`, and the
+ * Audit operations (docs/design.md § Audit log), plus `principal` (registrations), `session`, and the
  * token operations `token_issue`, `token_rotate`, `token_revoke` (see core/identity.ts).
  */
 export const AUDIT_OPS = ['principal', 'policy', 'session', 'write', 'derive', 'corroborate', 'confirm', 'decide', 'delete', 'token_issue', 'token_rotate', 'token_revoke'] as const;

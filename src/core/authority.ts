@@ -1,5 +1,5 @@
 /**
- * The authority lattice (DESIGN.md § Authority lattice): a total order, highest first.
+ * The authority lattice (docs/design.md § Authority lattice): a total order, highest first.
  *
  *   system_policy > user_confirmed > trusted_tool_verified > model_inferred > external_untrusted
  *
@@ -17,7 +17,7 @@ export const AUTHORITIES = [
 
 export type Authority = (typeof AUTHORITIES)[number];
 
-/** The lowest authority that may drive a `high` action on its own (DESIGN.md § Action gate). */
+/** The lowest authority that may drive a `high` action on its own (docs/design.md § Action gate). */
 export const TRUSTED_THRESHOLD: Authority = 'trusted_tool_verified';
 
 /** Rank in the lattice: 0 for `external_untrusted` … 4 for `system_policy`. */

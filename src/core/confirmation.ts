@@ -21,7 +21,7 @@ export type Requester = { readonly id: string; readonly kind: PrincipalKind } | 
 export const DEFAULT_USABLE_KINDS: ReadonlySet<PrincipalKind> = new Set(['user', 'system', 'agent']);
 
 /**
- * May `requester` use confirmation `c` (DESIGN.md § Human confirmation: a confirmation authorizes
+ * May `requester` use confirmation `c` (docs/design.md § Human confirmation: a confirmation authorizes
  * exactly the matching action — for the principals it names)? An `external` principal never;
  * the application (`null`) always (it holds the store); with `usableBy`, exactly the principals
  * listed; without it, the {@link DEFAULT_USABLE_KINDS}.
@@ -34,7 +34,7 @@ export function requesterAdmitted(c: Pick<Confirmation, 'usableBy'>, requester: 
 }
 
 /**
- * Does a scoped confirmation cover this exact action (DESIGN.md § Human confirmation)?
+ * Does a scoped confirmation cover this exact action (docs/design.md § Human confirmation)?
  * It must match the action type, the resource (when the confirmation names one, or when the
  * action has one), the hash of the exact arguments, name exactly the memory the decision rests
  * on (when it names memory ids: every untrusted dependency among them, and at least one of

@@ -1,5 +1,5 @@
 /**
- * The content hash of a record (DESIGN.md § Deletion, retention, privacy: delete erases content
+ * The content hash of a record (docs/design.md § Deletion, retention, privacy: delete erases content
  * but keeps the record's hash). A plain SHA-256 of low-entropy content ("balance: 500") can be
  * guessed from the hash alone once the content is deleted, so new records carry a keyed hash:
  * `hmac-sha256:` + hex HMAC-SHA-256 under the tenant's random content key (kept in the

@@ -35,7 +35,7 @@ export interface CorroborationResult {
 }
 
 /**
- * Action authority of a record (DESIGN.md § Corroboration — the only way up).
+ * Action authority of a record (docs/design.md § Corroboration — the only way up).
  *
  * Counts corroborations that are pairwise independent (distinct principal AND distinct domain —
  * domains compared in canonical form, see {@link normalizeDomain} —

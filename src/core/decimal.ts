@@ -1,5 +1,5 @@
 /**
- * Exact decimals for amounts (DESIGN.md § Claims and intent: "amounts compare as exact
+ * Exact decimals for amounts (docs/design.md § Known limits: "amounts compare as exact
  * decimals"). An amount is kept as its canonical decimal string — integer part without leading
  * zeros (`0` when empty), fraction without trailing zeros, no point when the fraction is empty —
  * so two amounts are equal exactly when their canonical strings are. Arithmetic is on BigInt

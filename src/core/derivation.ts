@@ -13,7 +13,7 @@ export interface DerivationInputFacts {
 const REWRITING: ReadonlySet<Transform> = new Set(['summarize', 'extract', 'rewrite']);
 
 /**
- * Taint of a derived record (DESIGN.md § Derivation and taint): non-malleable propagation.
+ * Taint of a derived record (docs/design.md § Derivation and taint): non-malleable propagation.
  *
  * - `lowestAuthority = min(writer origin authority, every input's lowestAuthority)`;
  * - with no inputs at all (undetermined), at most `model_inferred`;
@@ -68,7 +68,7 @@ export function writeTaint(params: { writer: Principal; origin: Origin; sourceAt
 }
 
 /**
- * Proof that a derivation used only its declared inputs (DESIGN.md: "unless the caller proves
+ * Proof that a derivation used only its declared inputs (docs/design.md: "unless the caller proves
  * a narrower set"): accepted only for verbatim extraction — every significant token of the
  * derived content occurs in the declared inputs. A paraphrase cannot prove it and keeps the
  * session's taint.

@@ -1,7 +1,7 @@
 import { domainToASCII } from 'node:url';
 
 /**
- * Independence domains (DESIGN.md § Principals: `domain` is the administrative domain or
+ * Independence domains (docs/design.md § Principals and origin: `domain` is the administrative domain or
  * upstream provider; two principals in one domain are not independent).
  *
  * A domain is compared in one canonical form, so spelling variants of one domain are one vote:

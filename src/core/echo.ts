@@ -1,7 +1,7 @@
 import { normalizeText, significantTokens } from './values.js';
 
 /**
- * Recalled memory echoed back (DESIGN.md § Derivation and taint: "Recalled text re-ingested
+ * Recalled memory echoed back (docs/design.md § Derivation and taint: "Recalled text re-ingested
  * resolves to the original record, adds no authority and no corroboration"), decided on text
  * alone. Pure: no I/O.
  *

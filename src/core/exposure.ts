@@ -2,8 +2,7 @@ import { type Authority, atLeast } from './authority.js';
 import type { Corroboration } from './types.js';
 
 /**
- * What the model sees is what the session read (DESIGN.md § What the model sees is what the
- * session read): every piece of text shown to an agent is a record (or part of one) with its own
+ * What the model sees is what the session read (docs/design.md § What the model sees): every piece of text shown to an agent is a record (or part of one) with its own
  * authority, and showing it is recorded as reading that record. Text that is not read-marked
  * when shown — a corroboration's evidence shown beside the record it corroborates, the source or
  * content of an ancestor in a replay or a lineage graph — is shown only when it cannot lower what

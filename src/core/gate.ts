@@ -111,7 +111,7 @@ function productOfUserNumbers(v: ValueProvenance): boolean {
 }
 
 /**
- * The action gate — memauth's reference monitor (DESIGN.md § Action gate). Pure and total.
+ * The action gate — memauth's reference monitor (docs/design.md § Action gate). Pure and total.
  *
  * All tiers: a declared or value dependency that is deleted (`deleted_source`) or expired
  * (`expired`), or any dependency with no matching audit entry (`metadata_missing`), denies.

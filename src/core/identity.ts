@@ -1,5 +1,5 @@
 /**
- * Identity rows in the audit chain (DESIGN.md § Audit log: "every row that can grant authority or
+ * Identity rows in the audit chain (docs/design.md § Audit log: "every row that can grant authority or
  * identity is checked against the chain"): what the `principal` and `token_*` entries hold, and
  * whether a principal row or a token row matches them. Pure: no I/O.
  *

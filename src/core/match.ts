@@ -1,5 +1,5 @@
 /**
- * Token-level matching of argument values against texts, in linear time (DESIGN.md § Action
+ * Token-level matching of argument values against texts, in linear time (docs/design.md § Action
  * gate: value-level provenance). See src/core/values.ts for the rules; this module is the
  * machinery.
  *

@@ -10,7 +10,7 @@ const ModeSchema = z.enum(MODES);
 
 /**
  * The policy document (JSON). Validated with zod; unknown fields are refused so that a
- * typo can never silently weaken a rule. Rules from DESIGN.md § Action gate / Corroboration /
+ * typo can never silently weaken a rule. Rules from docs/design.md § Action gate / Corroboration /
  * Human confirmation; source rules implement "origin = min(principal ceiling, authorityOf(source))".
  */
 export const PolicySchema = z.strictObject({
@@ -79,11 +79,11 @@ export interface Policy {
   readonly text: string;
 }
 
-/** The default policy: DESIGN.md's tiers, k = 2, observe nothing — enforce every tier. */
+/** The default policy: docs/design.md's tiers, k = 2, observe nothing — enforce every tier. */
 export const DEFAULT_POLICY: PolicyInput = {
   formatVersion: 1,
   name: 'memauth-default',
-  description: 'Risk tiers from DESIGN.md; unknown action types are high; open-web and mail sources are untrusted.',
+  description: 'Risk tiers from docs/design.md; unknown action types are high; open-web and mail sources are untrusted.',
   corroboration: { k: 2, minAuthority: 'trusted_tool_verified' },
   actions: {
     answer: { tier: 'read_only', description: 'explain or answer from memory' },
@@ -192,7 +192,7 @@ export function selfSource(principalId: string): string {
 }
 
 /**
- * Authority of a source (DESIGN.md § Principals):
+ * Authority of a source (docs/design.md § Principals and origin):
  * 1. the first policy source rule whose glob matches `sourceRef` (and that names the writer, when
  *    the rule is bound to `principals`);
  * 2. else `principal:<writer>` (a principal speaking for itself) has the writer's ceiling —

@@ -1,5 +1,5 @@
 /**
- * The value-level provenance of one proposed action (DESIGN.md § Action gate): for each argument
+ * The value-level provenance of one proposed action (docs/design.md § Action gate): for each argument
  * value — and the action's `resource`, at `{resource}` — the records whose text supplies it,
  * whether the user's turn does, and, for an amount nobody supplies, the quantity × unit price of
  * the user's turn it is (src/core/values.ts). Pure; linear in the total length of the texts and

@@ -1,5 +1,5 @@
 /**
- * Who may use a session (DESIGN.md § What the model sees is what the session read: a session's
+ * Who may use a session (docs/design.md § What the model sees: a session's
  * reads are the context of its agent's decisions, so nobody else may add to them or act in it).
  *
  * A session belongs to whoever used it first: a principal id, or `null` for the application (a

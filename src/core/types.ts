@@ -1,6 +1,6 @@
 import type { Authority } from './authority.js';
 
-/** Kinds of principal (DESIGN.md § Principals). */
+/** Kinds of principal (docs/design.md § Principals and origin). */
 export const PRINCIPAL_KINDS = ['system', 'user', 'tool', 'agent', 'external'] as const;
 export type PrincipalKind = (typeof PRINCIPAL_KINDS)[number];
 
@@ -27,7 +27,7 @@ export interface Principal {
   readonly createdAt: string;
 }
 
-/** Derivation transforms (DESIGN.md § Memory record). */
+/** Derivation transforms (docs/design.md § Memory record). */
 export const TRANSFORMS = ['summarize', 'extract', 'merge', 'dedup', 'rewrite', 'import', 'embed'] as const;
 export type Transform = (typeof TRANSFORMS)[number];
 
@@ -45,7 +45,7 @@ export interface DerivationEdge {
   readonly kind: EdgeKind;
 }
 
-/** Laundering channels seen on a record's way (DESIGN.md § Derivation and taint). */
+/** Laundering channels seen on a record's way (docs/design.md § Derivation and taint). */
 export const CHANNELS = [
   'self_summarization',
   'trusted_tool_echo',
@@ -94,7 +94,7 @@ export interface MemoryRecord {
   readonly status: RecordStatus;
 }
 
-/** A recorded corroboration of a record by a principal (DESIGN.md § Corroboration). */
+/** A recorded corroboration of a record by a principal (docs/design.md § Corroboration). */
 export interface Corroboration {
   readonly id: string;
   readonly tenant: string;
@@ -109,7 +109,7 @@ export interface Corroboration {
   readonly auditSeq?: number;
 }
 
-/** A scoped human confirmation (DESIGN.md § Human confirmation). */
+/** A scoped human confirmation (docs/design.md § Human confirmation). */
 export interface Confirmation {
   readonly id: string;
   readonly tenant: string;
@@ -199,7 +199,7 @@ export interface ValueProvenance extends ValueSuppliers {
   readonly computed: { readonly op: '*' | '+'; readonly operands: readonly [ValueSuppliers, ValueSuppliers] } | null;
 }
 
-/** A gate decision as stored and returned (DESIGN.md § Action gate). */
+/** A gate decision as stored and returned (docs/design.md § Action gate). */
 export interface Decision {
   readonly formatVersion: 1;
   readonly id: string;

@@ -1,5 +1,5 @@
 /**
- * Value-level provenance (DESIGN.md § Action gate; § Claims and intent: "identifiers compare as
+ * Value-level provenance (docs/design.md § Action gate; § Claims and intent: "identifiers compare as
  * exact strings, amounts as exact decimals"): which texts supply an action's argument values.
  *
  * - **Identifiers** — every argument the policy does not declare an amount (account numbers,

@@ -106,7 +106,7 @@ function isoOrWhy(s: string | undefined, now: Date, what: string): { iso?: strin
 }
 
 /**
- * Import memories from another memory system into memauth (DESIGN.md § Principals, § Memory record):
+ * Import memories from another memory system into memauth (docs/design.md § Principals and origin, § Memory record):
  * the MCP reference memory server's JSONL knowledge graph (`mcp-memory`) or a mem0 export (`mem0`).
  *
  * Every item becomes one record written by an import principal whose ceiling is `trust` —

@@ -3,7 +3,7 @@
  *
  * `gateTools` wraps a tool set so that every call is authorized by memauth's action gate before
  * `execute` runs; `memoryTools` gives the model a remember/recall pair. The agent loop
- * (`generateText`, `streamText`, `Agent`) is unchanged. DESIGN.md § Action gate.
+ * (`generateText`, `streamText`, `Agent`) is unchanged. docs/design.md § Action gate.
  */
 import { type InferToolInput, type InferToolOutput, type Tool, type ToolExecutionOptions, type ToolSet, tool } from 'ai';
 import { z } from 'zod';

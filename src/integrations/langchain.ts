@@ -5,7 +5,7 @@
  * `tool(...)`, `DynamicStructuredTool`, `StructuredTool` subclasses) in tools of the same name and
  * schema that ask memauth's action gate before the original runs; `memoryTools` gives the model a
  * remember/recall pair. Bind them to a chat model or hand them to an agent as usual.
- * DESIGN.md § Action gate.
+ * docs/design.md § Action gate.
  */
 import type { CallbackManagerForToolRun } from '@langchain/core/callbacks/manager';
 import type { RunnableConfig } from '@langchain/core/runnables';

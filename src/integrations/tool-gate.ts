@@ -5,9 +5,9 @@ import type { Decision, MemoryRecord, Principal, PrincipalKind, ReasonCode, Tier
 
 /**
  * The framework-neutral part of memauth's agent integrations (`memauth/ai-sdk`,
- * `memauth/langchain`): one object that puts the action gate (DESIGN.md § Action gate) in front
+ * `memauth/langchain`): one object that puts the action gate (docs/design.md § Action gate) in front
  * of an agent's tools, writes what data tools return into memory under the tool's principal with
- * the data's own source (DESIGN.md § Principals: a trusted channel is not a trusted source), and
+ * the data's own source (docs/design.md § Principals and origin: a trusted channel is not a trusted source), and
  * gives the model a remember/recall pair whose reads taint the session.
  *
  * Framework adapters only translate shapes; every rule lives here or in the core.
@@ -56,8 +56,8 @@ export interface ToolGateOptions {
   /** the user's current turn, asked for at each tool call (its values count as `user_confirmed`). */
   readonly userTurn?: () => UserTurn | undefined;
   /**
-   * records a tool call depends on beyond the session (DESIGN.md: `dependsOn`). The application's
-   * choice (DESIGN.md § What the model sees): never take ids from `args` — they are the model's.
+   * records a tool call depends on beyond the session (docs/design.md: `dependsOn`). The application's
+   * choice (docs/design.md § What the model sees): never take ids from `args` — they are the model's.
    * The gate never receives a `context` from this integration: every session read counts.
    */
   readonly dependsOn?: (toolName: string, args: Readonly<Record<string, unknown>>) => readonly string[] | undefined;
@@ -65,7 +65,7 @@ export interface ToolGateOptions {
   readonly onDecision?: (event: { readonly tool: string; readonly args: Readonly<Record<string, unknown>>; readonly decision: Decision }) => void;
 }
 
-/** Reason codes a confirmation cannot lift (DESIGN.md § Action gate: hard failures). */
+/** Reason codes a confirmation cannot lift (docs/design.md § Action gate: hard failures). */
 const HARD: readonly ReasonCode[] = ['deleted_source', 'expired'];
 
 /** What the model gets back instead of a result when the gate denies a call. Plain JSON. */
@@ -271,7 +271,7 @@ export class ToolGate {
 
   /**
    * The model's `remember`: a note written by the agent principal in the session. Its taint is
-   * the minimum over everything the session read (DESIGN.md § Derivation and taint); a note that
+   * the minimum over everything the session read (docs/design.md § Derivation and taint); a note that
    * repeats recalled memory resolves to that record.
    * @throws MemauthError `INVALID_ARGUMENT` for empty or over-long content.
    */

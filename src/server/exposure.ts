@@ -1,5 +1,5 @@
 /**
- * What the server shows an agent (DESIGN.md § What the model sees is what the session read).
+ * What the server shows an agent (docs/design.md § What the model sees).
  *
  * Every principal token — and every MCP connection — is treated as an agent's: it is shown text
  * only as part of a record it reads (get, search, recall: read-marked in its session) or when that

@@ -8,7 +8,7 @@
  * bearer token) and one memauth session: everything the agent stores gets that principal's
  * ceiling and its source's authority, everything it recalls is marked read in the session and
  * taints what it summarizes and the actions it checks. The model cannot choose another session
- * or principal, nor the trust boundary (DESIGN.md § What the model sees: which context counts and
+ * or principal, nor the trust boundary (docs/design.md § What the model sees: which context counts and
  * which dependencies are declared is the application's choice): no tool takes a session,
  * principal, context, dependsOn or confirmation id, and unknown arguments are refused. The
  * connection's principal is the requester of every call: it owns the session and only

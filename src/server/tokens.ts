@@ -50,7 +50,7 @@ const info = (r: TokenRow): TokenInfo => ({ id: r.id, admin: r.tenant === null, 
  *
  * Every token write appends its entry (`token_issue`, `token_rotate`, `token_revoke`) to the
  * token's chain in the same transaction, and authentication trusts a row only when it matches
- * its entries (core/identity.ts; DESIGN.md § Audit log).
+ * its entries (core/identity.ts; docs/design.md § Audit log).
  */
 export class TokenService {
   constructor(
@@ -79,7 +79,7 @@ export class TokenService {
   /**
    * Issue a token for a registered principal, or an admin token. The row and its `token_issue`
    * entry (in the tenant's chain; for an admin token the reserved `(admin)` chain) are written in
-   * one transaction (DESIGN.md § Audit log).
+   * one transaction (docs/design.md § Audit log).
    * @throws MemauthError `UNKNOWN_PRINCIPAL` (HTTP 404) when the principal is not registered
    *   (or its row does not match its registration entry).
    */

@@ -16,7 +16,7 @@ export interface ListRecordsOptions {
 
 /**
  * Reads every driver offers, inside or outside a transaction. Every method takes a tenant:
- * there is no cross-tenant read in the port (DESIGN.md § Deletion, retention, privacy).
+ * there is no cross-tenant read in the port (docs/design.md § Deletion, retention, privacy).
  */
 export interface StorageReader {
   getPolicyText(version: string): Promise<string | null>;

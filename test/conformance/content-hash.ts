@@ -1,5 +1,5 @@
 /**
- * Keyed content hashes (src/core/content-hash.ts; DESIGN.md § Deletion, retention, privacy): a
+ * Keyed content hashes (src/core/content-hash.ts; docs/design.md § Deletion, retention, privacy): a
  * deleted record keeps its hash, so the hash must not let anyone guess low-entropy content from
  * an audit export. New records carry `hmac-sha256:` + HMAC-SHA-256 under the tenant's random
  * key, stored outside the audit chain; verification uses the key.

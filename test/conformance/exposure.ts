@@ -1,6 +1,5 @@
 /**
- * What the model sees is what the session read (DESIGN.md § What the model sees is what the
- * session read), on a real store: a corroboration's evidence is never shown as part of a record
+ * What the model sees is what the session read (docs/design.md § What the model sees), on a real store: a corroboration's evidence is never shown as part of a record
  * of higher authority; a fetched page that differs from a trusted note (case, punctuation,
  * symbols, invisible characters) is a record of its own, read-marked, not an echo of the note;
  * independence domains compare as hostnames (`ledger.acme.` is `ledger.acme`).

@@ -1,5 +1,5 @@
 /**
- * Principals and tokens are in the chain (DESIGN.md § Audit log: every row that can grant
+ * Principals and tokens are in the chain (docs/design.md § Audit log: every row that can grant
  * authority or identity is checked against the chain). Rows inserted or altered by raw SQL —
  * under the API, as an attacker with the database file would — are no principal and no token:
  * the gate and authentication refuse them and `audit verify` names them.

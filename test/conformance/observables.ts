@@ -1,5 +1,5 @@
 /**
- * Cross-tenant observables (DESIGN.md § Retrieval and versions): search filters by tenant and
+ * Cross-tenant observables (docs/design.md § Search and tenant isolation): search filters by tenant and
  * scope before ranking and exposes no statistic that depends on another tenant's data. Nothing
  * tenant A can observe through search or listing — hits, their order, their scores, list pages,
  * the errors it gets — may change when tenant B writes or deletes records, whatever words B uses.

@@ -1,6 +1,6 @@
 /**
  * Store properties (fast-check): random sequences of store operations on a real store, checked
- * against DESIGN.md's invariants — taint never raised, high actions allowed only when trusted
+ * against docs/design.md's invariants — taint never raised, high actions allowed only when trusted
  * or confirmed, every decision replays — and audit tamper detection (any single changed,
  * removed or reordered entry is found and named).
  */

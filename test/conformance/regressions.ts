@@ -1,6 +1,6 @@
 /**
  * Regressions: failure cases reported against other memory systems, each replayed against
- * memauth on a real store (SQLite file or PostgreSQL schema). Expected results follow DESIGN.md.
+ * memauth on a real store (SQLite file or PostgreSQL schema). Expected results follow docs/design.md.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -104,7 +104,7 @@ export function regressions(f: StoreFactory): void {
     });
 
     test('page fetched INTO the session by the browser tool (a write in the session, no search/get) still taints the session summary', async (t) => {
-      // DESIGN.md § Derivation and taint: inputs are the declared `from` plus every record read
+      // docs/design.md § Derivation and taint: inputs are the declared `from` plus every record read
       // into the same session. A page the browser fetched in this session is in the session's
       // context; dropping it from `from` must not drop the edge.
       const env = await setup();
@@ -176,7 +176,7 @@ export function regressions(f: StoreFactory): void {
 
     test('turns only WRITTEN in the session (no get/search) still join the extraction: fact is model_inferred, pay(to=X) denied (system extractor)', async (t) => {
       // The turns are the session's transcript; the extractor runs "in the session".
-      // DESIGN.md: inputs are the declared `from` plus every record read into the same session.
+      // docs/design.md: inputs are the declared `from` plus every record read into the same session.
       const env = await setup();
       t.after(env.dispose);
       const { mem } = env;
@@ -401,7 +401,7 @@ export function regressions(f: StoreFactory): void {
     });
 
     test('deleted content and its search-index terms are gone from the stored data', async (t) => {
-      // DESIGN.md § Deletion: delete erases content and every index entry (search, vectors).
+      // docs/design.md § Deletion, retention, privacy: delete erases content and every index entry (search, vectors).
       const env = await setup();
       t.after(env.dispose);
       const { mem } = env;
@@ -494,7 +494,7 @@ export function regressions(f: StoreFactory): void {
   });
 
   describe('9. recalled memory echoed back into the transcript (extra)', () => {
-    // DESIGN.md § Derivation and taint: "Recalled text re-ingested (memory echoed back into a
+    // docs/design.md § Derivation and taint: "Recalled text re-ingested (memory echoed back into a
     // transcript) resolves to the original record, adds no authority and no corroboration."
     const RECALLED = 'Pay ACCT-9 the sum of 90.';
     for (const [label, echoed] of [

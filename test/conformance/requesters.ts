@@ -1,5 +1,5 @@
 /**
- * Who asks (DESIGN.md § Human confirmation, § What the model sees): the requester recorded on
+ * Who asks (docs/design.md § Human confirmation, § What the model sees): the requester recorded on
  * each decision, confirmations usable only by the principals they name (never an external one),
  * the gate's side-effect-free dry run, and sessions bound to the principal that opened them.
  */

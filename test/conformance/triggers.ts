@@ -1,5 +1,5 @@
 /**
- * The database's triggers are the last line of defence (DESIGN.md § Memory record): no code
+ * The database's triggers are the last line of defence (docs/design.md § Memory record): no code
  * path, migration or script can UPDATE a record's origin/derivation/taint, rewrite its content,
  * or UPDATE/DELETE audit rows, derivations, corroborations, confirmations or decisions — nor
  * rewrite them with the driver's upsert (`INSERT OR REPLACE`, `INSERT … ON CONFLICT DO UPDATE`).

@@ -1,5 +1,5 @@
 /**
- * Value-level provenance on a real store (DESIGN.md § Action gate, § Claims and intent):
+ * Value-level provenance on a real store (docs/design.md § Action gate, § Claims and intent):
  * identifiers compare as exact strings, amounts as exact decimals (the policy declares which
  * arguments are amounts), the action's `resource` needs a trusted supplier like any argument,
  * and a computed amount is only a quantity × unit price the user's turn marks. Each case was

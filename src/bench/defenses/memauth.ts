@@ -3,7 +3,7 @@ import type { Verdict } from './types.js';
 
 /**
  * Defense class `memauth` — this project: origin-bound, non-malleable action authority
- * (DESIGN.md; the paper behind MEM-INV-Bench). The verdict is the decision the store's own gate
+ * (docs/design.md; the paper behind MEM-INV-Bench). The verdict is the decision the store's own gate
  * (`Memory.authorize`, core/gate.ts `decide`) made and recorded: allowed unless the outcome is
  * `deny` (`would_deny` in observe mode lets the action proceed).
  */

@@ -6,7 +6,7 @@ import { type AnyRoute, ok, route, tenantFor } from './common.js';
 
 const PAGE = 1000;
 
-/** Audit chain verification and export, and the metrics of DESIGN.md § Metrics. */
+/** Audit chain verification and export, and the metrics of docs/design.md § Metrics. */
 export const auditRoutes: readonly AnyRoute[] = [
   route({
     method: 'GET',
@@ -53,7 +53,7 @@ export const auditRoutes: readonly AnyRoute[] = [
     path: '/v1/metrics',
     operationId: 'metrics',
     tag: 'audit',
-    summary: 'The seven metrics of DESIGN.md § Metrics, per risk tier, computed from the store (see src/api/metrics.ts)',
+    summary: 'The seven metrics of docs/design.md § Metrics, per risk tier, computed from the store (see src/api/metrics.ts)',
     description:
       'origin coverage, taint retention, laundering ASR (per channel), legitimate utility, corroboration validity, high-risk dependency rate, decision replay rate. Each is {numerator, denominator, value}; value is null when there is nothing to measure.',
     auth: 'any',

@@ -108,7 +108,7 @@ export function writerFor(identity: Identity, named: string | undefined): Princi
 }
 
 /**
- * The requester a call is made for (DESIGN.md § What the model sees: who asks is the token's,
+ * The requester a call is made for (docs/design.md § What the model sees: who asks is the token's,
  * never the body's): a principal token's principal id — it owns the sessions it opens and is
  * recorded on its decisions — or `undefined` for the admin token (the application).
  */

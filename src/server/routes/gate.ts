@@ -39,7 +39,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'corroborate',
     tag: 'gate',
     summary: "Record that the token's principal corroborates a record with evidence; the result says whether it counts",
-    description: 'Counts only when DESIGN.md § Corroboration holds (independent principal and domain, ≥ trusted_tool_verified, outside the lineage, evidence not derived from the record). Evidence `memory:<id>` must name a record of the same tenant.',
+    description: 'Counts only when docs/design.md § Corroboration holds (independent principal and domain, ≥ trusted_tool_verified, outside the lineage, evidence not derived from the record). Evidence `memory:<id>` must name a record of the same tenant.',
     auth: 'principal',
     body: requests.CorroborationCreate,
     responses: { 201: 'CorroborateResult' },

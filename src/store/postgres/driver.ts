@@ -1,5 +1,5 @@
 /**
- * PostgreSQL storage driver (DESIGN.md § Shape of the code: "PostgreSQL for scale"). The only
+ * PostgreSQL storage driver (docs/design.md § Shape of the code: "PostgreSQL for scale"). The only
  * module of memauth that imports `pg`; reach it through the `memauth/postgres` subpath.
  *
  * Several stateless memauth processes can share one PostgreSQL database. Each tenant has one

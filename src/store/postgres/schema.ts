@@ -7,7 +7,7 @@
  *   exactly as in SQLite, whatever the database's default collation.
  * - JSON is stored as text (never jsonb, which reorders keys and drops duplicates), so the audit
  *   payload reads back byte for byte.
- * - The PL/pgSQL triggers are the last line of defence of DESIGN.md § Memory record: no code
+ * - The PL/pgSQL triggers are the last line of defence of docs/design.md § Memory record: no code
  *   path, migration or script can UPDATE a record's origin, derivation or taint, rewrite its
  *   content (only erase it), or UPDATE/DELETE/TRUNCATE an append-only row. `INSERT … ON CONFLICT
  *   DO UPDATE` fires the same BEFORE UPDATE triggers, so an upsert cannot bypass them.

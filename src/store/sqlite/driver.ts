@@ -623,8 +623,8 @@ export class SqliteDriver implements StorageDriver, StorageTx, RowStore {
    * Full-text search, top `limit` by BM25 (ties by id) among the tenant's scope's active,
    * unexpired records. It runs on the tenant's own FTS5 table (search-index.ts): BM25's
    * statistics — row count, average length, document frequencies — are the tenant's alone (over
-   * all its scopes), so no score or order depends on another tenant's data (DESIGN.md § Retrieval
-   * and versions). The index matches only this tenant's scope (scope_key, weight 0 in BM25),
+   * all its scopes), so no score or order depends on another tenant's data (docs/design.md § Search and
+   * tenant isolation). The index matches only this tenant's scope (scope_key, weight 0 in BM25),
    * so it ranks the matches alone — scoring a match reads only the index and its small docsize
    * row — and only the best `window` of them are looked up in `records` (one row probe per
    * in-scope match was over a third of a search at 1M records). A LEFT JOIN keeps the

@@ -1,5 +1,5 @@
 /**
- * SQLite schema, by migration. The triggers are the last line of defence of DESIGN.md
+ * SQLite schema, by migration. The triggers are the last line of defence of docs/design.md
  * § Memory record: no code path, migration or script can UPDATE a record's origin,
  * derivation or taint, or UPDATE/DELETE an audit row. A record's content can only be
  * erased (set to NULL together with status = 'deleted'), never rewritten.

@@ -1,6 +1,5 @@
 /**
- * The SQLite driver's full-text index: one FTS5 table per tenant (DESIGN.md § Retrieval and
- * versions — search exposes no statistic that depends on another tenant's data).
+ * The SQLite driver's full-text index: one FTS5 table per tenant (docs/design.md § Search and tenant isolation — search exposes no statistic that depends on another tenant's data).
  *
  * Why a table per tenant: FTS5's BM25 reads its statistics — the number of rows, their average
  * length and each term's document frequency — from the whole table it runs on. With one table for
