@@ -63,7 +63,7 @@ describe('attacker text exposure through the server', () => {
     assert.ok(a.text.includes(EVIL), 'the admin (dashboard) sees the ancestors\' text');
   });
 
-  test('MCP get_memory, check_action and replay_decision: the evidence is nowhere, the payment is denied', async () => {
+  test('MCP get_memory, check_action, authorize_action and replay_decision: the evidence is nowhere, the payment is denied', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok.assistant}` } } });
     const c = new Client({ name: 'memauth-test', version: '1.0.0' });
     await c.connect(transport);
@@ -72,7 +72,9 @@ describe('attacker text exposure through the server', () => {
       assert.notEqual((g as CallToolResult).isError, true, textOf(g));
       assert.ok(!textOf(g).includes(EVIL), textOf(g));
       assert.ok(!JSON.stringify(structured(g)).includes(EVIL));
-      const d = await c.callTool({ name: 'check_action', arguments: { action: { type: 'pay', args: { to: EVIL, amount: 1200 } } } });
+      const dry = await c.callTool({ name: 'check_action', arguments: { action: { type: 'pay', args: { to: EVIL, amount: 1200 } } } });
+      assert.equal(structured(dry).outcome, 'deny', textOf(dry));
+      const d = await c.callTool({ name: 'authorize_action', arguments: { action: { type: 'pay', args: { to: EVIL, amount: 1200 } } } });
       assert.equal(structured(d).outcome, 'deny', textOf(d));
       const rp = await c.callTool({ name: 'replay_decision', arguments: { decisionId: structured(d).id } });
       assert.notEqual((rp as CallToolResult).isError, true, textOf(rp));
