@@ -38,8 +38,9 @@ if ('unavailable' in server) {
         assert.equal(r.missingWrites, 0, 'every acknowledged write is present');
         assert.equal(r.missingDecisions, 0, 'every acknowledged decision is present');
         assert.equal(r.chainsOk, true, `every chain verifies: ${r.chainMessages.join('; ')}`);
-        // the chains hold exactly the acknowledged appends: 1 policy + 3 principals per tenant, then one entry per write and per decision
-        assert.equal(r.chainEntries, tenants * 4 + r.writes + r.decisions, 'no lost, duplicated or extra entry');
+        // the chains hold exactly the acknowledged appends: 1 policy + 3 principals per tenant, the
+        // tokens issued to them, then one entry per write and per decision
+        assert.equal(r.chainEntries, tenants * 4 + r.tokenEntries + r.writes + r.decisions, 'no lost, duplicated or extra entry');
         assert.deepEqual(r.replayMismatches, [], 'sampled decisions replay to the recorded outcome');
         assert.ok((r.outcomes.allow ?? 0) > 0 && (r.outcomes.deny ?? 0) > 0, 'both outcomes occur');
       });

@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import { type AuditEntry, type AuditOp, type Checkpoint, nextEntry } from '../core/audit.js';
 import { type Authority, TRUSTED_THRESHOLD, atLeast, minAuthority } from '../core/authority.js';
-import { hashCanonical, sha256Hex } from '../core/canonical.js';
+import { hashCanonical } from '../core/canonical.js';
 import { contentHashMatches, contentHashOf, isKeyedHash, newContentKey } from '../core/content-hash.js';
 import { derivedTaint, provesNarrowInputs, writeTaint } from '../core/derivation.js';
 import { findEchoes } from '../core/echo.js';
@@ -1128,6 +1128,8 @@ export class Memory {
         const { outcome, reasons, confirmationId } = result;
         return { dryRun: true, tenant: a.tenant, sessionId: a.session ?? null, requester: a.requester ?? null, at: now, action, argsHash, tier, mode, outcome, reasons, dependencies, values, confirmationId, policyVersion: this.policy.version };
       }
+      // keyed like content hashes: a plain SHA-256 of a short turn ("Pay $1,200 to ACCT-1234") can be guessed
+      const userTurnHash = a.userTurn !== undefined ? contentHashOf(a.userTurn.text, await tx.ensureTenantContentKey(a.tenant, newContentKey(), now)) : null;
       const payload = {
         decisionId: id,
         sessionId: a.session ?? null,
@@ -1137,7 +1139,7 @@ export class Memory {
         tier,
         mode,
         contextMode,
-        userTurn: a.userTurn !== undefined ? { principal: a.userTurn.principal, textHash: sha256Hex(a.userTurn.text) } : null,
+        userTurn: a.userTurn !== undefined ? { principal: a.userTurn.principal, textHash: userTurnHash } : null,
         dependencies: depFacts.map((d) => ({ memoryId: d.memoryId, why: d.why })),
         values,
         citedConfirmationId: a.confirmationId ?? null,
