@@ -40,10 +40,11 @@ describe('identifiers are exact strings', () => {
     assert.equal(supplies(prepareText('amount 5000'), v as ReturnType<typeof id>), true);
   });
 
-  test('normalisation: NFC, case, `_`, white space; nothing else', () => {
-    assert.equal(normalizeText('  ACCT_12\u00a0\n 34 '), 'acct 12 34');
+  test('normalisation: NFC, case, white space; nothing else (`_` is part of an identifier)', () => {
+    assert.equal(normalizeText('  ACCT_12\u00a0\n 34 '), 'acct_12 34');
     assert.equal(sup('pay CAFE\u0301-1', id('café-1')), true, 'NFC');
-    assert.equal(sup('pay ACCT  1234', id('acct_1234')), true);
+    assert.equal(sup('pay ACCT  1234', id('acct 1234')), true);
+    assert.equal(sup('pay ACCT  1234', id('acct_1234')), false);
     assert.equal(sup('pay ＡＣＣＴ-1', id('ACCT-1')), false, 'no compatibility folding');
     assert.equal(sup('pay (555) 123-4567 now', id('(555) 123-4567')), true, 'separators inside a value match exactly');
     assert.equal(sup('pay (555) 123-4567 now', id('555) 123-4567')), true);
@@ -174,7 +175,7 @@ describe('properties', () => {
     fc.assert(
       fc.property(textArb, textArb, (text, value) => {
         const vt = toks(value);
-        const hasRun = vt.some((t) => /[\p{L}\p{N}\-@/+:#]/u.test(t[0] as string));
+        const hasRun = vt.some((t) => /[\p{L}\p{N}\-@/+#]/u.test(t[0] as string));
         const expected = hasRun && containsSeq(toks(text), vt);
         assert.equal(sup(text, id(value)), expected);
         if (expected) assert.ok(normalizeText(text).includes(normalizeText(value)), 'a match is a substring of the normalised text');
@@ -190,7 +191,7 @@ describe('properties', () => {
         if (t.length === 0) return;
         const start = i % t.length;
         const slice = t.slice(start, start + 1 + (n % 4));
-        if (!slice.some((x) => /[\p{L}\p{N}\-@/+:#]/u.test(x[0] as string))) return;
+        if (!slice.some((x) => /[\p{L}\p{N}\-@/+#]/u.test(x[0] as string))) return;
         assert.equal(sup(text, id(slice.join(''))), true);
       }),
       { numRuns: 2000 },

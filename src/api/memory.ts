@@ -1121,7 +1121,7 @@ export class Memory {
       const depIds = [...why.keys()].sort();
       const depFacts = depIds.map((id): DependencyFacts => ({ ...depFactsOf(id), why: [...(why.get(id) as Set<DependencyWhy>)].sort() }));
       const confirmations = await this.confirmationCandidates(tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
-      const result = decide({ action, argsHash, tier, mode, now, dependencies: depFacts, values, disallowedArguments: disallowedArguments(this.policy, action), confirmations, citedConfirmationId: a.confirmationId ?? null, requester, threshold: TRUSTED_THRESHOLD });
+      const result = decide({ action, argsHash, tier, mode, now, dependencies: depFacts, values, disallowedArguments: disallowedArguments(this.policy, action), argumentTypes: argumentTypes(this.policy, action.type), confirmations, citedConfirmationId: a.confirmationId ?? null, requester, threshold: TRUSTED_THRESHOLD });
       const id = newId('dec');
       const dependencies: Dependency[] = depFacts.map((d) => ({ memoryId: d.memoryId, why: d.why, lowestAuthority: d.lowestAuthority, actionAuthority: d.actionAuthority, status: d.status }));
       if (dryRun) {

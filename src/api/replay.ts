@@ -4,7 +4,7 @@ import { hashCanonical } from '../core/canonical.js';
 import { MemauthError } from '../core/errors.js';
 import { type FactsBundle, type RecordFacts, dependencyFacts } from '../core/facts.js';
 import { type ConfirmationCandidate, type GateResult, decide } from '../core/gate.js';
-import { type Policy, disallowedArguments, loadPolicy, modeFor, riskTier } from '../core/policy.js';
+import { type Policy, argumentTypes, disallowedArguments, loadPolicy, modeFor, riskTier } from '../core/policy.js';
 import type { Action, Confirmation, Corroboration, DependencyWhy, PrincipalKind, Reason, ValueProvenance } from '../core/types.js';
 import type { Requester } from '../core/confirmation.js';
 import type { StorageDriver } from '../store/driver.js';
@@ -200,6 +200,7 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
     dependencies: deps,
     values: p.values as ValueProvenance[],
     disallowedArguments: disallowedArguments(policy, action),
+    argumentTypes: argumentTypes(policy, action.type),
     confirmations: candidates,
     citedConfirmationId: cited,
     requester,

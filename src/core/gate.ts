@@ -1,9 +1,11 @@
 import { type Authority, atLeast } from './authority.js';
 import { type ConfirmationMismatch, type Requester, confirmationMismatch } from './confirmation.js';
 import { decimalOfText, multiplyDecimals } from './decimal.js';
+import { argumentShapeProblems } from './values.js';
 import {
   REASON_CODES,
   type Action,
+  type ArgumentType,
   type Confirmation,
   type DependencyWhy,
   type Mode,
@@ -50,6 +52,8 @@ export interface GateInput {
   readonly requester?: Requester;
   /** top-level arguments the policy does not allow for this action type. */
   readonly disallowedArguments?: readonly string[];
+  /** the policy's argument types for the action's type (`argumentTypes(policy, type)`): an `amount` argument must be a scalar. */
+  readonly argumentTypes?: Readonly<Record<string, ArgumentType>>;
   /** minimum action authority for `high` (trusted_tool_verified). */
   readonly threshold: Authority;
 }
@@ -114,7 +118,10 @@ function productOfUserNumbers(v: ValueProvenance): boolean {
  * The action gate — memauth's reference monitor (docs/design.md § Action gate). Pure and total.
  *
  * All tiers: a declared or value dependency that is deleted (`deleted_source`) or expired
- * (`expired`), or any dependency with no matching audit entry (`metadata_missing`), denies.
+ * (`expired`), or any dependency with no matching audit entry (`metadata_missing`), denies; so
+ * does an argument the policy does not allow, one named `{resource}`, and an `amount` argument
+ * that is an array or object (`metadata_missing`, details `argument_not_allowed`,
+ * `amount_not_scalar`; src/core/values.ts `argumentShapeProblems`).
  * `high` additionally: every dependency must have action authority >= `threshold`
  * (`untrusted_origin`, or `missing_corroboration` when corroboration was tried but too weak),
  * and every argument value must be supplied by a source of that authority (the user's current
@@ -132,6 +139,7 @@ export function decide(input: GateInput): GateResult {
   const soft = new ReasonSet();
   const trustedIds = new Set<string>();
   for (const arg of input.disallowedArguments ?? []) hard.add('metadata_missing', [], { argument: arg, detail: 'argument_not_allowed' });
+  for (const p of argumentShapeProblems(input.action.args, input.argumentTypes ?? {})) hard.add('metadata_missing', [], p);
   for (const d of input.dependencies) {
     const direct = d.why.includes('declared') || d.why.includes('value');
     if (!d.verified) hard.add('metadata_missing', [d.memoryId]);

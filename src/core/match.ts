@@ -3,10 +3,14 @@
  * gate: value-level provenance). See src/core/values.ts for the rules; this module is the
  * machinery.
  *
- * Text is normalised ({@link normalizeText}) and cut into tokens: an identifier *run* — a maximal
- * sequence of identifier characters (letters, digits, `-`, `@`, `/`, `+`, `:`, `#`), where a `.`
- * or `,` followed by an identifier character continues the run (`acme.co.uk`, `5,000.00`) — or a
- * single other character (a space, `(`, `$`, a final `.`). A value occurs in a text when its
+ * Text is normalised ({@link normalizeText}) and cut into tokens ({@link tokenize}): an identifier
+ * *run* — a maximal sequence of non-delimiter characters — or a single delimiter character.
+ * Delimiters are few and explicit: white space; hard delimiters `( ) [ ] { } < > " \` « » “ ” ‘ ’ „`
+ * and currency signs `$ € £ ¥`; soft delimiters `. , : ; ! ? '`, which continue a run only
+ * between two run characters (`acme.co.uk`, `5,000.00`, `https://x/y`; a sentence-final `.` ends
+ * it). Everything else is a run character: letters, digits, combining marks, `_ - @ / + # = % ~ &
+ * * ^ | \\` and other symbols — so no part of `acme_ap@outlook.com`, `inv_1200` or `i̇sbank` is a
+ * run of its own. A value occurs in a text when its
  * token sequence is a contiguous part of the text's token sequence. A text is prepared once
  * ({@link prepareText}, memoised per record by the store) into a per-text vocabulary and an
  * array of token ids; a decision's values are compiled once into an Aho–Corasick automaton over
@@ -18,42 +22,54 @@ import { decimalOfText } from './decimal.js';
 
 /**
  * Normalise text for value matching: Unicode NFC (canonical equivalence only — no
- * compatibility folding, so full-width look-alikes stay different), lower case, `_` as a space,
- * white space collapsed. Hyphens, dots, `@` are kept: they are part of identifiers.
+ * compatibility folding, so full-width look-alikes stay different), lower case (identifiers are
+ * case-insensitive), white space collapsed. Nothing else is folded: `_`, `-`, `.`, `@` stay
+ * part of identifiers.
  */
 export function normalizeText(s: string): string {
-  return s.normalize('NFC').toLowerCase().replace(/_/g, ' ').replace(/\s+/g, ' ').trim();
+  return s.normalize('NFC').toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
-const ASCII_IDENT = new Uint8Array(128);
-for (const c of 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_@/+:#') ASCII_IDENT[c.charCodeAt(0)] = 1;
-/** Non-ASCII code points: 0 not yet classified, 1 no, 2 a letter or number. */
-const WIDE_IDENT = new Uint8Array(0x110000);
-const LETTER_OR_NUMBER = /^[\p{L}\p{N}]$/u;
+/** Character classes: a run character, a hard delimiter (white space, brackets, quotes, currency signs), a soft delimiter. */
+const RUN = 0;
+const HARD = 1;
+const SOFT = 2;
+const HARD_CHARS = '()[]{}<>"`«»“”‘’„$€£¥';
+const SOFT_CHARS = ".,:;!?'";
+const ASCII_CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) if (c <= 32 || c === 127) ASCII_CLASS[c] = /\s/.test(String.fromCharCode(c)) ? HARD : RUN;
+for (const c of HARD_CHARS) if (c.charCodeAt(0) < 128) ASCII_CLASS[c.charCodeAt(0)] = HARD;
+for (const c of SOFT_CHARS) ASCII_CLASS[c.charCodeAt(0)] = SOFT;
+const WIDE_HARD = new Set([...HARD_CHARS].filter((c) => c.charCodeAt(0) >= 128).map((c) => c.codePointAt(0) as number));
+const SPACE = /^\s$/u;
+/** Non-ASCII code points: 0 not yet classified, else class + 1. */
+const WIDE_CLASS = new Uint8Array(0x110000);
 
-function isIdent(cp: number): boolean {
-  if (cp < 128) return ASCII_IDENT[cp] === 1;
-  let k = WIDE_IDENT[cp] as number;
+/** The class of a code point: {@link SOFT} and {@link HARD} are few and explicit; everything else — letters, digits, combining marks, `_ - @ / + # = % ~ & * ^ | \\`, other symbols — is a run character. */
+function classOf(cp: number): number {
+  if (cp < 128) return ASCII_CLASS[cp] as number;
+  let k = WIDE_CLASS[cp] as number;
   if (k === 0) {
-    k = LETTER_OR_NUMBER.test(String.fromCodePoint(cp)) ? 2 : 1;
-    WIDE_IDENT[cp] = k;
+    k = (WIDE_HARD.has(cp) || SPACE.test(String.fromCodePoint(cp)) ? HARD : RUN) + 1;
+    WIDE_CLASS[cp] = k;
   }
-  return k === 2;
+  return k - 1;
 }
 
 const width = (cp: number): number => (cp > 0xffff ? 2 : 1);
-const DOT = 46;
-const COMMA = 44;
 
 /**
- * Cut normalised text into tokens (runs and single other characters), in order.
+ * Cut normalised text into tokens, in order: identifier runs — maximal sequences of run
+ * characters, where a soft delimiter (`. , : ; ! ? '`) between two run characters continues the
+ * run (`acme.co.uk`, `5,000.00`, `https://x/y`, `o'brien`) — and single delimiter characters
+ * (a space, `(`, `$`, a sentence-final `.`).
  * @param emit - called per token with `run` true for an identifier run.
  */
 export function tokenize(s: string, emit: (token: string, run: boolean) => void): void {
   let i = 0;
   while (i < s.length) {
     const cp = s.codePointAt(i) as number;
-    if (!isIdent(cp)) {
+    if (classOf(cp) !== RUN) {
       emit(s.slice(i, i + width(cp)), false);
       i += width(cp);
       continue;
@@ -62,8 +78,9 @@ export function tokenize(s: string, emit: (token: string, run: boolean) => void)
     i += width(cp);
     while (i < s.length) {
       const c = s.codePointAt(i) as number;
-      if (isIdent(c)) i += width(c);
-      else if ((c === DOT || c === COMMA) && i + 1 < s.length && isIdent(s.codePointAt(i + 1) as number)) i += 1;
+      const k = classOf(c);
+      if (k === RUN) i += width(c);
+      else if (k === SOFT && i + 1 < s.length && classOf(s.codePointAt(i + 1) as number) === RUN) i += 1;
       else break;
     }
     emit(s.slice(start, i), true);

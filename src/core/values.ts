@@ -4,17 +4,22 @@
  *
  * - **Identifiers** — every argument the policy does not declare an amount (account numbers,
  *   IBANs, phone numbers, ids, e-mail addresses, the action's `resource`; a JSON number too, as its
- *   decimal text) — match as exact strings after normalisation only: Unicode NFC, lower case,
- *   `_` as a space, white space collapsed. The value's token sequence must be a contiguous part
- *   of the text's (src/core/match.ts): an identifier run is never matched inside a longer one, so
- *   `ACCT-1234` is not supplied by `ACCT-1234-5678`, `acme.co` not by `billing@acme.co.uk`,
- *   `1234567` not by `1,234,567`, `0901` not by `901`. No numeric reading, no doubles. A value
- *   with no identifier run (only punctuation) is supplied by nothing.
+ *   decimal text) — match as exact strings after normalisation only: Unicode NFC, lower case
+ *   (identifiers are case-insensitive), white space collapsed. The value's token sequence must be
+ *   a contiguous part of the text's (src/core/match.ts): an identifier run — a maximal sequence
+ *   of non-delimiter characters; delimiters are white space, brackets, quotes, currency signs and
+ *   `. , : ; ! ? '` where they do not sit between two run characters — is never matched inside a
+ *   longer one, so `ACCT-1234` is not supplied by `ACCT-1234-5678`, `acme.co` not by
+ *   `billing@acme.co.uk`, `ap@outlook.com` not by `acme_ap@outlook.com`, `sbank-tr-4471` not by
+ *   `İSBANK-TR-4471`, `1234567` not by `1,234,567`, `0901` not by `901`. No numeric reading, no
+ *   doubles. A value with no identifier run (only punctuation) is supplied by nothing.
  * - **Amounts** — arguments the policy declares `amount` (`actions.<type>.argumentTypes`) —
  *   compare as exact decimals (src/core/decimal.ts): `5000` = `5,000.00` = `$5,000`, at any
- *   magnitude. An amount in a text is a run in the amount grammar (digits, optional `,`
- *   thousands groups, optional `.` fraction, no leading zero) not preceded by `.`/`,`. An amount
- *   argument that is negative or no amount (`12,50`, `-5`) is supplied by nothing.
+ *   magnitude. An amount in a text is a whole run in the amount grammar (digits, optional `,`
+ *   thousands groups, optional `.` fraction, no leading zero) not preceded by `.`/`,` — so the
+ *   digits inside `INV_1200` are no amount. An amount argument that is negative or no amount
+ *   (`12,50`, `-5`) is supplied by nothing; one that is an array or object is refused
+ *   ({@link argumentShapeProblems}).
  * - **Computed amounts** ({@link findProduct}) — quantity × unit price, only where the user's
  *   turn marks both: `50 units at $10 each`, `3 x $19.99`, `10 licences @ 25 per licence`.
  *
@@ -73,6 +78,31 @@ export function argumentValues(args: Readonly<Record<string, unknown>>, types: R
   };
   walk(args, '', 'identifier');
   return out;
+}
+
+/** Why an action's arguments cannot be checked value by value: the argument and a detail for a `metadata_missing` reason. */
+export interface ArgumentShapeProblem {
+  readonly argument: string;
+  readonly detail: 'amount_not_scalar' | 'argument_not_allowed';
+}
+
+/**
+ * Arguments the gate refuses before any value is matched (docs/design.md § Action gate): an
+ * argument the policy declares an `amount` whose value is an array or object (`[1200, 1200]`,
+ * `{"ACCT-1": 1200}` — an amount is one string or number; `amount_not_scalar`), and an argument
+ * literally named {@link RESOURCE_ARGUMENT}, which would be reported as the action's resource
+ * (`argument_not_allowed`). Pure.
+ * @param args - the action's arguments (plain JSON).
+ * @param types - the policy's argument types for the action's type.
+ * @returns the problems, sorted by argument; empty when none.
+ */
+export function argumentShapeProblems(args: Readonly<Record<string, unknown>>, types: Readonly<Record<string, ArgumentType>>): ArgumentShapeProblem[] {
+  const out: ArgumentShapeProblem[] = [];
+  for (const [k, v] of Object.entries(args)) {
+    if (k === RESOURCE_ARGUMENT) out.push({ argument: k, detail: 'argument_not_allowed' });
+    else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && v !== null && typeof v === 'object') out.push({ argument: k, detail: 'amount_not_scalar' });
+  }
+  return out.sort((a, b) => (a.argument < b.argument ? -1 : a.argument > b.argument ? 1 : 0));
 }
 
 /** The values of an action: its arguments' ({@link argumentValues}) and its `resource`, an identifier at {@link RESOURCE_ARGUMENT}. */

@@ -138,4 +138,50 @@ export function valueCases(f: StoreFactory): void {
       }
     });
   });
+
+  describe('identifier runs: no part of a trusted identifier is supplied', () => {
+    test('a suffix after `_`, a Turkish İ, an amount inside INV_1200, a path fragment, a former separator: denied; the whole identifier: allowed', async (t) => {
+      const env = await setup();
+      t.after(env.dispose);
+      const { mem } = env;
+      const rec = await bankRecord(
+        mem,
+        'Remittance advice goes to acme_ap@outlook.com. Bank İSBANK-TR-4471, invoice INV_1200, exports to sftp://h/exports_partner/in, ref K=77%x~y&z*9 and n\'acct-5.',
+      );
+      const email = (to: string) => ({ type: 'send_email', args: { to } });
+      assert.equal((await mem.authorize({ tenant: T, action: email('ap@outlook.com'), dependsOn: [rec], ...declared })).outcome, 'deny', 'ap@outlook.com is part of acme_ap@outlook.com');
+      assert.equal((await mem.authorize({ tenant: T, action: email('acme_ap@outlook.com'), dependsOn: [rec], ...declared })).outcome, 'allow');
+      for (const to of ['SBANK-TR-4471', 'sbank-tr-4471', 'INV', '77%x', 'x~y', 'z*9', 'acct-5', 'K']) {
+        const d = await mem.authorize({ tenant: T, action: email(to), dependsOn: [rec], ...declared });
+        assert.equal(d.outcome, 'deny', `to=${to} is part of a trusted identifier`);
+        assert.deepEqual(d.values.find((v) => v.argument === 'to')?.recordIds, [], `to=${to} must be supplied by nothing`);
+      }
+      const whole = await mem.authorize({ tenant: T, action: { type: 'send_email', args: { to: 'İSBANK-TR-4471' } }, dependsOn: [rec], ...declared });
+      assert.equal(whole.outcome, 'allow', codes(whole).join(','));
+      const inv = await mem.authorize({ tenant: T, action: pay('INV_1200', 1200), dependsOn: [rec], ...declared });
+      assert.equal(inv.outcome, 'deny', 'the digits of INV_1200 are no amount');
+      assert.deepEqual(inv.values.find((v) => v.argument === 'amount')?.recordIds, []);
+      const frag = await mem.authorize({ tenant: T, action: { type: 'export_data', args: {}, resource: 'partner/in' }, dependsOn: [rec], ...declared });
+      assert.equal(frag.outcome, 'deny', 'partner/in is part of sftp://h/exports_partner/in');
+      const path = await mem.authorize({ tenant: T, action: { type: 'export_data', args: {}, resource: 'sftp://h/exports_partner/in' }, dependsOn: [rec], ...declared });
+      assert.equal(path.outcome, 'allow', codes(path).join(','));
+    });
+
+    test('an amount argument must be a scalar; an argument named {resource} is refused', async (t) => {
+      const env = await setup();
+      t.after(env.dispose);
+      const { mem } = env;
+      const rec = await bankRecord(mem, 'Pay ACCT-GOOD-1 the invoice total $1,200.00.');
+      assert.equal((await mem.authorize({ tenant: T, action: pay('ACCT-GOOD-1', 1200), dependsOn: [rec], ...declared })).outcome, 'allow');
+      for (const amount of [[1200, 1200], { 'ACCT-GOOD-1': 1200 }, [1200]]) {
+        const d = await mem.authorize({ tenant: T, action: pay('ACCT-GOOD-1', amount), dependsOn: [rec], ...declared });
+        assert.equal(d.outcome, 'deny', JSON.stringify(amount));
+        assert.ok(d.reasons.some((r) => r.code === 'metadata_missing' && r.detail === 'amount_not_scalar' && r.argument === 'amount'), JSON.stringify(d.reasons));
+        assert.equal((await mem.replay({ tenant: T, decisionId: d.id })).matches, true);
+      }
+      const d = await mem.authorize({ tenant: T, action: { type: 'export_data', args: { '{resource}': 'ACCT-GOOD-1' }, resource: 's3://attacker' }, dependsOn: [rec], ...declared });
+      assert.equal(d.outcome, 'deny');
+      assert.ok(d.reasons.some((r) => r.code === 'metadata_missing' && r.detail === 'argument_not_allowed' && r.argument === '{resource}'), JSON.stringify(d.reasons));
+    });
+  });
 }
