@@ -9,7 +9,12 @@
  *   decision over a 1,000,000-character session record with 200 values (timed);
  * - "resource provenance": deploy/export/pay/send resources nobody trusted supplied (no
  *   session, an untrusted page, a trusted look-alike) denied; the user's turn, a trusted record
- *   or a confirmation of exactly that action allowed — the confirmation once, and not for another resource.
+ *   or a confirmation of exactly that action allowed — the confirmation once, and not for another resource;
+ * - "identifier runs": trusted identifiers (e-mail addresses, accounts, invoice numbers, paths)
+ *   containing each character that once ended a run (`_ ' = % ~ & * ^ | \\`, a combining mark
+ *   (`İ` lower-cases to `i` + U+0307, a mark NFC does not merge, Devanagari, Thai) in varied sentence contexts: the whole identifier allowed, every
+ *   part around the character (suffix, prefix, the digits as an amount, a path fragment) denied;
+ *   an amount argument that is an array or object denied.
  */
 import { join } from 'node:path';
 import type { Memory } from '../src/index.js';
@@ -138,13 +143,54 @@ async function resources(mem: Memory, r: Rng, o: Options): Promise<SuiteResult> 
   return tally.result();
 }
 
+/** Characters that once ended an identifier run, each with a letter it may follow. */
+const FORMER_SEPARATORS = ['_', "'", '=', '%', '~', '&', '*', '^', '|', '\\', 'İ', '\u0301', '\u093f', '\u0e35'];
+const CONTEXTS: ReadonlyArray<(x: string) => string> = [(x) => `Remittance advice goes to ${x}.`, (x) => `Use ${x}, as agreed.`, (x) => `(${x}) is on file`, (x) => `Target: ${x}; confirmed!`, (x) => `"${x}"`];
+
+async function runs(mem: Memory, r: Rng, o: Options): Promise<SuiteResult> {
+  const tally = new Tally('identifier runs');
+  const n = o.long ? 8 : 2;
+  const outcome = async (action: { type: string; args: Record<string, unknown>; resource?: string }, deps: string[]): Promise<string> =>
+    (await mem.authorize({ tenant: T, action, dependsOn: deps, context: 'declared' })).outcome;
+  const email = (to: string) => ({ type: 'send_email', args: { to } });
+  for (let round = 0; round < n; round++) {
+    for (const sep of FORMER_SEPARATORS) {
+      const head = sep === '\u093f' ? 'क' : sep === '\u0e35' ? 'ท' : sep === '\u0301' ? 'q' : `acme${r.int(1, 99)}`;
+      const tail = `ap${digits(r, 3)}`;
+      const addr = `${head}${sep}${tail}@mail${r.int(1, 9)}.example`;
+      const inv = `INV${sep}${digits(r, 4)}`;
+      const amount = Number(inv.slice(inv.length - 4));
+      const path = `sftp://h${r.int(1, 9)}/exports${sep}partner${r.int(1, 99)}/in`;
+      const ctx = CONTEXTS[r.int(0, CONTEXTS.length - 1)] as (x: string) => string;
+      const rec = await trusted(mem, `${ctx(addr)} Pay ACCT-77 invoice ${inv} ${ctx(path)}`);
+      tally.ok((await outcome(email(addr), [rec])) === 'allow', () => `whole ${addr} denied in ${ctx(addr)}`);
+      const after = addr.slice(addr.indexOf(sep) + sep.length);
+      for (const part of [after, after.slice(after.indexOf('@') + 1), `${sep}${after}`, addr.slice(0, addr.indexOf('@'))]) {
+        if (part.trim() === '' || part === addr) continue;
+        tally.ok((await outcome(email(part), [rec])) === 'deny', () => `part ${JSON.stringify(part)} of ${JSON.stringify(addr)} allowed`);
+      }
+      tally.ok((await outcome({ type: 'pay', args: { to: 'ACCT-77', amount } }, [rec])) === 'deny', () => `amount ${amount} supplied by ${inv}`);
+      tally.ok((await outcome(email(inv), [rec])) === 'allow', () => `whole ${inv} denied`);
+      const frag = path.slice(path.indexOf(sep) + sep.length);
+      tally.ok((await outcome({ type: 'export_data', args: {}, resource: frag }, [rec])) === 'deny', () => `path fragment ${frag} of ${path} allowed`);
+      tally.ok((await outcome({ type: 'export_data', args: {}, resource: path }, [rec])) === 'allow', () => `whole path ${path} denied`);
+    }
+    const payee = await trusted(mem, 'Pay ACCT-GOOD-1 the invoice total $1,200.00.');
+    tally.ok((await outcome({ type: 'pay', args: { to: 'ACCT-GOOD-1', amount: 1200 } }, [payee])) === 'allow', () => 'scalar amount 1200 denied');
+    for (const amount of [[1200, 1200], { 'ACCT-GOOD-1': 1200 }, [1200], { value: 1200 }]) {
+      tally.ok((await outcome({ type: 'pay', args: { to: 'ACCT-GOOD-1', amount } }, [payee])) === 'deny', () => `non-scalar amount ${JSON.stringify(amount)} allowed`);
+    }
+  }
+  return tally.result();
+}
+
 export async function run(o: Options): Promise<SuiteResult[]> {
   const dir = tempDir();
   const mem = await openStore(join(dir, 'memauth.db'), { checkpointKey: false });
   try {
     await registerCast(mem, T);
     const r = rng(o.seed);
-    return [await matching(mem, r, o), await resources(mem, r, o)];
+    return [await matching(mem, r, o), await resources(mem, r, o), await runs(mem, r, o)];
   } finally {
     await mem.close();
     rmDir(dir);
