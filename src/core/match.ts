@@ -147,10 +147,16 @@ interface Node {
 
 const node = (): Node => ({ next: null, fail: null, out: null, values: [], stamp: 0 });
 
-/** One pattern per value: its token sequence, or its canonical amount; both null: supplied by nothing. */
+/**
+ * One pattern per value: its token sequence, or its canonical amount; both null: supplied by
+ * nothing. `spaced`: the token sequence of the value with each `_` written as a space, also
+ * accepted (a key `trial_balance` is supplied by "trial balance" — whole runs of the text, so no
+ * part of a longer identifier such as `acme_ap@x.com` can supply `ap@x.com`).
+ */
 export interface Pattern {
   readonly tokens: readonly string[] | null;
   readonly amount: string | null;
+  readonly spaced?: readonly string[] | null;
 }
 
 /**
@@ -169,7 +175,10 @@ export class ValueMatcher {
   constructor(patterns: readonly Pattern[]) {
     patterns.forEach((p, i) => {
       if (p.amount !== null) this.amounts.set(p.amount, [...(this.amounts.get(p.amount) ?? []), i]);
-      else if (p.tokens !== null && p.tokens.length > 0) this.insert(p.tokens, i);
+      else if (p.tokens !== null && p.tokens.length > 0) {
+        this.insert(p.tokens, i);
+        if (p.spaced && p.spaced.length > 0) this.insert(p.spaced, i);
+      }
     });
     this.link();
   }

@@ -114,7 +114,7 @@ export function actionValues(action: Pick<Action, 'args' | 'resource'>, types: R
 
 function patternOf(v: ArgumentValue): Pattern {
   if (v.type === 'amount') return { tokens: null, amount: v.amount };
-  return { tokens: valueTokens(v.value), amount: null };
+  return { tokens: valueTokens(v.value), amount: null, spaced: v.value.includes('_') ? valueTokens(v.value.replace(/_/g, ' ')) : null };
 }
 
 /**
