@@ -117,6 +117,23 @@ describe('expensive endpoints are limited per tenant', () => {
       assert.equal(r.body.details.max, 1);
     }
   });
+
+  test("another tenant's audit verification does not wait behind a tenant's running metrics series", async () => {
+    for (let round = 0; round < 3; round++) {
+      let seriesDone = 0;
+      const series = http(srv.url, 'GET', '/v1/metrics/series?buckets=200&replaySample=all', { token: tok.mallory }).then((r) => {
+        seriesDone = performance.now();
+        return r;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const v = await http(srv.url, 'GET', '/v1/audit/verify', { token: tok.agent });
+      const verifyDone = performance.now();
+      assert.equal(v.status, 200, v.text);
+      const s = await series;
+      assert.equal(s.status, 200, s.text);
+      assert.ok(seriesDone === 0 || verifyDone < seriesDone, `round ${round}: acme's verification ended ${(verifyDone - seriesDone).toFixed(0)} ms after globex's series`);
+    }
+  });
 });
 
 describe('TenantSlots', () => {

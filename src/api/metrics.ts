@@ -157,7 +157,7 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
     totals: { records: base.records.size, decisions: decisions.length, corroborations: base.allCorroborations.length },
     replaySample,
     tiers,
-    unused,
+    unused: unused(),
   };
 }
 
@@ -232,8 +232,8 @@ async function loadStore(mem: Memory, tenant: string): Promise<StoreView> {
   return { records, verified, domains, allCorroborations, corroborationVerified, facts, bundle };
 }
 
-/** The per-tier and unused-bucket metrics of `decisions` (see {@link computeMetrics}). */
-function tierMetrics(mem: Memory, base: StoreView, decisions: readonly Decision[], replaySample: number | 'all', replays: ReadonlyMap<string, { matches: boolean } | null>, now: string): { tiers: Record<Tier, TierMetrics>; unused: UnusedRecordMetrics } {
+/** The per-tier metrics of `decisions` and (on demand) the unused bucket's (see {@link computeMetrics}). */
+function tierMetrics(mem: Memory, base: StoreView, decisions: readonly Decision[], replaySample: number | 'all', replays: ReadonlyMap<string, { matches: boolean } | null>, now: string): { tiers: Record<Tier, TierMetrics>; unused: () => UnusedRecordMetrics } {
   const { records, verified, domains, allCorroborations, corroborationVerified, facts, bundle } = base;
   const { k, minAuthority: floor } = mem.policy.document.corroboration;
   // ---- buckets
@@ -249,7 +249,6 @@ function tierMetrics(mem: Memory, base: StoreView, decisions: readonly Decision[
   const closure = new Map<Tier, Set<string>>(TIERS.map((t) => [t, new Set<string>()]));
   for (const d of decisions) for (const dep of d.dependencies) ancestors(dep.memoryId, closure.get(d.tier) as Set<string>);
   const used = new Set<string>([...closure.values()].flatMap((s) => [...s]));
-  const unusedIds = [...records.keys()].filter((id) => !used.has(id));
 
   // ---- record metrics over a set of ids
   const originCoverage = (ids: readonly string[]): Ratio => {
@@ -360,7 +359,12 @@ function tierMetrics(mem: Memory, base: StoreView, decisions: readonly Decision[
     };
   }
 
-  return { tiers, unused: { records: unusedIds.length, originCoverage: originCoverage(unusedIds), taintRetention: taintRetention(unusedIds), corroborationValidity: corroborationValidity(unusedIds) } };
+  // computed on demand: the series reports tiers only
+  const unused = (): UnusedRecordMetrics => {
+    const unusedIds = [...records.keys()].filter((id) => !used.has(id));
+    return { records: unusedIds.length, originCoverage: originCoverage(unusedIds), taintRetention: taintRetention(unusedIds), corroborationValidity: corroborationValidity(unusedIds) };
+  };
+  return { tiers, unused };
 }
 
 /** One time bucket of {@link computeMetricsSeries}. */
