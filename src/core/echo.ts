@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { normalizeText, significantTokens } from './values.js';
+import { normalizeText, significantTokens, significantTokensOfNormalized } from './values.js';
 
 /**
  * Recalled memory echoed back (docs/design.md § Derivation and taint: "Recalled text re-ingested
@@ -34,7 +34,8 @@ export function echoKey(text: string): string {
 }
 
 /** Case-, punctuation- and symbol-insensitive form, for the `contained` test only. */
-const looseKey = (t: string): string => normalizeText(t).replace(/[^\p{L}\p{N}@]+/gu, ' ').trim();
+const looseOf = (normalized: string): string => normalized.replace(/[^\p{L}\p{N}@]+/gu, ' ').trim();
+const looseKey = (t: string): string => looseOf(normalizeText(t));
 
 /** SHA-256 of a text's {@link echoKey}: exact echoes are found by looking this up. */
 const echoHash = (text: string): string => createHash('sha256').update(echoKey(text), 'utf8').digest('base64');
@@ -61,7 +62,8 @@ function prepare(r: EchoCandidate & { content: string }): Prepared {
   const p = prepared.get(r);
   if (p !== undefined && p.content === r.content) return p;
   echoWork.prepared += 1;
-  const q: Prepared = { content: r.content, hash: echoHash(r.content), loose: looseKey(r.content), tokens: significantTokens(r.content) };
+  const normalized = normalizeText(r.content);
+  const q: Prepared = { content: r.content, hash: echoHash(r.content), loose: looseOf(normalized), tokens: significantTokensOfNormalized(normalized) };
   prepared.set(r, q);
   return q;
 }
