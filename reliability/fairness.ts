@@ -8,7 +8,13 @@
  * (b) `GET /v1/metrics?replaySample=all` in a loop after 1,500 decisions (replay in one pass,
  *     yielding, per-tenant limit of expensive requests);
  * (c) an MCP session flood by one external principal (per-principal and per-tenant limits):
- *     the victim tenant's agent must still open a session.
+ *     the victim tenant's agent must still open a session;
+ * (d) 20 records of 1,000,000 characters read into the attacker's session, then small writes
+ *     into that session in a loop (the echo check is memoised per record: a write costs
+ *     O(|content| + records read), not O(size of the session's texts));
+ * (e) `GET /v1/metrics/series?buckets=200&replaySample=all` in a loop, two at a time, while the
+ *     victim tenant calls `GET /v1/audit/verify` (another expensive request): expensive requests
+ *     are queued per tenant, so the victim's waits behind its own tenant's only.
  *
  * Goal, per flood: the victim's p99 under the flood ≤ max(2 × unloaded p99, unloaded p99 +
  * 50 ms) — the absolute floor keeps a 2 ms baseline on a noisy 2-core machine from flaking —
@@ -33,7 +39,7 @@ async function mcpInit(url: string, token: string): Promise<{ status: number; si
 }
 
 export async function run(o: Options): Promise<SuiteResult> {
-  const tally = new Tally('fairness: 3 floods');
+  const tally = new Tally('fairness: 5 floods');
   const windowMs = o.long ? 15_000 : 3_000;
   const decisions = o.long ? 3000 : 1500;
   const dir = tempDir();
@@ -92,7 +98,7 @@ export async function run(o: Options): Promise<SuiteResult> {
     tally.note(`unloaded: ${base.lat.length} victim requests, p50 ${percentile(base.lat, 50).toFixed(1)} ms, p99 ${baseP99.toFixed(1)} ms → goal under each flood: p99 ≤ max(${FACTOR}×, +${FLOOR_MS} ms) = ${goal.toFixed(1)} ms`);
 
     /** Run `attack` (repeatedly, for the window, at least once) while the victim is measured. */
-    const flood = async (name: string, attack: () => Promise<string>): Promise<void> => {
+    const flood = async (name: string, attack: () => Promise<string>, who: { run: typeof victim; goal: number; base: number } = { run: victim, goal, base: baseP99 }): Promise<void> => {
       let attackDone = false;
       let rounds = 0;
       let last = '';
@@ -108,14 +114,14 @@ export async function run(o: Options): Promise<SuiteResult> {
         }
       })();
       const t0 = Date.now();
-      const got = await victim(() => attackDone || Date.now() - t0 > 120_000);
+      const got = await who.run(() => attackDone || Date.now() - t0 > 120_000);
       await attacker;
       const p99 = percentile(got.lat, 99);
       tally.cases += got.lat.length + got.errors.length;
       tally.failures += got.errors.length;
       for (const e of got.errors.slice(0, 3)) tally.note(`FAIL ${name}: victim request failed: ${e}`);
-      tally.ok(got.lat.length > 0 && p99 <= goal, () => `${name}: victim p99 ${p99.toFixed(1)} ms over the goal ${goal.toFixed(1)} ms (unloaded p99 ${baseP99.toFixed(1)} ms)`);
-      tally.note(`${name}: ${rounds} attack rounds in ${((Date.now() - t0) / 1000).toFixed(1)} s (${last}); victim ${got.lat.length} requests, p50 ${percentile(got.lat, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${(got.lat[got.lat.length - 1] ?? NaN).toFixed(1)} ms (goal ${goal.toFixed(1)} ms)`);
+      tally.ok(got.lat.length > 0 && p99 <= who.goal, () => `${name}: victim p99 ${p99.toFixed(1)} ms over the goal ${who.goal.toFixed(1)} ms (unloaded p99 ${who.base.toFixed(1)} ms)`);
+      tally.note(`${name}: ${rounds} attack rounds in ${((Date.now() - t0) / 1000).toFixed(1)} s (${last}); victim ${got.lat.length} requests, p50 ${percentile(got.lat, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${(got.lat[got.lat.length - 1] ?? NaN).toFixed(1)} ms (goal ${who.goal.toFixed(1)} ms)`);
     };
 
     // (a) a 1,000,000-character record in the attacker's session + a decision with 200 short values
@@ -135,6 +141,56 @@ export async function run(o: Options): Promise<SuiteResult> {
       const rs = await Promise.all(Array.from({ length: 3 }, () => http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: mallory })));
       return `3 metrics at once: ${rs.map((r) => r.status).join(',')} in ${(performance.now() - t0).toFixed(0)} ms`;
     });
+
+    // (d) 20 records of 1,000,000 characters read into the attacker's session, then small writes into it
+    const huge = (i: number): string => Array.from({ length: 1_000_000 / 10 }, (_, j) => `h${String(i).padStart(2, '0')}${String(j % 1000).padStart(3, '0')} q `).join('').slice(0, 1_000_000);
+    const hugeIds: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await http(srv.url, 'POST', '/v1/memories', { token: mallory, body: { scope: 'x', content: huge(i), source: 'mail:flood' } });
+      if (r.status === 201) hugeIds.push((JSON.parse(r.text) as { record: { id: string } }).record.id);
+    }
+    for (const id of hugeIds) await http(srv.url, 'GET', `/v1/memories/${id}?session=echo`, { token: mallory });
+    tally.ok(hugeIds.length === 20, () => `(d) only ${hugeIds.length} of the 20 records of 1,000,000 characters were stored`);
+    // the first write after the reads prepares each record once (linear in its length): timed, outside the window
+    const c0 = performance.now();
+    await http(srv.url, 'POST', '/v1/memories', { token: mallory, body: { scope: 'x', content: 'cold note', source: 'mail:flood', session: 'echo' } });
+    tally.note(`(d) first small write after reading 20 × 1,000,000 characters (one-time preparation of each record): ${(performance.now() - c0).toFixed(0)} ms`);
+    let note = 0;
+    await flood('(d) small writes into a session that read 20 × 1M characters', async () => {
+      const t0 = performance.now();
+      const r = await http(srv.url, 'POST', '/v1/memories', { token: mallory, body: { scope: 'x', content: `note ${(note += 1)} for later`, source: 'mail:flood', session: 'echo' } });
+      return `write ${r.status} in ${(performance.now() - t0).toFixed(0)} ms`;
+    });
+
+    // (e) metrics series with 200 buckets and every decision replayed, in a loop, while the victim verifies its audit chain
+    const verifier = async (stop: () => boolean): Promise<{ lat: number[]; errors: string[] }> => {
+      const lat: number[] = [];
+      const errors: string[] = [];
+      while (!stop()) {
+        const t0 = performance.now();
+        try {
+          const r = await http(srv.url, 'GET', '/v1/audit/verify', { token: agent });
+          lat.push(performance.now() - t0);
+          if (r.status !== 200) errors.push(`verify ${r.status} ${r.text.slice(0, 120)}`);
+        } catch (e) {
+          errors.push(String(e));
+        }
+      }
+      return { lat: lat.sort((a, b) => a - b), errors };
+    };
+    const vBase = await verifier(timed(windowMs));
+    const vBaseP99 = percentile(vBase.lat, 99);
+    const vGoal = Math.max(FACTOR * vBaseP99, vBaseP99 + FLOOR_MS);
+    tally.note(`(e) unloaded: ${vBase.lat.length} victim audit verifications, p99 ${vBaseP99.toFixed(1)} ms → goal ${vGoal.toFixed(1)} ms`);
+    await flood(
+      '(e) metrics series buckets=200 replaySample=all vs the victim\'s audit verification',
+      async () => {
+        const t0 = performance.now();
+        const rs = await Promise.all(Array.from({ length: 2 }, () => http(srv.url, 'GET', '/v1/metrics/series?buckets=200&replaySample=all', { token: mallory })));
+        return `2 series at once: ${rs.map((r) => r.status).join(',')} in ${(performance.now() - t0).toFixed(0)} ms`;
+      },
+      { run: verifier, goal: vGoal, base: vBaseP99 },
+    );
 
     // (c) MCP session flood by one external principal of the attacker's tenant
     const sids: string[] = [];

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { computeMetrics } from '../src/api/metrics.js';
+import { computeMetrics, computeMetricsSeries } from '../src/api/metrics.js';
 import { replayDecision, replayDecisions } from '../src/api/replay.js';
 import { hashCanonical } from '../src/core/canonical.js';
 import { MemauthError } from '../src/core/errors.js';
@@ -92,6 +92,52 @@ describe('replay of many decisions in one pass', () => {
       assert.equal(m.tiers.high.decisionReplayRate.denominator, 300);
       assert.equal(m.tiers.high.decisionReplayRate.numerator, 300);
       // one pass over the log for the replays, plus one entry per record checked against its audit entry
+      assert.ok(read <= 2 * head, `audit entries read: ${read} for a log of ${head} entries`);
+    } finally {
+      await env.dispose();
+    }
+  });
+});
+
+describe('metrics series in one pass', () => {
+  test('each bucket of the series equals computeMetrics over its window (generated histories)', async () => {
+    for (const seed of [5, 6, 7]) {
+      const clock = manualClock(new Date(Date.now() - 130 * 60_000).toISOString());
+      const env = await setup({ clock: clock.now });
+      try {
+        await history(env.mem, seed, 120, (ms) => clock.advance(ms * 60));
+        for (const [buckets, replaySample] of [[7, 3], [13, 'all'], [1, 20]] as const) {
+          const series = await computeMetricsSeries(env.mem, { tenant: T, buckets, replaySample });
+          assert.equal(series.buckets.length, buckets);
+          assert.ok(series.buckets.filter((b) => Object.values(b.tiers).some((t) => t.decisions > 0)).length >= Math.min(buckets, 3), `seed ${seed}: decisions spread over several buckets`);
+          for (const b of series.buckets) {
+            const one = await computeMetrics(env.mem, { tenant: T, since: b.from, until: b.to, replaySample });
+            assert.deepEqual(b.tiers, one.tiers, `seed ${seed}, ${buckets} buckets: window ${b.from}..${b.to}`);
+          }
+        }
+      } finally {
+        await env.dispose();
+      }
+    }
+  });
+
+  test('a series of 50 buckets reads the store and the audit log about once, not once per bucket', async () => {
+    const env = await setup();
+    try {
+      const rec = (await env.mem.write({ tenant: T, scope: 'v', principal: P.bank, content: 'pay ACCT-1', source: 'bankapi:a' })).record;
+      for (let i = 0; i < 100; i++) await env.mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-1', amount: '1' } }, dependsOn: [rec.id] });
+      const head = (await env.mem.driver.auditHead(T))?.seq ?? 0;
+      const driver = env.mem.driver;
+      const original = driver.auditRange.bind(driver);
+      let read = 0;
+      driver.auditRange = async (tenant: string, from: number, to: number) => {
+        const page = await original(tenant, from, to);
+        read += page.length;
+        return page;
+      };
+      const s = await computeMetricsSeries(env.mem, { tenant: T, buckets: 50, replaySample: 'all' });
+      driver.auditRange = original;
+      assert.equal(s.buckets.reduce((n, b) => n + b.tiers.high.decisionReplayRate.numerator, 0), 100);
       assert.ok(read <= 2 * head, `audit entries read: ${read} for a log of ${head} entries`);
     } finally {
       await env.dispose();

@@ -117,28 +117,51 @@ describe('expensive endpoints are limited per tenant', () => {
       assert.equal(r.body.details.max, 1);
     }
   });
+
+  test("another tenant's audit verification does not wait behind a tenant's running metrics series", async () => {
+    for (let round = 0; round < 3; round++) {
+      let seriesDone = 0;
+      const series = http(srv.url, 'GET', '/v1/metrics/series?buckets=200&replaySample=all', { token: tok.mallory }).then((r) => {
+        seriesDone = performance.now();
+        return r;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const v = await http(srv.url, 'GET', '/v1/audit/verify', { token: tok.agent });
+      const verifyDone = performance.now();
+      assert.equal(v.status, 200, v.text);
+      const s = await series;
+      assert.equal(s.status, 200, s.text);
+      assert.ok(seriesDone === 0 || verifyDone < seriesDone, `round ${round}: acme's verification ended ${(verifyDone - seriesDone).toFixed(0)} ms after globex's series`);
+    }
+  });
 });
 
 describe('TenantSlots', () => {
-  test('a tenant at its limit is refused while another tenant is admitted (queued in arrival order); a slot frees when its request ends', async () => {
+  test("a tenant at its limit is refused while another tenant is admitted and runs without waiting behind it; a slot frees when its request ends", async () => {
     const slots = new TenantSlots(2);
     let release = (): void => undefined;
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const a1 = slots.run('globex', 'metrics', () => held);
-    const a2 = slots.run('globex', 'metrics', () => held);
-    await assert.rejects(slots.run('globex', 'metrics', async () => 1), (e: { code?: string; details?: { max?: number; tenant?: string } }) => e.code === 'TOO_MANY_REQUESTS' && e.details?.max === 2 && e.details.tenant === 'globex');
     const order: string[] = [];
-    void a1.then(() => order.push('globex'));
-    const b = slots.run('acme', 'metrics', async () => {
+    const a1 = slots.run('globex', 'metrics', async () => {
+      await held;
+      order.push('globex1');
+    });
+    const a2 = slots.run('globex', 'metrics', async () => {
+      order.push('globex2');
+    });
+    await assert.rejects(slots.run('globex', 'metrics', async () => 1), (e: { code?: string; details?: { max?: number; tenant?: string } }) => e.code === 'TOO_MANY_REQUESTS' && e.details?.max === 2 && e.details.tenant === 'globex');
+    // another tenant's expensive request runs while globex's first one is still running
+    const b = await slots.run('acme', 'metrics', async () => {
       order.push('acme');
       return 7;
     });
+    assert.equal(b, 7);
+    assert.deepEqual(order, ['acme'], "acme's request did not wait behind globex's");
     release();
     await Promise.all([a1, a2]);
-    assert.equal(await b, 7);
-    assert.deepEqual(order, ['globex', 'acme'], 'admitted requests run one at a time, in arrival order');
+    assert.deepEqual(order, ['acme', 'globex1', 'globex2'], "a tenant's own requests run one at a time, in arrival order");
     assert.equal(await slots.run('globex', 'metrics', async () => 3), 3);
   });
 });

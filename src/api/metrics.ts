@@ -143,8 +143,53 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
   if (replaySample !== 'all' && (!Number.isInteger(replaySample) || replaySample < 0)) throw new MemauthError('INVALID_ARGUMENT', 'metrics: replaySample must be a non-negative integer or "all"', { field: 'replaySample' });
   const maxDecisions = opts.maxDecisions ?? 100_000;
   if (!Number.isInteger(maxDecisions) || maxDecisions < 1) throw new MemauthError('INVALID_ARGUMENT', 'metrics: maxDecisions must be a positive integer', { field: 'maxDecisions' });
-  const driver = mem.driver;
   const now = new Date().toISOString();
+  const base = await loadStore(mem, tenant);
+  const decisions = inWindow(await mem.driver.listDecisions(tenant, maxDecisions), opts.since, opts.until);
+  const toReplay = replayIds(decisions, replaySample);
+  const replays = await replayAll(mem, tenant, toReplay);
+  const { tiers, unused } = tierMetrics(mem, base, decisions, replaySample, replays, now);
+  return {
+    tenant,
+    computedAt: now,
+    policyVersion: mem.policy.version,
+    threshold: TRUSTED_THRESHOLD,
+    totals: { records: base.records.size, decisions: decisions.length, corroborations: base.allCorroborations.length },
+    replaySample,
+    tiers,
+    unused: unused(),
+  };
+}
+
+/** What the metrics read of a tenant's store besides its decisions (verified against the log). */
+interface StoreView {
+  readonly records: Map<string, MemoryRecord>;
+  readonly verified: Set<string>;
+  readonly domains: Map<string, string>;
+  readonly allCorroborations: readonly Corroboration[];
+  readonly corroborationVerified: Set<string>;
+  readonly facts: Map<string, RecordFacts>;
+  readonly bundle: FactsBundle;
+}
+
+/** The decisions taken in [since, until) (either bound optional), in log order. */
+function inWindow(all: readonly Decision[], since: string | undefined, until: string | undefined): Decision[] {
+  return all.filter((d) => (since === undefined || d.at >= since) && (until === undefined || d.at < until)).sort((a, b) => a.auditSeq - b.auditSeq);
+}
+
+/** The ids of the decisions replayed: an evenly spaced sample of `replaySample` per tier. */
+function replayIds(decisions: readonly Decision[], replaySample: number | 'all'): string[] {
+  return TIERS.flatMap((tier) => sample(decisions.filter((d) => d.tier === tier), replaySample)).map((d) => d.id);
+}
+
+/** Replay `ids` in one pass over the audit log; a replay that throws maps to null (a mismatch). */
+async function replayAll(mem: Memory, tenant: string, ids: readonly string[]): Promise<Map<string, { matches: boolean } | null>> {
+  return new Map([...(await replayDecisions(mem.driver, tenant, ids))].map(([id, r]) => [id, r instanceof MemauthError ? null : r]));
+}
+
+/** Load the tenant's records, principals and corroborations, each checked against its audit entry. */
+async function loadStore(mem: Memory, tenant: string): Promise<StoreView> {
+  const driver = mem.driver;
 
   // ---- load the tenant's records, principals, corroborations and decisions
   const records = new Map<string, MemoryRecord>();
@@ -172,9 +217,6 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
     if (e && corroborationMatchesEntry(c, e)) corroborationVerified.add(c.id);
     await pause();
   }
-  const decisions = (await driver.listDecisions(tenant, maxDecisions))
-    .filter((d) => (opts.since === undefined || d.at >= opts.since) && (opts.until === undefined || d.at < opts.until))
-    .sort((a, b) => a.auditSeq - b.auditSeq);
 
   // ---- the provenance bundle the gate would see (verified rows only)
   const facts = new Map<string, RecordFacts>();
@@ -187,8 +229,13 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
     byRecord.set(c.recordId, [...(byRecord.get(c.recordId) ?? []), c]);
   }
   const bundle: FactsBundle = { records: facts, domains, corroborations: byRecord };
-  const { k, minAuthority: floor } = mem.policy.document.corroboration;
+  return { records, verified, domains, allCorroborations, corroborationVerified, facts, bundle };
+}
 
+/** The per-tier metrics of `decisions` and (on demand) the unused bucket's (see {@link computeMetrics}). */
+function tierMetrics(mem: Memory, base: StoreView, decisions: readonly Decision[], replaySample: number | 'all', replays: ReadonlyMap<string, { matches: boolean } | null>, now: string): { tiers: Record<Tier, TierMetrics>; unused: () => UnusedRecordMetrics } {
+  const { records, verified, domains, allCorroborations, corroborationVerified, facts, bundle } = base;
+  const { k, minAuthority: floor } = mem.policy.document.corroboration;
   // ---- buckets
   const ancestors = (id: string, into: Set<string>): void => {
     const stack = [id];
@@ -202,7 +249,6 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
   const closure = new Map<Tier, Set<string>>(TIERS.map((t) => [t, new Set<string>()]));
   for (const d of decisions) for (const dep of d.dependencies) ancestors(dep.memoryId, closure.get(d.tier) as Set<string>);
   const used = new Set<string>([...closure.values()].flatMap((s) => [...s]));
-  const unusedIds = [...records.keys()].filter((id) => !used.has(id));
 
   // ---- record metrics over a set of ids
   const originCoverage = (ids: readonly string[]): Ratio => {
@@ -268,9 +314,6 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
     }
     return out;
   };
-  // one pass over the audit log replays every sampled decision of every tier
-  const toReplay = TIERS.flatMap((tier) => sample(decisions.filter((d) => d.tier === tier), replaySample)).map((d) => d.id);
-  const replays = new Map([...(await replayDecisions(driver, tenant, toReplay))].map(([id, r]) => [id, r instanceof MemauthError ? null : r]));
   const tiers = {} as Record<Tier, TierMetrics>;
   for (const tier of TIERS) {
     const ds = decisions.filter((d) => d.tier === tier);
@@ -316,16 +359,12 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
     };
   }
 
-  return {
-    tenant,
-    computedAt: now,
-    policyVersion: mem.policy.version,
-    threshold: TRUSTED_THRESHOLD,
-    totals: { records: records.size, decisions: decisions.length, corroborations: allCorroborations.length },
-    replaySample,
-    tiers,
-    unused: { records: unusedIds.length, originCoverage: originCoverage(unusedIds), taintRetention: taintRetention(unusedIds), corroborationValidity: corroborationValidity(unusedIds) },
+  // computed on demand: the series reports tiers only
+  const unused = (): UnusedRecordMetrics => {
+    const unusedIds = [...records.keys()].filter((id) => !used.has(id));
+    return { records: unusedIds.length, originCoverage: originCoverage(unusedIds), taintRetention: taintRetention(unusedIds), corroborationValidity: corroborationValidity(unusedIds) };
   };
+  return { tiers, unused };
 }
 
 /** One time bucket of {@link computeMetricsSeries}. */
@@ -347,25 +386,40 @@ export interface MetricsSeries {
 
 /**
  * The seven metrics per risk tier over time: the tenant's decisions are split into `buckets`
- * equal time windows from the first decision to now, and {@link computeMetrics} is computed for
- * the decisions of each window (record metrics over the records those decisions depended on).
- * Each bucket replays at most `replaySample` decisions per tier (default 20).
+ * equal time windows from the first decision to now, and the metrics of {@link computeMetrics}
+ * are computed for the decisions of each window (record metrics over the records those decisions
+ * depended on). Each bucket replays at most `replaySample` decisions per tier (default 20).
+ * The store is read and the audit log replayed once for all windows (the sampled decisions of
+ * every window in one pass), not once per window: the result equals {@link computeMetrics} with
+ * `since`/`until` per window.
+ *
+ * @throws MemauthError `TENANT_REQUIRED`, `INVALID_ARGUMENT` (buckets not an integer from 1 to
+ *   200, bad replaySample).
  */
 export async function computeMetricsSeries(mem: Memory, opts: { tenant: string; buckets?: number; replaySample?: number | 'all' }): Promise<MetricsSeries> {
   const { tenant } = parseInput(schemas.tenant, { tenant: opts.tenant }, 'metricsSeries');
   const n = opts.buckets ?? 12;
   if (!Number.isInteger(n) || n < 1 || n > 200) throw new MemauthError('INVALID_ARGUMENT', 'metricsSeries: buckets must be an integer from 1 to 200', { field: 'buckets' });
+  const replaySample = opts.replaySample ?? 20;
+  if (replaySample !== 'all' && (!Number.isInteger(replaySample) || replaySample < 0)) throw new MemauthError('INVALID_ARGUMENT', 'metricsSeries: replaySample must be a non-negative integer or "all"', { field: 'replaySample' });
   const nowMs = Date.now();
+  const now = new Date(nowMs).toISOString();
   const all = await mem.driver.listDecisions(tenant, 100_000);
   const firstMs = all.reduce((m, d) => Math.min(m, Date.parse(d.at)), nowMs);
   const span = Math.max(1, nowMs + 1 - firstMs);
   const bucketMs = Math.ceil(span / n);
-  const buckets: MetricsBucket[] = [];
-  for (let i = 0; i < n; i++) {
+  const windows = Array.from({ length: n }, (_, i) => {
     const from = new Date(firstMs + i * bucketMs).toISOString();
     const to = new Date(firstMs + (i + 1) * bucketMs).toISOString();
-    const m = await computeMetrics(mem, { tenant, since: from, until: to, replaySample: opts.replaySample ?? 20 });
-    buckets.push({ from, to, tiers: m.tiers });
+    return { from, to, decisions: inWindow(all, from, to) };
+  });
+  const base = await loadStore(mem, tenant);
+  const replays = await replayAll(mem, tenant, windows.flatMap((w) => replayIds(w.decisions, replaySample)));
+  const pause = yielder();
+  const buckets: MetricsBucket[] = [];
+  for (const w of windows) {
+    buckets.push({ from: w.from, to: w.to, tiers: tierMetrics(mem, base, w.decisions, replaySample, replays, now).tiers });
+    await pause();
   }
-  return { tenant, computedAt: new Date(nowMs).toISOString(), policyVersion: mem.policy.version, bucketMs, buckets };
+  return { tenant, computedAt: now, policyVersion: mem.policy.version, bucketMs, buckets };
 }

@@ -1,5 +1,6 @@
 import { type Authority, minAuthority } from './authority.js';
 import type { Channel, DerivationEdge, Origin, Principal, Taint, Transform } from './types.js';
+import { recordTokens } from './echo.js';
 import { significantTokens } from './values.js';
 
 /** What derivation needs to know of an input record. */
@@ -71,13 +72,13 @@ export function writeTaint(params: { writer: Principal; origin: Origin; sourceAt
  * Proof that a derivation used only its declared inputs (docs/design.md: "unless the caller proves
  * a narrower set"): accepted only for verbatim extraction — every significant token of the
  * derived content occurs in the declared inputs. A paraphrase cannot prove it and keeps the
- * session's taint.
+ * session's taint. The inputs' words are tokenised once per record object (memoised).
  */
 export function provesNarrowInputs(content: string, declared: readonly DerivationInputFacts[]): boolean {
   const available = new Set<string>();
   for (const d of declared) {
     if (d.content === null) return false;
-    for (const t of significantTokens(d.content)) available.add(t);
+    for (const t of recordTokens(d as DerivationInputFacts & { content: string })) available.add(t);
   }
   for (const t of significantTokens(content)) if (!available.has(t)) return false;
   return true;

@@ -1,4 +1,5 @@
-import { normalizeText, significantTokens } from './values.js';
+import { createHash } from 'node:crypto';
+import { normalizeText, significantTokens, significantTokensOfNormalized } from './values.js';
 
 /**
  * Recalled memory echoed back (docs/design.md § Derivation and taint: "Recalled text re-ingested
@@ -33,31 +34,80 @@ export function echoKey(text: string): string {
 }
 
 /** Case-, punctuation- and symbol-insensitive form, for the `contained` test only. */
-const looseKey = (t: string): string => normalizeText(t).replace(/[^\p{L}\p{N}@]+/gu, ' ').trim();
+const looseOf = (normalized: string): string => normalized.replace(/[^\p{L}\p{N}@]+/gu, ' ').trim();
+const looseKey = (t: string): string => looseOf(normalizeText(t));
+
+/** SHA-256 of a text's {@link echoKey}: exact echoes are found by looking this up. */
+const echoHash = (text: string): string => createHash('sha256').update(echoKey(text), 'utf8').digest('base64');
+
+/** What the echo check needs of one text, computed once per record object. */
+interface Prepared {
+  readonly content: string;
+  readonly hash: string;
+  readonly loose: string;
+  readonly tokens: ReadonlySet<string>;
+}
+
+/**
+ * Per-record preparation, memoised per object (the store's read cache hands out the same frozen
+ * object while the row is unchanged): a record's text is normalised, hashed and tokenised once —
+ * in time linear in its length — not at every write of the session that read it.
+ */
+const prepared = new WeakMap<object, Prepared>();
+
+/** How many records had to be prepared (normalised and tokenised), for tests counting work. */
+export const echoWork = { prepared: 0 };
+
+function prepare(r: EchoCandidate & { content: string }): Prepared {
+  const p = prepared.get(r);
+  if (p !== undefined && p.content === r.content) return p;
+  echoWork.prepared += 1;
+  const normalized = normalizeText(r.content);
+  const q: Prepared = { content: r.content, hash: echoHash(r.content), loose: looseOf(normalized), tokens: significantTokensOfNormalized(normalized) };
+  prepared.set(r, q);
+  return q;
+}
+
+/**
+ * The significant words of a record's text ({@link significantTokens}), memoised per record
+ * object like the echo check's other per-record work.
+ */
+export function recordTokens(r: EchoCandidate & { content: string }): ReadonlySet<string> {
+  return prepare(r).tokens;
+}
 
 /**
  * Which of `reads` (records read in the session) `content` repeats.
+ *
+ * Cost: the per-record preparation is done once per record object ({@link prepare}); a call then
+ * costs O(|content|) for its own keys plus, per read record, one hash-map insertion and the
+ * `contained` test, which looks for the record's loose text only when it is not longer than the
+ * content's (a longer text cannot be contained) and stops the word-subset test at the first
+ * word of the content the record lacks.
+ *
  * @returns `exact`: the first read record with the same text (see {@link echoKey}), or null;
  *   `contained`: other read records whose text it contains or whose significant words it uses.
  */
 export function findEchoes<R extends EchoCandidate>(content: string, reads: readonly R[]): { exact: R | null; contained: R[] } {
   if (!reads.some((r) => r.content !== null)) return { exact: null, contained: [] };
-  const key = echoKey(content);
-  let loose: string | null = null;
-  let tokens: Set<string> | null = null;
-  let exact: R | null = null;
-  const contained: R[] = [];
+  const byHash = new Map<string, R>();
+  const preps: Array<[R, Prepared]> = [];
   for (const r of reads) {
     if (r.content === null) continue;
-    if (exact === null && echoKey(r.content) === key) {
-      exact = r;
-      continue;
-    }
+    const p = prepare(r as R & { content: string });
+    if (!byHash.has(p.hash)) byHash.set(p.hash, r);
+    preps.push([r, p]);
+  }
+  const exact = byHash.get(echoHash(content)) ?? null;
+  const contained: R[] = [];
+  let loose: string | null = null;
+  let tokens: string[] | null = null;
+  for (const [r, p] of preps) {
+    if (r === exact) continue;
     loose ??= looseKey(content);
-    tokens ??= significantTokens(content);
-    const rn = looseKey(r.content);
-    const rt = significantTokens(r.content);
-    if ((rn.length >= 16 && loose.includes(rn)) || (tokens.size >= 4 && [...tokens].every((t) => rt.has(t)))) contained.push(r);
+    tokens ??= [...significantTokens(content)];
+    const within = p.loose.length >= 16 && p.loose.length <= loose.length && loose.includes(p.loose);
+    if (within || (tokens.length >= 4 && tokens.every((t) => p.tokens.has(t)))) contained.push(r);
   }
   return { exact, contained };
 }

@@ -140,8 +140,13 @@ export function supplies(text: MatchText, value: ArgumentValue): boolean {
 
 /** Significant tokens of a text: words of 3+ characters or containing a digit. */
 export function significantTokens(text: string): Set<string> {
+  return significantTokensOfNormalized(normalizeText(text));
+}
+
+/** {@link significantTokens} of a text already passed through {@link normalizeText}. */
+export function significantTokensOfNormalized(normalized: string): Set<string> {
   const out = new Set<string>();
-  for (const m of normalizeText(text).matchAll(/[\p{L}\p{N}][\p{L}\p{N}@.]*/gu)) {
+  for (const m of normalized.matchAll(/[\p{L}\p{N}][\p{L}\p{N}@.]*/gu)) {
     const t = m[0].replace(/\.+$/, '');
     if (t.length >= 3 || /\d/.test(t)) out.add(t);
   }
