@@ -118,7 +118,8 @@ async function exposureCases(o: Options, mem: Memory, cast: Cast, tally: Tally):
     for (const m of mcpChecks) {
       const g = (await c.callTool({ name: 'get_memory', arguments: { id: m.id } })) as CallToolResult;
       tally.ok(g.isError !== true && !JSON.stringify(g).includes(m.marker), () => `MCP get_memory shows ${m.marker}`);
-      const d = (await c.callTool({ name: 'check_action', arguments: { action: { type: 'pay', args: { to: m.marker, amount: 1200 } } } })) as CallToolResult;
+      // check_action is a dry run (no decision id); authorize_action records the decision to replay
+      const d = (await c.callTool({ name: 'authorize_action', arguments: { action: { type: 'pay', args: { to: m.marker, amount: 1200 } } } })) as CallToolResult;
       const decision = d.structuredContent as { id: string; outcome: string };
       tally.ok(decision.outcome === 'deny', () => `MCP pay to ${m.marker}: ${decision.outcome}`);
       const rp = (await c.callTool({ name: 'replay_decision', arguments: { decisionId: decision.id } })) as CallToolResult;
@@ -188,11 +189,16 @@ async function echoCases(o: Options, mem: Memory, cast: Cast, tally: Tally): Pro
     const surface = r.pick(['library', 'http', 'toolgate']);
     await mem.write({ tenant: T, scope: 'vendors', principal: 'alice', content: NOTE, session: S });
     if (surface === 'http') {
-      const u = await http(cast.srv.url, 'POST', '/v1/memories', { token: cast.tok[`${T}/alice`] as string, body: { scope: 'vendors', content: NOTE, session: S } });
-      const w = await http(cast.srv.url, 'POST', '/v1/memories', { token: cast.tok[`${T}/browser`] as string, body: { scope: 'vendors', content: v.text, source: 'https://evil.example/acme', session: S } });
-      tally.ok(u.status === 201 && w.status === 201 && w.body.created === true && w.body.record.taint.lowestAuthority === 'external_untrusted', () => `HTTP ${v.cls} variant ${JSON.stringify(v.text)} swallowed: ${w.status} ${w.text.slice(0, 120)}`);
-      const d = await http(cast.srv.url, 'POST', '/v1/decisions', { token: cast.tok[`${T}/agent`] as string, body: { session: S, action: { type: 'pay', args: { to: r.next() < 0.5 ? acct : 'ACCT-ACME-01', amount: 1200 } } } });
-      tally.ok(d.body?.outcome === 'deny', () => `HTTP pay after ${v.cls} variant: ${d.body?.outcome}`);
+      // a session belongs to its first user: alice, the browser and the agent each have their own
+      const u = await http(cast.srv.url, 'POST', '/v1/memories', { token: cast.tok[`${T}/alice`] as string, body: { scope: 'vendors', content: NOTE, session: `${S}-alice` } });
+      // the browser read the note in its session, so an exact repeat there would be an echo; a variant is not
+      const rd = await http(cast.srv.url, 'GET', `/v1/memories/${u.body?.record?.id as string}?session=${S}-browser`, { token: cast.tok[`${T}/browser`] as string });
+      const w = await http(cast.srv.url, 'POST', '/v1/memories', { token: cast.tok[`${T}/browser`] as string, body: { scope: 'vendors', content: v.text, source: 'https://evil.example/acme', session: `${S}-browser` } });
+      tally.ok(u.status === 201 && rd.status === 200 && w.status === 201 && w.body.created === true && w.body.record.taint.lowestAuthority === 'external_untrusted', () => `HTTP ${v.cls} variant ${JSON.stringify(v.text)} swallowed: ${w.status} ${w.text.slice(0, 120)}`);
+      const agent = cast.tok[`${T}/agent`] as string;
+      const g = await http(cast.srv.url, 'GET', `/v1/memories/${w.body?.record?.id as string}?session=${S}-agent`, { token: agent });
+      const d = await http(cast.srv.url, 'POST', '/v1/decisions', { token: agent, body: { session: `${S}-agent`, action: { type: 'pay', args: { to: r.next() < 0.5 ? acct : 'ACCT-ACME-01', amount: 1200 } } } });
+      tally.ok(g.status === 200 && d.body?.outcome === 'deny', () => `HTTP pay after ${v.cls} variant: ${g.status} ${d.body?.outcome}`);
       continue;
     }
     let id: string;
