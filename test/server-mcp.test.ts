@@ -93,7 +93,7 @@ async function agentSession(c: Client, label: string): Promise<void> {
   const deny = await c.callTool({ name: 'authorize_action', arguments: { action: { type: 'pay', args: { to: 'ACCT-REDIRECT-22', amount: 1200 } } } });
   assert.equal(structured(deny).outcome, 'deny');
   assert.ok(structured(deny).reasons.some((r: { code: string; memoryIds: string[] }) => r.code === 'untrusted_origin' && r.memoryIds.includes(page)), text(deny));
-  assert.match(text(deny), /^decision dec_\w+: deny \(pay, tier high, mode enforce\)/);
+  assert.match(text(deny), /^decision dec_\w+: deny \("pay", tier high, mode enforce\)/);
   const replay = await c.callTool({ name: 'replay_decision', arguments: { decisionId: structured(deny).id } });
   assert.equal(structured(replay).matches, true);
   const res = await c.readResource({ uri: `memauth://decisions/${structured(deny).id}/replay` });

@@ -86,7 +86,7 @@ function gateLines(d: Pick<Decision, 'reasons' | 'dependencies'>): string[] {
 }
 
 function decisionText(d: Decision): string {
-  return [`decision ${q(d.id)}: ${d.outcome} (${q(d.action.type)}, tier ${d.tier}, mode ${d.mode})`, ...gateLines(d), d.outcome === 'allow' ? 'you may proceed with exactly this action' : d.outcome === 'would_deny' ? 'observe mode: allowed, but it would be denied under enforcement' : 'do not perform this action; ask the user to confirm it if they want it'].join('\n');
+  return [`decision ${d.id}: ${d.outcome} (${q(d.action.type)}, tier ${d.tier}, mode ${d.mode})`, ...gateLines(d), d.outcome === 'allow' ? 'you may proceed with exactly this action' : d.outcome === 'would_deny' ? 'observe mode: allowed, but it would be denied under enforcement' : 'do not perform this action; ask the user to confirm it if they want it'].join('\n');
 }
 
 function evaluationText(e: Evaluation): string {
