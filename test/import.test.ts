@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -81,6 +82,16 @@ describe('import: importMemories', () => {
     const principal = (await env.mem.listPrincipals({ tenant: TENANT })).find((p) => p.id === 'import');
     assert.deepEqual([principal?.kind, principal?.maxAuthority, principal?.domain], ['external', 'external_untrusted', 'import']);
     assert.ok((await env.mem.verifyAudit({ tenant: TENANT })).ok);
+  });
+
+  it('a file name with white space becomes a percent-encoded source (a source is a reference)', async () => {
+    const dir = fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), 'memauth-import-'));
+    const file = path.join(dir, 'my export\u200b.jsonl');
+    fs.writeFileSync(file, fs.readFileSync(MCP_FILE, 'utf8'));
+    const r = await importMemories(env.mem, { tenant: TENANT, scope: 'imported', format: 'mcp-memory', file });
+    assert.equal(r.source, 'import:mcp-memory:my%20export%E2%80%8B.jsonl');
+    assert.equal(r.imported, 7);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('re-importing the same file writes nothing new; a record deleted since is not brought back', async () => {

@@ -72,15 +72,15 @@ async function agentSession(c: Client, label: string): Promise<void> {
   const rule = hits.find((h) => h.record.origin.principalId === 'alice')?.record.id as string;
   const page = hits.find((h) => h.record.origin.principalId === 'browser')?.record.id as string;
   assert.ok(rule && page, text(recall));
-  assert.match(text(recall), /\[origin user_confirmed by alice/, 'each recalled record shows its origin authority');
-  assert.match(text(recall), /\[origin external_untrusted by browser from https:\/\/evil\.example\/acme/);
+  assert.match(text(recall), /\[origin user_confirmed by "alice"/, 'each recalled record shows its origin authority');
+  assert.match(text(recall), /\[origin external_untrusted by "browser" from "https:\/\/evil\.example\/acme"/);
   const note = await c.callTool({ name: 'remember', arguments: { scope: 'notes', content: `The user prefers invoices by email (${label}).` } });
   assert.equal(note.isError, undefined, text(note));
   const rec = structured<{ record: { id: string; origin: { authority: string; principalId: string }; taint: { lowestAuthority: string } } }>(note).record;
   assert.equal(rec.origin.authority, 'model_inferred', "an agent's own note gets at most the agent's ceiling");
   assert.equal(rec.origin.principalId, 'assistant');
   assert.equal(rec.taint.lowestAuthority, 'external_untrusted', 'written in a session that read the page: it derives from it');
-  assert.match(text(note), /origin model_inferred by assistant/);
+  assert.match(text(note), /origin model_inferred by "assistant"/);
   const sum = await c.callTool({ name: 'summarize_into_memory', arguments: { from: [page], content: `Acme payee: ACCT-REDIRECT-22 (${label})`, scope: 'vendors' } });
   assert.equal(structured(sum).taint.lowestAuthority, 'external_untrusted', 'a summary of untrusted text stays untrusted');
   assert.ok(structured(sum).taint.channels.includes('self_summarization'));
@@ -93,7 +93,7 @@ async function agentSession(c: Client, label: string): Promise<void> {
   const deny = await c.callTool({ name: 'authorize_action', arguments: { action: { type: 'pay', args: { to: 'ACCT-REDIRECT-22', amount: 1200 } } } });
   assert.equal(structured(deny).outcome, 'deny');
   assert.ok(structured(deny).reasons.some((r: { code: string; memoryIds: string[] }) => r.code === 'untrusted_origin' && r.memoryIds.includes(page)), text(deny));
-  assert.match(text(deny), /^decision dec_\w+: deny \(pay, tier high, mode enforce\)/);
+  assert.match(text(deny), /^decision dec_\w+: deny \("pay", tier high, mode enforce\)/);
   const replay = await c.callTool({ name: 'replay_decision', arguments: { decisionId: structured(deny).id } });
   assert.equal(structured(replay).matches, true);
   const res = await c.readResource({ uri: `memauth://decisions/${structured(deny).id}/replay` });

@@ -9,12 +9,15 @@ import type { StorageReader, StorageTx } from '../store/driver.js';
 
 const who = (p: string | null): string => (p === null ? 'the application' : `principal ${JSON.stringify(p)}`);
 
-/** The error for a session used by someone who does not own it. */
-export function sessionForbidden(tenant: string, session: string, owner: string | null, requester: string | null): MemauthError {
+/**
+ * The error for a session used by someone who does not own it. It names no owner: the requester
+ * (a principal; the application may use any session) learns only that the session is another's.
+ */
+export function sessionForbidden(tenant: string, session: string, _owner: string | null, requester: string | null): MemauthError {
   return new MemauthError(
     'SESSION_FORBIDDEN',
-    `session ${JSON.stringify(session)} of tenant ${JSON.stringify(tenant)} belongs to ${who(owner)}; ${who(requester)} cannot read, write or act in it — open a session of your own (a new id)`,
-    { tenant, session, owner, requester },
+    `session ${JSON.stringify(session)} of tenant ${JSON.stringify(tenant)} belongs to another principal; ${who(requester)} cannot read, write or act in it — open a session of your own (a new, unguessable id: newSessionId())`,
+    { tenant, session, requester },
   );
 }
 

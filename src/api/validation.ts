@@ -25,6 +25,17 @@ const evidenceRef = z
   .max(2000)
   .regex(/^[^\s\p{C}]+$/u, 'must be a reference (a URL, registry:…, memory:<id>): no white space, control or invisible characters');
 
+/**
+ * A record's `source` is a reference to where its text came from (a URL, message id, file path),
+ * shown beside the record to agents: like evidence, no white space, control, format or
+ * unassigned characters, so it cannot carry prose or forge a line (docs/design.md § What the model sees).
+ */
+const sourceRef = z
+  .string()
+  .min(1)
+  .max(2000)
+  .regex(/^[^\s\p{C}]+$/u, 'must be a reference (a URL, message id or file path): no white space, control or invisible characters');
+
 export const schemas = {
   tenant: z.strictObject({ tenant }),
   registerPrincipal: z.strictObject({ tenant, id: ident, kind: z.enum(PRINCIPAL_KINDS), maxAuthority: z.enum(AUTHORITIES).optional(), domain: ident }),
@@ -33,7 +44,7 @@ export const schemas = {
     scope: ident,
     principal: ident,
     content,
-    source: z.string().min(1).max(2000).regex(NO_NUL, noNul).optional(),
+    source: sourceRef.optional(),
     sourceAt: isoDate.optional(),
     authority: z.enum(AUTHORITIES).optional(),
     session: ident.optional(),
@@ -51,7 +62,7 @@ export const schemas = {
     session: ident.optional(),
     requester: ident.optional(),
     narrowInputs: z.boolean().optional(),
-    source: z.string().min(1).max(2000).regex(NO_NUL, noNul).optional(),
+    source: sourceRef.optional(),
     expiresAt: isoDate.optional(),
     reason: z.string().max(1000).regex(NO_NUL, noNul).optional(),
   }),

@@ -153,7 +153,8 @@ export async function importMemories(memory: Memory, options: ImportOptions): Pr
       throw new MemauthError('INVALID_ARGUMENT', `import: cannot read ${file}: ${(e as Error).message}`, { field: 'file', file });
     }
   }
-  const source = `import:${format}:${basename(file)}`;
+  // a source is a reference (no white space or invisible characters): percent-encode those in the file name
+  const source = `import:${format}:${basename(file).replace(/[\s\p{C}]/gu, (c) => [...new TextEncoder().encode(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''))}`;
   const parsed = PARSERS[format](text);
   if (options.strict && parsed.problems.length > 0) {
     const first = parsed.problems[0] as ImportProblem;

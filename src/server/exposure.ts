@@ -16,6 +16,8 @@
 import type { LineageGraph, Memory, RecordView } from '../api/memory.js';
 import type { ReplayResult } from '../api/replay.js';
 import type { Authority } from '../core/authority.js';
+import { MemauthError } from '../core/errors.js';
+import type { Decision, MemoryRecord } from '../core/types.js';
 import { type CorroborationView, corroborationViews, mayShowText } from '../core/exposure.js';
 import { HttpError } from './errors.js';
 import type { Identity } from './tokens.js';
@@ -38,6 +40,43 @@ export function assertReadsEverything(identity: Identity, what: string): void {
 
 /** Is this caller a person (the admin token), who may see every text, labelled? */
 export const isPerson = (identity: Identity | null): boolean => identity !== null && identity.kind === 'admin';
+
+/**
+ * The principal id an agent-kind caller (an agent, tool or external principal's token) acts as,
+ * or null for a person or operator (the admin token, a user or system principal), who may see
+ * every decision and hash. An MCP connection is always an agent's: pass its principal id.
+ */
+export const agentOf = (identity: Identity): string | null => (identity.kind === 'principal' && AGENT_KINDS.has(identity.principal.kind) ? identity.principal.id : null);
+
+/**
+ * Decisions are not records (docs/design.md § What the model sees): their action type and
+ * arguments are text some principal chose, shown without a read mark. An agent sees only the
+ * decisions it requested; a person sees every one.
+ * @param agent the agent-kind principal asking ({@link agentOf}), or null for a person.
+ */
+export const decisionVisible = (agent: string | null, d: Decision): boolean => agent === null || d.requester === agent;
+
+/**
+ * Check that the caller may see a stored decision: another principal's decision answers exactly
+ * like a missing one (no existence oracle).
+ * @throws MemauthError `DECISION_NOT_FOUND` (404) — the message `Memory.getDecision` gives for a missing id.
+ */
+export function assertDecisionVisible(agent: string | null, tenant: string, d: Decision): Decision {
+  if (!decisionVisible(agent, d)) throw new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(d.id)} in tenant ${JSON.stringify(tenant)}`, { id: d.id });
+  return d;
+}
+
+/**
+ * What an agent sees in place of a deleted record's content hash. The keyed hash of an erased
+ * text is an oracle inside the tenant (an agent would write guesses and compare hashes), so it is
+ * shown only to people (docs/design.md § Deletion, retention, privacy; § What the model sees).
+ */
+export const WITHHELD_HASH = 'withheld';
+
+/** A record as the caller may see it: for an agent-kind caller (`agent` true) a deleted record's `contentHash` is {@link WITHHELD_HASH}; people get it whole. */
+export function recordFor<R extends MemoryRecord>(agent: boolean, r: R): R {
+  return agent && (r.status === 'deleted' || r.content === null) ? { ...r, contentHash: WITHHELD_HASH } : r;
+}
 
 const floorOf = (mem: Memory): Authority => mem.policy.document.corroboration.minAuthority;
 

@@ -23,7 +23,7 @@ import { schemas } from '../api/validation.js';
 import { MemauthError } from '../core/errors.js';
 import type { Decision, MemoryRecord, Principal } from '../core/types.js';
 import { HttpError, errorResponse } from './errors.js';
-import { replayFor } from './exposure.js';
+import { assertDecisionVisible, recordFor, replayFor } from './exposure.js';
 import { assertMayDelete, checkContent } from './routes/common.js';
 import { responses } from './schemas.js';
 import type { Identity } from './tokens.js';
@@ -65,22 +65,32 @@ export function mcpPrincipal(identity: Identity): { tenant: string; principal: P
 
 const clip = (s: string | null, n = 160): string => (s === null ? '(deleted)' : s.length > n ? `${JSON.stringify(s.slice(0, n))}…` : JSON.stringify(s));
 
-/** One line naming a record's origin authority and taint, for the model and the user to see. */
+/** A field of a record shown to the model: always a JSON string, so no text can forge structure. */
+const q = (s: string): string => JSON.stringify(s);
+
+/**
+ * One line naming a record's origin authority and taint, for the model and the user to see. Every
+ * field a principal chose (writer id, source, content) is JSON-quoted: a source holding `]` or a
+ * line break cannot forge another origin (docs/design.md § What the model sees).
+ */
 export function recordLine(r: MemoryRecord, extra = ''): string {
   const ch = r.taint.channels.length > 0 ? `; channels ${r.taint.channels.join(',')}` : '';
-  return `${r.id} [origin ${r.origin.authority} by ${r.origin.principalId} from ${r.origin.sourceRef}; taint ${r.taint.lowestAuthority}${ch}${extra}] ${r.status === 'active' ? '' : `(${r.status}) `}${clip(r.content)}`;
+  return `${q(r.id)} [origin ${r.origin.authority} by ${q(r.origin.principalId)} from ${q(r.origin.sourceRef)}; taint ${r.taint.lowestAuthority}${ch}${extra}] ${r.status === 'active' ? '' : `(${r.status}) `}${clip(r.content)}`;
+}
+
+/** The reasons and dependencies of a decision or dry run, every principal-chosen field JSON-quoted. */
+function gateLines(d: Pick<Decision, 'reasons' | 'dependencies'>): string[] {
+  const reasons = d.reasons.map((r) => `${r.code}${r.argument !== undefined ? `(${q(r.argument)})` : ''}${r.memoryIds.length ? ` [${r.memoryIds.map(q).join(', ')}]` : ''}`);
+  const deps = d.dependencies.map((x) => `${q(x.memoryId)}: ${x.actionAuthority} (${x.why.join('+')})`);
+  return [...(reasons.length ? [`reasons: ${reasons.join('; ')}`] : []), ...(deps.length ? [`dependencies: ${deps.join('; ')}`] : [])];
 }
 
 function decisionText(d: Decision): string {
-  const reasons = d.reasons.map((r) => `${r.code}${r.argument !== undefined ? `(${r.argument})` : ''}${r.memoryIds.length ? ` [${r.memoryIds.join(', ')}]` : ''}`);
-  const deps = d.dependencies.map((x) => `${x.memoryId}: ${x.actionAuthority} (${x.why.join('+')})`);
-  return [`decision ${d.id}: ${d.outcome} (${d.action.type}, tier ${d.tier}, mode ${d.mode})`, ...(reasons.length ? [`reasons: ${reasons.join('; ')}`] : []), ...(deps.length ? [`dependencies: ${deps.join('; ')}`] : []), d.outcome === 'allow' ? 'you may proceed with exactly this action' : d.outcome === 'would_deny' ? 'observe mode: allowed, but it would be denied under enforcement' : 'do not perform this action; ask the user to confirm it if they want it'].join('\n');
+  return [`decision ${d.id}: ${d.outcome} (${q(d.action.type)}, tier ${d.tier}, mode ${d.mode})`, ...gateLines(d), d.outcome === 'allow' ? 'you may proceed with exactly this action' : d.outcome === 'would_deny' ? 'observe mode: allowed, but it would be denied under enforcement' : 'do not perform this action; ask the user to confirm it if they want it'].join('\n');
 }
 
 function evaluationText(e: Evaluation): string {
-  const reasons = e.reasons.map((r) => `${r.code}${r.argument !== undefined ? `(${r.argument})` : ''}${r.memoryIds.length ? ` [${r.memoryIds.join(', ')}]` : ''}`);
-  const deps = e.dependencies.map((x) => `${x.memoryId}: ${x.actionAuthority} (${x.why.join('+')})`);
-  return [`dry run: authorize_action would ${e.outcome === 'allow' ? 'allow' : e.outcome === 'would_deny' ? 'let through (would_deny, observe mode)' : 'deny'} this ${e.action.type} now (tier ${e.tier}, mode ${e.mode}); nothing was recorded and no confirmation was used`, ...(reasons.length ? [`reasons: ${reasons.join('; ')}`] : []), ...(deps.length ? [`dependencies: ${deps.join('; ')}`] : []), 'call authorize_action before performing it'].join('\n');
+  return [`dry run: authorize_action would ${e.outcome === 'allow' ? 'allow' : e.outcome === 'would_deny' ? 'let through (would_deny, observe mode)' : 'deny'} this ${q(e.action.type)} now (tier ${e.tier}, mode ${e.mode}); nothing was recorded and no confirmation was used`, ...gateLines(e), 'call authorize_action before performing it'].join('\n');
 }
 
 function result(text: string, structured: Record<string, unknown>): CallToolResult {
@@ -107,9 +117,15 @@ export function createMcpServer(b: McpBinding): McpServer {
   const server = new McpServer(
     { name: 'memauth', version: b.version },
     {
-      instructions: `memauth memory for principal ${principal.id} (${principal.kind}, ceiling ${principal.maxAuthority}) in tenant ${tenant}. Every record shows its origin authority: what you store gets at most your ceiling and its source's authority. Call authorize_action before any consequential action (payment, email, permission change, deploy, data export) and follow the decision; check_action is a dry run that records and consumes nothing.`,
+      instructions: `memauth memory for principal ${q(principal.id)} (${principal.kind}, ceiling ${principal.maxAuthority}) in tenant ${q(tenant)}. Every record shows its origin authority: what you store gets at most your ceiling and its source's authority. Call authorize_action before any consequential action (payment, email, permission change, deploy, data export) and follow the decision; check_action is a dry run that records and consumes nothing.`,
     },
   );
+  // decisions are not records: the connection sees only those its principal requested, another's answers like a missing one
+  const ownDecision = async (decisionId: string): Promise<Decision> => assertDecisionVisible(requester, tenant, await mem.getDecision({ tenant, decisionId }));
+  const replayOwn = async (decisionId: string) => {
+    await ownDecision(decisionId);
+    return replayFor(null, mem, await mem.replay({ tenant, decisionId }));
+  };
   const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
     if (b.recheck) await b.recheck();
     return fn();
@@ -156,7 +172,8 @@ export function createMcpServer(b: McpBinding): McpServer {
     },
     async (a) => {
       const hits = await mem.search({ ...a, tenant, session, requester });
-      return result(hits.length === 0 ? 'no memory matches' : hits.map((h) => recordLine(h.record)).join('\n'), { hits });
+      const shown = hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
+      return result(shown.length === 0 ? 'no memory matches' : shown.map((h) => recordLine(h.record)).join('\n'), { hits: shown });
     },
   );
   tool(
@@ -169,7 +186,7 @@ export function createMcpServer(b: McpBinding): McpServer {
       readOnly: false,
     },
     async (a) => {
-      const v = await mem.get({ tenant, id: a.id, session, requester });
+      const v = recordFor(true, await mem.get({ tenant, id: a.id, session, requester }));
       return result(recordLine(v, `; action authority ${v.actionAuthority}`), { ...v });
     },
   );
@@ -230,7 +247,7 @@ export function createMcpServer(b: McpBinding): McpServer {
     },
     async (a) => {
       await assertMayDelete(mem, tenant, principal, a.id);
-      const r = await mem.delete({ tenant, id: a.id, principal: principal.id, reason: a.reason });
+      const r = recordFor(true, await mem.delete({ tenant, id: a.id, principal: principal.id, reason: a.reason }));
       return result(`deleted ${r.id} (content erased; hash and provenance kept)`, { ...r });
     },
   );
@@ -238,13 +255,13 @@ export function createMcpServer(b: McpBinding): McpServer {
     'replay_decision',
     {
       title: 'Replay a decision',
-      description: 'Rebuild a decision from the audit log alone (dependencies, lineage, origins, corroborations, confirmations, policy) and re-evaluate it; `matches` says whether it agrees with the recorded outcome.',
+      description: 'Rebuild a decision you requested from the audit log alone (dependencies, lineage, origins, corroborations, confirmations, policy) and re-evaluate it; `matches` says whether it agrees with the recorded outcome.',
       input: schemas.replay.pick({ decisionId: true }),
       output: responses.ReplayResult,
       readOnly: true,
     },
     async (a) => {
-      const r = replayFor(null, mem, await mem.replay({ tenant, decisionId: a.decisionId }));
+      const r = await replayOwn(a.decisionId);
       return result(`decision ${r.decisionId}: recorded ${r.recorded.outcome}, replayed ${r.replayed.outcome}: ${r.matches ? 'matches' : 'MISMATCH'}`, { ...r });
     },
   );
@@ -271,14 +288,14 @@ export function createMcpServer(b: McpBinding): McpServer {
   server.registerResource(
     'decision',
     new ResourceTemplate('memauth://decisions/{decisionId}', { list: undefined }),
-    { title: 'A gate decision', description: 'A stored decision of this tenant (JSON)', mimeType: 'application/json' },
-    (uri, vars) => resource(async () => json(uri, await mem.getDecision({ tenant, decisionId: String(vars.decisionId) }))),
+    { title: 'A gate decision', description: 'A stored decision this connection requested (JSON)', mimeType: 'application/json' },
+    (uri, vars) => resource(async () => json(uri, await ownDecision(String(vars.decisionId)))),
   );
   server.registerResource(
     'decision-replay',
     new ResourceTemplate('memauth://decisions/{decisionId}/replay', { list: undefined }),
     { title: 'Replay of a decision', description: 'The decision rebuilt from the audit log alone and re-evaluated (JSON)', mimeType: 'application/json' },
-    (uri, vars) => resource(async () => json(uri, replayFor(null, mem, await mem.replay({ tenant, decisionId: String(vars.decisionId) })))),
+    (uri, vars) => resource(async () => json(uri, await replayOwn(String(vars.decisionId)))),
   );
   server.registerResource(
     'audit-verify',

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Identity } from '../tokens.js';
 import { HttpError } from '../errors.js';
-import { replayFor } from '../exposure.js';
+import { agentOf, assertDecisionVisible, decisionVisible, replayFor } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
 import { type AnyRoute, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
 
@@ -30,6 +30,9 @@ function gateInput(identity: Identity, body: z.output<typeof requests.DecisionCr
 
 const GATE_DESCRIPTION =
   "Dependencies: `dependsOn`, every session record that supplies an argument value, and (unless `context: declared`) every record read in the session. `userTurn` is the user's current turn: only that user principal (it defaults to the caller) or the admin may give it (USER_TURN_NOT_CALLER, 403). The token's principal is the decision's `requester`: the session must be its own (SESSION_FORBIDDEN, 403), and only a confirmation that admits it is used (never by an external principal).";
+
+const DECISIONS_SEEN =
+  "An agent, tool or external principal's token sees only the decisions it requested (`requester`); another principal's decision answers like a missing one (DECISION_NOT_FOUND, 404). The admin, user and system tokens see every decision.";
 
 /** Corroborations, confirmations and the action gate (decisions, replay). */
 export const gateRoutes: readonly AnyRoute[] = [
@@ -98,10 +101,15 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'listDecisions',
     tag: 'gate',
     summary: 'Recent decisions, newest first',
+    description: `${DECISIONS_SEEN} The list is of the tenant's newest \`limit\` decisions, those the caller may see (an agent may get fewer).`,
     auth: 'any',
     query: queries.ListDecisions,
     responses: { 200: 'DecisionList' },
-    handler: async ({ identity, query, services }) => ok({ decisions: await services.mem.listDecisions({ tenant: tenantFor(identity, query.tenant), limit: query.limit }) }),
+    handler: async ({ identity, query, services }) => {
+      const agent = agentOf(identity);
+      const decisions = await services.mem.listDecisions({ tenant: tenantFor(identity, query.tenant), limit: query.limit });
+      return ok({ decisions: decisions.filter((d) => decisionVisible(agent, d)) });
+    },
   }),
   route({
     method: 'GET',
@@ -109,12 +117,16 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'getDecision',
     tag: 'gate',
     summary: 'One stored decision',
+    description: DECISIONS_SEEN,
     auth: 'any',
     params: params.Id,
     query: queries.Tenant,
     responses: { 200: 'Decision' },
     errors: [404],
-    handler: async ({ identity, params: p, query, services }) => ok(await services.mem.getDecision({ tenant: tenantFor(identity, query.tenant), decisionId: p.id })),
+    handler: async ({ identity, params: p, query, services }) => {
+      const tenant = tenantFor(identity, query.tenant);
+      return ok(assertDecisionVisible(agentOf(identity), tenant, await services.mem.getDecision({ tenant, decisionId: p.id })));
+    },
   }),
   route({
     method: 'GET',
@@ -122,7 +134,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'replayDecision',
     tag: 'audit',
     summary: 'Rebuild a decision from the audit log alone and re-evaluate it (`matches`)',
-    description: 'For a principal token, corroboration evidence is withheld as in GET /v1/memories/{id} (of the dependency it corroborates) and an origin\'s sourceRef below the corroboration floor is null. The admin token gets the whole replay, evidence still flagged.',
+    description: `${DECISIONS_SEEN} For a principal token, corroboration evidence is withheld as in GET /v1/memories/{id} (of the dependency it corroborates) and an origin\'s sourceRef below the corroboration floor is null. The admin token gets the whole replay, evidence still flagged.`,
     auth: 'any',
     params: params.Id,
     query: queries.Tenant,
@@ -130,6 +142,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     errors: [404, 429],
     handler: async ({ identity, params: p, query, services }) => {
       const tenant = tenantFor(identity, query.tenant);
+      assertDecisionVisible(agentOf(identity), tenant, await services.mem.getDecision({ tenant, decisionId: p.id }));
       return ok(replayFor(identity, services.mem, await services.expensive.run(tenant, 'replayDecision', () => services.mem.replay({ tenant, decisionId: p.id }))));
     },
   }),

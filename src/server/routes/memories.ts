@@ -1,6 +1,9 @@
 import { params, queries, requests } from '../schemas.js';
-import { lineageFor, viewFor } from '../exposure.js';
+import { agentOf, lineageFor, recordFor, viewFor } from '../exposure.js';
 import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
+
+const DELETED_HASH =
+  "A deleted record's `contentHash` is shown to the admin, user and system tokens only; an agent, tool or external principal's token gets the string `withheld` (the keyed hash of erased text would let it test guesses).";
 
 /** Memories: write, derive, get, list, search, lineage, delete. */
 export const memoryRoutes: readonly AnyRoute[] = [
@@ -52,7 +55,11 @@ export const memoryRoutes: readonly AnyRoute[] = [
     auth: 'any',
     body: requests.Search,
     responses: { 200: 'SearchResult' },
-    handler: async ({ identity, body, services }) => ok({ hits: await services.mem.search({ ...body, tenant: tenantFor(identity, body.tenant), requester: requesterOf(identity) }) }),
+    handler: async ({ identity, body, services }) => {
+      const agent = agentOf(identity) !== null;
+      const hits = await services.mem.search({ ...body, tenant: tenantFor(identity, body.tenant), requester: requesterOf(identity) });
+      return ok({ hits: hits.map((h) => ({ ...h, record: recordFor(agent, h.record) })) });
+    },
   }),
   route({
     method: 'GET',
@@ -60,10 +67,14 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'listMemories',
     tag: 'memories',
     summary: 'List records, newest first (does not mark reads)',
+    description: DELETED_HASH,
     auth: 'any',
     query: queries.ListMemories,
     responses: { 200: 'RecordList' },
-    handler: async ({ identity, query, services }) => ok({ records: await services.mem.list({ ...query, tenant: tenantFor(identity, query.tenant) }) }),
+    handler: async ({ identity, query, services }) => {
+      const agent = agentOf(identity) !== null;
+      return ok({ records: (await services.mem.list({ ...query, tenant: tenantFor(identity, query.tenant) })).map((r) => recordFor(agent, r)) });
+    },
   }),
   route({
     method: 'GET',
@@ -72,7 +83,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     tag: 'memories',
     summary: 'One record with its action authority, corroborations and deleted sources; marked read in `session`',
     description:
-      "A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise `evidenceRef` is null and `evidenceWithheld` true. The admin token (a person) gets the text, still flagged.",
+      `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. ${DELETED_HASH}`,
     auth: 'any',
     params: params.Id,
     query: queries.GetMemory,
@@ -80,7 +91,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     errors: [404],
     handler: async ({ identity, params: p, query, services }) => {
       const tenant = tenantFor(identity, query.tenant);
-      return ok(await viewFor(identity, services.mem, tenant, await services.mem.get({ tenant, id: p.id, session: query.session, requester: requesterOf(identity) })));
+      return ok(recordFor(agentOf(identity) !== null, await viewFor(identity, services.mem, tenant, await services.mem.get({ tenant, id: p.id, session: query.session, requester: requesterOf(identity) }))));
     },
   }),
   route({
@@ -103,7 +114,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'deleteMemory',
     tag: 'memories',
     summary: 'Delete a record: content and index entries erased; hash, provenance and the audit chain kept',
-    description: 'Allowed to the admin, to user and system principals, and to the principal that wrote the record (FORBIDDEN, 403, otherwise). Deleting a deleted record returns it unchanged.',
+    description: `Allowed to the admin, to user and system principals, and to the principal that wrote the record (FORBIDDEN, 403, otherwise). Deleting a deleted record returns it unchanged. ${DELETED_HASH}`,
     auth: 'any',
     params: params.Id,
     query: queries.DeleteMemory,
@@ -113,7 +124,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const tenant = tenantFor(identity, query.tenant);
       await assertMayDelete(services.mem, tenant, identity.kind === 'principal' ? identity.principal : null, p.id);
       const principal = identity.kind === 'principal' ? identity.principal.id : undefined;
-      return ok(await services.mem.delete({ tenant, id: p.id, principal, reason: query.reason }));
+      return ok(recordFor(agentOf(identity) !== null, await services.mem.delete({ tenant, id: p.id, principal, reason: query.reason })));
     },
   }),
 ];
