@@ -34,13 +34,15 @@ export function normalizeText(s: string): string {
 const RUN = 0;
 const HARD = 1;
 const SOFT = 2;
-const HARD_CHARS = '()[]{}<>"`«»“”‘’„$€£¥';
-const SOFT_CHARS = ".,:;!?'";
+const HARD_CHARS = '()[]{}<>"«»“”„$€£¥';
+/** `’` is the usual apostrophe of word-processed names (D’Angelo) and a backtick can sit inside a path: between run characters they are part of the run. */
+const SOFT_CHARS = ".,:;!?'‘’`";
 const ASCII_CLASS = new Uint8Array(128);
 for (let c = 0; c < 128; c++) if (c <= 32 || c === 127) ASCII_CLASS[c] = /\s/.test(String.fromCharCode(c)) ? HARD : RUN;
 for (const c of HARD_CHARS) if (c.charCodeAt(0) < 128) ASCII_CLASS[c.charCodeAt(0)] = HARD;
-for (const c of SOFT_CHARS) ASCII_CLASS[c.charCodeAt(0)] = SOFT;
+for (const c of SOFT_CHARS) if (c.charCodeAt(0) < 128) ASCII_CLASS[c.charCodeAt(0)] = SOFT;
 const WIDE_HARD = new Set([...HARD_CHARS].filter((c) => c.charCodeAt(0) >= 128).map((c) => c.codePointAt(0) as number));
+const WIDE_SOFT = new Set([...SOFT_CHARS].filter((c) => c.charCodeAt(0) >= 128).map((c) => c.codePointAt(0) as number));
 const SPACE = /^\s$/u;
 /** Non-ASCII code points: 0 not yet classified, else class + 1. */
 const WIDE_CLASS = new Uint8Array(0x110000);
@@ -50,7 +52,7 @@ function classOf(cp: number): number {
   if (cp < 128) return ASCII_CLASS[cp] as number;
   let k = WIDE_CLASS[cp] as number;
   if (k === 0) {
-    k = (WIDE_HARD.has(cp) || SPACE.test(String.fromCodePoint(cp)) ? HARD : RUN) + 1;
+    k = (WIDE_SOFT.has(cp) ? SOFT : WIDE_HARD.has(cp) || SPACE.test(String.fromCodePoint(cp)) ? HARD : RUN) + 1;
     WIDE_CLASS[cp] = k;
   }
   return k - 1;
@@ -60,8 +62,8 @@ const width = (cp: number): number => (cp > 0xffff ? 2 : 1);
 
 /**
  * Cut normalised text into tokens, in order: identifier runs — maximal sequences of run
- * characters, where a soft delimiter (`. , : ; ! ? '`) between two run characters continues the
- * run (`acme.co.uk`, `5,000.00`, `https://x/y`, `o'brien`) — and single delimiter characters
+ * characters, where a soft delimiter (`. , : ; ! ? ' ‘ ’` backtick) between two run characters
+ * continues the run (`acme.co.uk`, `5,000.00`, `https://x/y`, `o'brien`, `d’angelo`) — and single delimiter characters
  * (a space, `(`, `$`, a sentence-final `.`).
  * @param emit - called per token with `run` true for an identifier run.
  */

@@ -83,13 +83,13 @@ export function argumentValues(args: Readonly<Record<string, unknown>>, types: R
 /** Why an action's arguments cannot be checked value by value: the argument and a detail for a `metadata_missing` reason. */
 export interface ArgumentShapeProblem {
   readonly argument: string;
-  readonly detail: 'amount_not_scalar' | 'argument_not_allowed';
+  readonly detail: 'amount_not_scalar' | 'amount_not_a_number' | 'argument_not_allowed';
 }
 
 /**
  * Arguments the gate refuses before any value is matched (docs/design.md § Action gate): an
  * argument the policy declares an `amount` whose value is an array or object (`[1200, 1200]`,
- * `{"ACCT-1": 1200}` — an amount is one string or number; `amount_not_scalar`), and an argument
+ * `{"ACCT-1": 1200}` — an amount is one string or number; `amount_not_scalar`; null or a boolean: `amount_not_a_number`), and an argument
  * literally named {@link RESOURCE_ARGUMENT}, which would be reported as the action's resource
  * (`argument_not_allowed`). Pure.
  * @param args - the action's arguments (plain JSON).
@@ -101,6 +101,8 @@ export function argumentShapeProblems(args: Readonly<Record<string, unknown>>, t
   for (const [k, v] of Object.entries(args)) {
     if (k === RESOURCE_ARGUMENT) out.push({ argument: k, detail: 'argument_not_allowed' });
     else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && v !== null && typeof v === 'object') out.push({ argument: k, detail: 'amount_not_scalar' });
+    // a null or boolean amount carries no value to check, and many payment APIs read it as "everything"
+    else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && (v === null || typeof v === 'boolean')) out.push({ argument: k, detail: 'amount_not_a_number' });
   }
   return out.sort((a, b) => (a.argument < b.argument ? -1 : a.argument > b.argument ? 1 : 0));
 }
@@ -112,9 +114,17 @@ export function actionValues(action: Pick<Action, 'args' | 'resource'>, types: R
   return out;
 }
 
+/**
+ * A key whose `_` may be written as a space in the text: words of letters joined by single
+ * underscores (`trial_balance`, `monthly_metrics`) — no digits, no other characters, no leading,
+ * trailing or doubled `_` — so no address or number (`jane_jdoe@gmail.com`, `acct_1234`,
+ * `alice_`) can be assembled from words a trusted text merely writes side by side.
+ */
+const SPACED_KEY = /^\p{L}+(?:_\p{L}+)+$/u;
+
 function patternOf(v: ArgumentValue): Pattern {
   if (v.type === 'amount') return { tokens: null, amount: v.amount };
-  return { tokens: valueTokens(v.value), amount: null, spaced: v.value.includes('_') ? valueTokens(v.value.replace(/_/g, ' ')) : null };
+  return { tokens: valueTokens(v.value), amount: null, spaced: SPACED_KEY.test(v.value) ? valueTokens(v.value.replace(/_/g, ' ')) : null };
 }
 
 /**

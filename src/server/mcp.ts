@@ -63,10 +63,19 @@ export function mcpPrincipal(identity: Identity): { tenant: string; principal: P
   return { tenant: identity.tenant, principal: identity.principal };
 }
 
-const clip = (s: string | null, n = 160): string => (s === null ? '(deleted)' : s.length > n ? `${JSON.stringify(s.slice(0, n))}…` : JSON.stringify(s));
+/**
+ * JSON text for the model with the characters JSON leaves raw but readers take as line breaks or
+ * reordering (NEL, LINE/PARAGRAPH SEPARATOR, bidi controls) written as `\uXXXX` escapes: a
+ * quoted field cannot start a line of its own or reorder what follows. Valid JSON (they only occur
+ * inside strings).
+ */
+const MODEL_UNSAFE = /[\u0085\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+export const modelJson = (v: unknown, space?: number): string => JSON.stringify(v, null, space).replace(MODEL_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+const clip = (s: string | null, n = 160): string => (s === null ? '(deleted)' : s.length > n ? `${modelJson(s.slice(0, n))}…` : modelJson(s));
 
 /** A field of a record shown to the model: always a JSON string, so no text can forge structure. */
-const q = (s: string): string => JSON.stringify(s);
+const q = (s: string): string => modelJson(s);
 
 /**
  * One line naming a record's origin authority and taint, for the model and the user to see. Every
@@ -94,15 +103,15 @@ function evaluationText(e: Evaluation): string {
 }
 
 function result(text: string, structured: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: `${text}\n\n${JSON.stringify(structured)}` }], structuredContent: structured };
+  return { content: [{ type: 'text', text: `${text}\n\n${modelJson(structured)}` }], structuredContent: structured };
 }
 
 function toolError(e: unknown): CallToolResult {
   const { body } = errorResponse(e, 'mcp');
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
+  return { content: [{ type: 'text', text: modelJson(body) }], isError: true };
 }
 
-const json = (uri: URL, value: unknown): ReadResourceResult => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }] });
+const json = (uri: URL, value: unknown): ReadResourceResult => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: modelJson(value, 2) }] });
 
 /**
  * Build an MCP server bound to one principal and session (see the module comment). Connect it to
