@@ -27,7 +27,7 @@ import { type Options, type SuiteResult, Tally, percentile, rmDir, tempDir } fro
 
 /** The goal's relative factor and absolute floor (ms). */
 const FACTOR = 2;
-const FLOOR_MS = 50;
+const FLOOR_MS = 100;
 
 type Res = Awaited<ReturnType<typeof http>>;
 
