@@ -17,7 +17,7 @@
  *     are queued per tenant, so the victim's waits behind its own tenant's only.
  *
  * Goal, per flood: the victim's p99 under the flood ≤ max(2 × unloaded p99, unloaded p99 +
- * 50 ms) — the absolute floor keeps a 2 ms baseline on a noisy 2-core machine from flaking —
+ * 100 ms) — the absolute floor keeps a 2 ms baseline on a noisy 2-core machine from flaking —
  * and no victim request fails. Each victim request is a case; a flood over its goal is a failure.
  */
 import { join } from 'node:path';
