@@ -48,6 +48,7 @@ export interface TokenFields {
   readonly id: string;
   readonly tenant: string | null;
   readonly principalId: string | null;
+  /** SHA-256 hex of the token's full text. */
   readonly hash: string;
   readonly createdAt: string;
   readonly revokedAt: string | null;

@@ -1,3 +1,4 @@
+import type { TokenFields } from '../core/identity.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../core/types.js';
 
@@ -111,15 +112,7 @@ export interface StorageTx extends StorageReader {
  * Writes go through a transaction on the token's chain ({@link StorageTx.putToken},
  * {@link StorageTx.markTokenRevoked}) together with their audit entries (core/identity.ts).
  */
-export interface TokenRow {
-  readonly id: string;
-  readonly tenant: string | null;
-  readonly principalId: string | null;
-  /** SHA-256 hex of the token's full text. */
-  readonly hash: string;
-  readonly createdAt: string;
-  readonly revokedAt: string | null;
-}
+export type TokenRow = TokenFields;
 
 
 /** A person's verdict on a decision of the review queue (append-only; the dashboard's "reject"). */
