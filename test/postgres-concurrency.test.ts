@@ -7,8 +7,8 @@
  * decision is present, every chain verifies (no fork, no duplicate or missing sequence number)
  * and a random sample of decisions replays from the log to the recorded outcome.
  *
- * Count per process: MEMAUTH_CONCURRENCY_COUNT (default 250 in `npm test`; the README's figures
- * use 1000: `node dist/test/concurrency/bench.js --run`).
+ * Count per process: MEMAUTH_CONCURRENCY_COUNT (default 250 in `npm test`; the throughput figures
+ * of docs/postgresql.md use 1000: `node dist/test/concurrency/bench.js --run`).
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';

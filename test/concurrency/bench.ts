@@ -1,7 +1,7 @@
 /**
  * Throughput of 1, 2 and 4 memauth processes on one PostgreSQL — `memauth serve` over HTTP, and
- * the library in worker processes —, for the README ("Running at
- * scale"): `node dist/test/concurrency/bench.js --run [count] [--url URL]`. Without --url it
+ * the library in worker processes —, for docs/postgresql.md
+ * § Throughput: `node dist/test/concurrency/bench.js --run [count] [--url URL]`. Without --url it
  * starts a throwaway cluster with durable settings (fsync and synchronous_commit on). Each row
  * also runs every check of the concurrency test.
  *

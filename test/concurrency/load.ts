@@ -1,6 +1,6 @@
 /**
- * The multi-process load behind test/postgres-concurrency.test.ts and the README's throughput
- * figures: N memauth processes on one fresh PostgreSQL database — real `memauth serve
+ * The multi-process load behind test/postgres-concurrency.test.ts and the throughput figures
+ * of docs/postgresql.md: N memauth processes on one fresh PostgreSQL database — real `memauth serve
  * --database postgres://…` server processes driven over HTTP (default), or library worker
  * processes (test/concurrency/worker.ts) — then the checks: every acknowledged write and
  * decision present, every tenant's chain verifies, and decisions replay from the log to the
