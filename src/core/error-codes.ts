@@ -6,7 +6,7 @@
  * codes (src/cli/errors.ts), the MCP tools' error results (through the server's mapping) and
  * docs/errors.md (src/core/error-docs.ts, `npm run docs:errors`) all read this file.
  *
- * Pure data: imports only src/core/errors.ts. Source: docs/design.md § Audit (refused attempts
+ * Pure data: imports only src/core/errors.ts. Source: docs/design.md § Audit log (refused attempts
  * are logged in the chain).
  */
 import type { ErrorCode } from './errors.js';
