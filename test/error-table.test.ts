@@ -17,6 +17,7 @@ import { ERROR_CODES, type ErrorCode, MemauthError } from '../src/core/errors.js
 import { exitCodeFor } from '../src/cli/errors.js';
 import { HttpError, MEMAUTH_STATUS, errorResponse } from '../src/server/errors.js';
 import type { Memory } from '../src/api/memory.js';
+import { importMemories } from '../src/import/index.js';
 import { P, T, expectCode, setup } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -156,6 +157,21 @@ test('codes marked never (and the unlogged cases of partly) leave the audit chai
       ['UNKNOWN_PRINCIPAL', () => mem.evaluate({ tenant: T, action: { type: 'pay', args: {} }, userTurn: { principal: 'nobody', text: 'pay' } })],
     ];
     for (const [code, fn] of unlogged) assert.deepEqual(await provoke(mem, code, fn), [], `${code} wrote to the chain`);
+  } finally {
+    await env.dispose();
+  }
+});
+
+test('import: a database that fails mid-import stops the import (DATABASE_UNAVAILABLE), it does not skip every item as refused', async () => {
+  const env = await setup();
+  try {
+    const { mem } = env;
+    const file = join(ROOT, 'examples', 'import', 'memory.jsonl');
+    // the store goes away under the import: every write fails as the driver reports it
+    (mem as { write: Memory['write'] }).write = async () => {
+      throw new MemauthError('DATABASE_UNAVAILABLE', 'cannot open or write memauth.db (SQLITE_IOERR)', {});
+    };
+    await expectCode(() => importMemories(mem, { tenant: T, scope: 'imported', format: 'mcp-memory', file }), 'DATABASE_UNAVAILABLE');
   } finally {
     await env.dispose();
   }
