@@ -1,3 +1,8 @@
+/**
+ * What a CLI command handler works with: the global options as a {@link Ctx} (store, tenant,
+ * --json, output helpers), opening and closing the store, reading content, and the commander
+ * option parsers the command tables use.
+ */
 import { generateKeyPairSync } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -228,20 +233,7 @@ export function commaList(value: string, previous: string[] | undefined): string
   return [...(previous ?? []), ...items];
 }
 
-/** Shared by every command of one CLI run: the exit code the command chose. */
+/** Shared by every command of one CLI run: the exit code the command chose (set by src/cli/spec.ts). */
 export interface RunState {
   exitCode: number;
-}
-
-/**
- * Wrap a command handler for commander: build its {@link Ctx} from the command (always the
- * last argument commander passes) and record the exit code it returns (default 0).
- */
-export function act<A extends unknown[]>(state: RunState, fn: (ctx: Ctx, ...args: A) => Promise<number | void>): (...args: unknown[]) => Promise<void> {
-  return async (...args: unknown[]) => {
-    const cmd = args[args.length - 1] as Command;
-    // commander passes (positional args…, options, command); the handler takes (positional args…, options)
-    const code = await fn(ctxOf(cmd), ...(args.slice(0, -1) as A));
-    state.exitCode = code ?? 0;
-  };
 }

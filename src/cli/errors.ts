@@ -1,42 +1,27 @@
+/**
+ * Exit codes and error reports of the `memauth` CLI. The exit code of every error code comes from
+ * the error table (src/core/error-codes.ts, documented in docs/errors.md); this file only applies it.
+ */
 import { CommanderError } from 'commander';
-import { type ErrorCode, MemauthError } from '../core/errors.js';
+import { EXIT, type ExitCode, errorSpec } from '../core/error-codes.js';
+import { MemauthError } from '../core/errors.js';
 import { HttpError } from '../server/errors.js';
 
-/** Process exit codes of the `memauth` CLI. */
-export const EXIT = {
-  /** the command did what was asked (including an `allow` or `would_deny` decision). */
-  OK: 0,
-  /** a decision was `deny`, or a check failed (audit verify not ok, replay mismatch). */
-  FAILED: 1,
-  /** usage error or invalid input (bad flags, missing tenant, unknown principal/record, bad policy…). */
-  USAGE: 2,
-  /** anything unexpected (I/O, a locked or corrupt database, a bug). */
-  UNEXPECTED: 3,
-} as const;
-
-export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
-
-/** MemauthError codes that are a failed check rather than bad input. */
-const FAILED_CHECK: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['AUDIT_CHAIN_BROKEN', 'REPLAY_MISMATCH']);
-/** MemauthError codes that describe the environment, not the caller's input. */
-const OPERATIONAL: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['DATABASE_CORRUPT', 'DATABASE_LOCKED', 'CLOSED']);
+export { EXIT, type ExitCode };
 
 /**
  * The exit code for an error thrown while running a command.
  *
- * MemauthError: `AUDIT_CHAIN_BROKEN`/`REPLAY_MISMATCH` → 1, `DATABASE_CORRUPT`/`DATABASE_LOCKED`/`CLOSED` → 3,
- * every other code (TENANT_REQUIRED, SCOPE_REQUIRED, INVALID_ARGUMENT, UNKNOWN_PRINCIPAL, RECORD_NOT_FOUND,
- * POLICY_INVALID, …) → 2. Commander usage errors → 2 (0 for help/version). Anything else → 3.
+ * MemauthError and the server's HttpError: the code's `exit` in the error table — 1 for a failed
+ * check (`AUDIT_CHAIN_BROKEN`, `REPLAY_MISMATCH`), 3 when the environment failed
+ * (`DATABASE_UNAVAILABLE`, `DATABASE_LOCKED`, `DATABASE_CORRUPT`, `IMMUTABLE_FIELD`, `CLOSED`, and
+ * any 5xx edge code), 2 for every other refusal (TENANT_REQUIRED, INVALID_ARGUMENT,
+ * UNKNOWN_PRINCIPAL, RECORD_NOT_FOUND, POLICY_INVALID, …). Commander usage errors → 2 (0 for
+ * help/version). Anything else → 3.
  */
 export function exitCodeFor(err: unknown): ExitCode {
-  if (err instanceof MemauthError) {
-    if (FAILED_CHECK.has(err.code)) return EXIT.FAILED;
-    if (OPERATIONAL.has(err.code)) return EXIT.UNEXPECTED;
-    return EXIT.USAGE;
-  }
+  if (err instanceof MemauthError || err instanceof HttpError) return errorSpec(err.code)?.exit ?? EXIT.UNEXPECTED;
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
-  // the server's edge errors (serve, mcp, token): a refusal is a usage error, a 5xx is operational
-  if (err instanceof HttpError) return err.status >= 500 ? EXIT.UNEXPECTED : EXIT.USAGE;
   return EXIT.UNEXPECTED;
 }
 

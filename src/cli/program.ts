@@ -1,13 +1,23 @@
+/**
+ * The `memauth` program: its global options, the command table in help order (each entry names
+ * its handler: src/cli/commands/*.ts), and {@link runCli}, which turns every error into an exit
+ * code (src/cli/errors.ts; the codes are in the error table, docs/errors.md).
+ */
 import { Command, CommanderError, Option } from 'commander';
-import { registerAuditCommands } from './commands/audit.js';
-import { registerBenchCommand } from './commands/bench.js';
-import { registerMigrateCommand } from './commands/migrate.js';
-import { registerGateCommands } from './commands/gate.js';
-import { registerImportCommand } from './commands/import.js';
-import { registerRecordCommands } from './commands/records.js';
-import { registerServerCommands } from './commands/serve.js';
+import { auditCommands } from './commands/audit.js';
+import { benchCommands } from './commands/bench.js';
+import { gateCommands } from './commands/gate.js';
+import { importCommands } from './commands/import.js';
+import { initCommands } from './commands/init.js';
+import { migrateCommands } from './commands/migrate.js';
+import { recordCommands } from './commands/records.js';
+import { serverCommands } from './commands/serve.js';
 import type { RunState } from './context.js';
 import { EXIT, reportError } from './errors.js';
+import { type AnyCommand, registerCommands } from './spec.js';
+
+/** Every command of `memauth`, in help order: from a command's name to its handler in one step. */
+export const COMMANDS: readonly AnyCommand[] = [...initCommands, ...recordCommands, ...gateCommands, ...auditCommands, ...importCommands, ...benchCommands, ...migrateCommands, ...serverCommands];
 
 /**
  * Build the `memauth` command tree. Global options (`--db`, `--database`, `--policy`, `--tenant`,
@@ -28,17 +38,11 @@ export function buildProgram(state: RunState): Command {
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
-  registerRecordCommands(program, state);
-  registerGateCommands(program, state);
-  registerAuditCommands(program, state);
-  registerImportCommand(program, state);
-  registerBenchCommand(program, state);
-  registerMigrateCommand(program, state);
-  registerServerCommands(program);
+  registerCommands(program, COMMANDS, state);
   program.addHelpText(
     'after',
     `
-Exit codes: 0 ok (also would_deny), 1 denied or check failed, 2 usage error or invalid input, 3 unexpected error.
+Exit codes: 0 ok (also would_deny), 1 denied or check failed, 2 usage error or invalid input, 3 database/environment failure or unexpected error.
 Errors: "error CODE: message" on stderr, or {code,message,details} on stdout with --json. MEMAUTH_DEBUG=1 prints stacks.`,
   );
   return program;

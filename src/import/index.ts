@@ -1,9 +1,17 @@
+/**
+ * `importMemories`: read another memory system's export (the MCP reference memory server's JSONL
+ * graph, or a mem0 export) into a scope, each item written through `Memory.write` by an import
+ * principal at the authority its unknown origin deserves. A refused item is skipped and
+ * reported; a failure of the environment (the error table's exit 3: database unavailable,
+ * locked, corrupt, closed) stops the import.
+ */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Memory } from '../api/memory.js';
 import { type Authority, atLeast } from '../core/authority.js';
 import { sha256Hex } from '../core/canonical.js';
 import { contentHashOf } from '../core/content-hash.js';
+import { ERROR_TABLE, EXIT } from '../core/error-codes.js';
 import { MemauthError, isMemauthError } from '../core/errors.js';
 import { originAuthority } from '../core/policy.js';
 import { KIND_CEILING, type Principal, type PrincipalKind } from '../core/types.js';
@@ -220,7 +228,8 @@ export async function importMemories(memory: Memory, options: ImportOptions): Pr
           imported++;
           authorities[record.origin.authority] = (authorities[record.origin.authority] ?? 0) + 1;
         } catch (e) {
-          if (!isMemauthError(e) || e.code === 'CLOSED' || e.code === 'DATABASE_CORRUPT' || e.code === 'DATABASE_LOCKED') throw e;
+          // the environment failed (database unavailable, locked, corrupt, closed): stop, do not skip every item that follows
+          if (!isMemauthError(e) || ERROR_TABLE[e.code].exit === EXIT.UNEXPECTED) throw e;
           if (options.strict) throw new MemauthError(e.code, `import: ${where} refused after ${imported} imported: ${e.message}`, { ...e.details, imported });
           skip(item, 'write_refused', `${e.code}: ${e.message}`);
         }

@@ -13,21 +13,23 @@
  * principal, context, dependsOn or confirmation id, and unknown arguments are refused. The
  * connection's principal is the requester of every call: it owns the session and only
  * confirmations that admit it are used.
+ *
+ * The tools are a named table (src/server/mcp-tools.ts: tool → handler → `Memory` method); the
+ * resources a small table below; the text for the model is in src/server/mcp-text.ts.
  */
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Memory } from '../api/memory.js';
-import type { Evaluation } from '../api/requesters.js';
-import { schemas } from '../api/validation.js';
 import { MemauthError } from '../core/errors.js';
-import type { Decision, MemoryRecord, Principal } from '../core/types.js';
-import { HttpError, errorResponse } from './errors.js';
-import { assertDecisionVisible, recordFor, replayFor } from './exposure.js';
-import { assertMayDelete, checkContent } from './routes/common.js';
-import { responses } from './schemas.js';
-import type { Identity } from './tokens.js';
+import type { Decision, Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
+import { HttpError, errorResponse } from './errors.js';
+import { assertDecisionVisible, replayFor } from './exposure.js';
+import { jsonResource, modelJson, toolError } from './mcp-text.js';
+import { MCP_TOOLS, type ToolCall } from './mcp-tools.js';
+import type { Identity } from './tokens.js';
+
+export { modelJson, recordLine } from './mcp-text.js';
 
 /** What an MCP connection is bound to. */
 export interface McpBinding {
@@ -63,254 +65,86 @@ export function mcpPrincipal(identity: Identity): { tenant: string; principal: P
   return { tenant: identity.tenant, principal: identity.principal };
 }
 
-/**
- * JSON text for the model with the characters JSON leaves raw but readers take as line breaks or
- * reordering (NEL, LINE/PARAGRAPH SEPARATOR, bidi controls) written as `\uXXXX` escapes: a
- * quoted field cannot start a line of its own or reorder what follows. Valid JSON (they only occur
- * inside strings).
- */
-const MODEL_UNSAFE = /[\u0085\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-export const modelJson = (v: unknown, space?: number): string => JSON.stringify(v, null, space).replace(MODEL_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-
-const clip = (s: string | null, n = 160): string => (s === null ? '(deleted)' : s.length > n ? `${modelJson(s.slice(0, n))}…` : modelJson(s));
-
-/** A field of a record shown to the model: always a JSON string, so no text can forge structure. */
-const q = (s: string): string => modelJson(s);
-
-/**
- * One line naming a record's origin authority and taint, for the model and the user to see. Every
- * field a principal chose (writer id, source, content) is JSON-quoted: a source holding `]` or a
- * line break cannot forge another origin (docs/design.md § What the model sees).
- */
-export function recordLine(r: MemoryRecord, extra = ''): string {
-  const ch = r.taint.channels.length > 0 ? `; channels ${r.taint.channels.join(',')}` : '';
-  return `${q(r.id)} [origin ${r.origin.authority} by ${q(r.origin.principalId)} from ${q(r.origin.sourceRef)}; taint ${r.taint.lowestAuthority}${ch}${extra}] ${r.status === 'active' ? '' : `(${r.status}) `}${clip(r.content)}`;
+/** One MCP resource: a fixed URI or a URI template, and a NAMED reader. */
+interface ResourceSpec {
+  readonly name: string;
+  readonly uri: string;
+  /** true when `uri` is a template with `{decisionId}`. */
+  readonly template: boolean;
+  readonly title: string;
+  readonly description: string;
+  readonly read: (call: ToolCall, vars: Readonly<Record<string, string | string[]>>) => Promise<unknown>;
 }
 
-/** The reasons and dependencies of a decision or dry run, every principal-chosen field JSON-quoted. */
-function gateLines(d: Pick<Decision, 'reasons' | 'dependencies'>): string[] {
-  const reasons = d.reasons.map((r) => `${r.code}${r.argument !== undefined ? `(${q(r.argument)})` : ''}${r.memoryIds.length ? ` [${r.memoryIds.map(q).join(', ')}]` : ''}`);
-  const deps = d.dependencies.map((x) => `${q(x.memoryId)}: ${x.actionAuthority} (${x.why.join('+')})`);
-  return [...(reasons.length ? [`reasons: ${reasons.join('; ')}`] : []), ...(deps.length ? [`dependencies: ${deps.join('; ')}`] : [])];
-}
+/** `memauth://decisions/{decisionId}` → `Memory.getDecision` of a decision this connection requested. */
+const readDecision = (c: ToolCall, vars: Readonly<Record<string, string | string[]>>): Promise<unknown> => c.ownDecision(String(vars.decisionId));
+/** `memauth://decisions/{decisionId}/replay` → `Memory.replay` of such a decision. */
+const readReplay = (c: ToolCall, vars: Readonly<Record<string, string | string[]>>): Promise<unknown> => c.replayOwn(String(vars.decisionId));
+/** `memauth://audit/verify` → `Memory.verifyAudit` of the connection's tenant. */
+const readAuditVerify = (c: ToolCall): Promise<unknown> => c.mem.verifyAudit({ tenant: c.tenant });
 
-function decisionText(d: Decision): string {
-  return [`decision ${d.id}: ${d.outcome} (${q(d.action.type)}, tier ${d.tier}, mode ${d.mode})`, ...gateLines(d), d.outcome === 'allow' ? 'you may proceed with exactly this action' : d.outcome === 'would_deny' ? 'observe mode: allowed, but it would be denied under enforcement' : 'do not perform this action; ask the user to confirm it if they want it'].join('\n');
-}
+/** The MCP resources, in registration order (JSON documents). */
+export const MCP_RESOURCES: readonly ResourceSpec[] = [
+  { name: 'decision', uri: 'memauth://decisions/{decisionId}', template: true, title: 'A gate decision', description: 'A stored decision this connection requested (JSON)', read: readDecision },
+  { name: 'decision-replay', uri: 'memauth://decisions/{decisionId}/replay', template: true, title: 'Replay of a decision', description: 'The decision rebuilt from the audit log alone and re-evaluated (JSON)', read: readReplay },
+  { name: 'audit-verify', uri: 'memauth://audit/verify', template: false, title: 'Audit verification', description: "Verification report of this tenant's audit chain (JSON)", read: readAuditVerify },
+];
 
-function evaluationText(e: Evaluation): string {
-  return [`dry run: authorize_action would ${e.outcome === 'allow' ? 'allow' : e.outcome === 'would_deny' ? 'let through (would_deny, observe mode)' : 'deny'} this ${q(e.action.type)} now (tier ${e.tier}, mode ${e.mode}); nothing was recorded and no confirmation was used`, ...gateLines(e), 'call authorize_action before performing it'].join('\n');
-}
-
-function result(text: string, structured: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: `${text}\n\n${modelJson(structured)}` }], structuredContent: structured };
-}
-
-function toolError(e: unknown): CallToolResult {
-  const { body } = errorResponse(e, 'mcp');
-  return { content: [{ type: 'text', text: modelJson(body) }], isError: true };
-}
-
-const json = (uri: URL, value: unknown): ReadResourceResult => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: modelJson(value, 2) }] });
-
-/**
- * Build an MCP server bound to one principal and session (see the module comment). Connect it to
- * a transport (stdio, or Streamable HTTP in src/server/mcp-http.ts).
- */
-export function createMcpServer(b: McpBinding): McpServer {
-  const { mem, tenant, principal, session } = b;
-  const requester = principal.id;
-  const context = b.context ?? 'session';
-  // the action alone: the trust boundary (context, dependsOn) and the confirmation are not the model's to choose
-  const actionInput = z.strictObject({ action: schemas.authorize.shape.action });
-  const server = new McpServer(
-    { name: 'memauth', version: b.version },
-    {
-      instructions: `memauth memory for principal ${q(principal.id)} (${principal.kind}, ceiling ${principal.maxAuthority}) in tenant ${q(tenant)}. Every record shows its origin authority: what you store gets at most your ceiling and its source's authority. Call authorize_action before any consequential action (payment, email, permission change, deploy, data export) and follow the decision; check_action is a dry run that records and consumes nothing.`,
-    },
-  );
+/** The {@link ToolCall} of a connection: its binding, and the decisions its principal may see. */
+function toolCall(b: McpBinding): ToolCall {
+  const { mem, tenant, principal } = b;
   // decisions are not records: the connection sees only those its principal requested, another's answers like a missing one
-  const ownDecision = async (decisionId: string): Promise<Decision> => assertDecisionVisible(requester, tenant, await mem.getDecision({ tenant, decisionId }));
+  const ownDecision = async (decisionId: string): Promise<Decision> => assertDecisionVisible(principal.id, tenant, await mem.getDecision({ tenant, decisionId }));
   const replayOwn = async (decisionId: string) => {
     await ownDecision(decisionId);
     return replayFor(null, mem, await mem.replay({ tenant, decisionId }));
   };
+  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn };
+}
+
+/**
+ * Build an MCP server bound to one principal and session (see the module comment): the tools of
+ * {@link MCP_TOOLS} and the resources of {@link MCP_RESOURCES}, each call rechecked first (a
+ * revoked token is refused at once). Connect it to a transport (stdio, or Streamable HTTP in
+ * src/server/mcp-http.ts).
+ */
+export function createMcpServer(b: McpBinding): McpServer {
+  const { tenant, principal } = b;
+  const call = toolCall(b);
+  const server = new McpServer(
+    { name: 'memauth', version: b.version },
+    {
+      instructions: `memauth memory for principal ${modelJson(principal.id)} (${principal.kind}, ceiling ${principal.maxAuthority}) in tenant ${modelJson(tenant)}. Every record shows its origin authority: what you store gets at most your ceiling and its source's authority. Call authorize_action before any consequential action (payment, email, permission change, deploy, data export) and follow the decision; check_action is a dry run that records and consumes nothing.`,
+    },
+  );
   const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
     if (b.recheck) await b.recheck();
     return fn();
   };
-  const tool = <S extends z.ZodType>(name: string, config: { title: string; description: string; input: S; output: z.ZodType; readOnly: boolean }, run: (args: z.output<S>) => Promise<CallToolResult>): void => {
+  for (const t of MCP_TOOLS) {
     server.registerTool(
-      name,
-      { title: config.title, description: config.description, inputSchema: config.input, outputSchema: config.output, annotations: { readOnlyHint: config.readOnly, destructiveHint: name === 'forget', openWorldHint: false } },
+      t.name,
+      { title: t.title, description: t.description, inputSchema: t.input, outputSchema: t.output, annotations: { readOnlyHint: t.readOnly, destructiveHint: t.destructive === true, openWorldHint: false } },
       // The SDK types the callback from the schema generically; the args are validated by it against `input`.
       (async (args: unknown) => {
         try {
-          return await guard(() => run(args as z.output<S>));
+          return await guard(() => t.handler(call, args));
         } catch (e) {
           return toolError(e);
         }
       }) as never,
     );
-  };
-
-  tool(
-    'remember',
-    {
-      title: 'Remember',
-      description:
-        'Store a memory. Its origin authority is decided by memauth, not by you: at most your principal\'s ceiling and the authority of `source` (a URL, message id or file path the text came from; omit it for your own statement). Text recalled from memory and repeated here resolves to the original record.',
-      input: schemas.write.pick({ scope: true, content: true, source: true, sourceAt: true, expiresAt: true, reason: true }),
-      output: responses.WriteResult,
-      readOnly: false,
-    },
-    async (a) => {
-      checkContent(b.config, a.content);
-      const r = await mem.write({ ...a, tenant, principal: principal.id, session, requester });
-      return result(r.created ? `stored ${recordLine(r.record)}` : `already in memory: ${recordLine(r.record)}`, { ...r });
-    },
-  );
-  tool(
-    'recall',
-    {
-      title: 'Recall',
-      description: 'Search memory in one scope (full text, best first). Each hit shows its origin authority and taint. Recalled records are marked read in this session: they taint what you summarize and the actions you check.',
-      input: schemas.search.pick({ scope: true, query: true, limit: true }),
-      output: responses.SearchResult,
-      readOnly: false,
-    },
-    async (a) => {
-      const hits = await mem.search({ ...a, tenant, session, requester });
-      const shown = hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
-      return result(shown.length === 0 ? 'no memory matches' : shown.map((h) => recordLine(h.record)).join('\n'), { hits: shown });
-    },
-  );
-  tool(
-    'get_memory',
-    {
-      title: 'Get a memory',
-      description: 'One record by id, with its origin, taint, action authority (lifted only by independent corroboration) and deleted sources. Marked read in this session.',
-      input: schemas.get.pick({ id: true }),
-      output: responses.RecordView,
-      readOnly: false,
-    },
-    async (a) => {
-      const v = recordFor(true, await mem.get({ tenant, id: a.id, session, requester }));
-      return result(recordLine(v, `; action authority ${v.actionAuthority}`), { ...v });
-    },
-  );
-  tool(
-    'summarize_into_memory',
-    {
-      title: 'Summarize into memory',
-      description:
-        'Store a summary (or extract, rewrite, merge…) of records as a new record. Its taint is the lowest authority of its inputs: the `from` records plus everything read in this session — a summary of untrusted text stays untrusted however clean it reads.',
-      input: schemas.derive.pick({ from: true, content: true, scope: true, narrowInputs: true, expiresAt: true, reason: true }).extend({ transform: schemas.derive.shape.transform.default('summarize') }),
-      output: responses.MemoryRecord,
-      readOnly: false,
-    },
-    async (a) => {
-      checkContent(b.config, a.content);
-      const r = await mem.derive({ ...a, tenant, principal: principal.id, session, requester });
-      return result(`stored ${recordLine(r)}`, { ...r });
-    },
-  );
-  tool(
-    'check_action',
-    {
-      title: 'Check an action (dry run)',
-      description:
-        "Dry run of memauth's action gate: what authorize_action would decide for this action now. Records nothing and consumes nothing: no decision, no audit entry, no confirmation used up, no read marked. Returns outcome allow | deny | would_deny, reasons naming the memory ids, and the dependencies with their authority. It does not authorize anything: call authorize_action before performing the action.",
-      input: actionInput,
-      output: responses.Evaluation,
-      readOnly: true,
-    },
-    async (a) => {
-      const e = await mem.evaluate({ action: a.action, tenant, session, requester, context });
-      return result(evaluationText(e), { ...e });
-    },
-  );
-  tool(
-    'authorize_action',
-    {
-      title: 'Authorize an action',
-      description:
-        "Ask memauth's action gate to authorize an action, right before performing it; the decision is recorded and audited. Returns outcome allow | deny | would_deny, reasons (untrusted_origin, missing_corroboration, needs_confirmation, metadata_missing, deleted_source, expired) naming the memory ids, and the dependencies with their authority. Everything read in this session counts. An allow that rests on a user's single-use confirmation CONSUMES it: call this once, for the action you are about to perform.",
-      input: actionInput,
-      output: responses.Decision,
-      readOnly: false,
-    },
-    async (a) => {
-      const d = await mem.authorize({ action: a.action, tenant, session, requester, context });
-      return result(decisionText(d), { ...d });
-    },
-  );
-  tool(
-    'forget',
-    {
-      title: 'Forget',
-      description: 'Delete a record you wrote: its content and index entries are erased; its hash, provenance and audit trail stay, and records derived from it keep their taint.',
-      input: schemas.delete.pick({ id: true, reason: true }),
-      output: responses.MemoryRecord,
-      readOnly: false,
-    },
-    async (a) => {
-      await assertMayDelete(mem, tenant, principal, a.id);
-      const r = recordFor(true, await mem.delete({ tenant, id: a.id, principal: principal.id, reason: a.reason }));
-      return result(`deleted ${r.id} (content erased; hash and provenance kept)`, { ...r });
-    },
-  );
-  tool(
-    'replay_decision',
-    {
-      title: 'Replay a decision',
-      description: 'Rebuild a decision you requested from the audit log alone (dependencies, lineage, origins, corroborations, confirmations, policy) and re-evaluate it; `matches` says whether it agrees with the recorded outcome.',
-      input: schemas.replay.pick({ decisionId: true }),
-      output: responses.ReplayResult,
-      readOnly: true,
-    },
-    async (a) => {
-      const r = await replayOwn(a.decisionId);
-      return result(`decision ${r.decisionId}: recorded ${r.recorded.outcome}, replayed ${r.replayed.outcome}: ${r.matches ? 'matches' : 'MISMATCH'}`, { ...r });
-    },
-  );
-  tool(
-    'verify_audit',
-    {
-      title: 'Verify the audit chain',
-      description: "Verify this tenant's hash-chained audit log, its newest signed checkpoint and every row against the chain.",
-      input: z.strictObject({}),
-      output: responses.AuditReport,
-      readOnly: true,
-    },
-    async () => {
-      const r = await mem.verifyAudit({ tenant });
-      return result(r.tenants.map((t) => t.message).join('\n') || `tenant ${tenant}: no audit entries yet`, { ...r });
-    },
-  );
-
+  }
+  // a resource error is thrown to the client as `CODE: message` (the server's mapping: src/server/errors.ts)
   const resource = (fn: () => Promise<ReadResourceResult>): Promise<ReadResourceResult> =>
     guard(fn).catch((e: unknown) => {
       const { body } = errorResponse(e, 'mcp');
       throw new MemauthError('INVALID_ARGUMENT', `${body.code}: ${body.message}`, { ...body.details });
     });
-  server.registerResource(
-    'decision',
-    new ResourceTemplate('memauth://decisions/{decisionId}', { list: undefined }),
-    { title: 'A gate decision', description: 'A stored decision this connection requested (JSON)', mimeType: 'application/json' },
-    (uri, vars) => resource(async () => json(uri, await ownDecision(String(vars.decisionId)))),
-  );
-  server.registerResource(
-    'decision-replay',
-    new ResourceTemplate('memauth://decisions/{decisionId}/replay', { list: undefined }),
-    { title: 'Replay of a decision', description: 'The decision rebuilt from the audit log alone and re-evaluated (JSON)', mimeType: 'application/json' },
-    (uri, vars) => resource(async () => json(uri, await replayOwn(String(vars.decisionId)))),
-  );
-  server.registerResource(
-    'audit-verify',
-    'memauth://audit/verify',
-    { title: 'Audit verification', description: "Verification report of this tenant's audit chain (JSON)", mimeType: 'application/json' },
-    (uri) => resource(async () => json(uri, await mem.verifyAudit({ tenant }))),
-  );
+  for (const r of MCP_RESOURCES) {
+    const meta = { title: r.title, description: r.description, mimeType: 'application/json' };
+    if (r.template) server.registerResource(r.name, new ResourceTemplate(r.uri, { list: undefined }), meta, (uri, vars) => resource(async () => jsonResource(uri, await r.read(call, vars))));
+    else server.registerResource(r.name, r.uri, meta, (uri) => resource(async () => jsonResource(uri, await r.read(call, {}))));
+  }
   return server;
 }

@@ -1,5 +1,7 @@
+/**
+ * Command table of `migrate` (`copyStore`, src/store/copy.ts) and the stores it opens.
+ */
 import { existsSync, statSync } from 'node:fs';
-import type { Command } from 'commander';
 import { openMemory } from '../../api/open.js';
 import type { AuditReport } from '../../api/verify.js';
 import { MemauthError } from '../../core/errors.js';
@@ -8,7 +10,8 @@ import type { StorageDriver } from '../../store/driver.js';
 import { SqliteDriver } from '../../store/sqlite/driver.js';
 import type { RowStore } from '../../store/tables.js';
 import { EXIT } from '../errors.js';
-import { type RunState, type StoreTarget, act, displayTarget, parseStoreTarget } from '../context.js';
+import { type Ctx, type StoreTarget, displayTarget, parseStoreTarget } from '../context.js';
+import { type AnyCommand, command } from '../spec.js';
 
 type Store = StorageDriver & RowStore;
 
@@ -38,38 +41,42 @@ function formatMigration(from: string, to: string, r: CopyReport, v: AuditReport
 }
 
 /**
- * Register `migrate --from SRC --to DST`: copy a whole store between SQLite and PostgreSQL (either
- * way), then prove the copy — row digests per table, audit heads per tenant, and the
- * destination's chains verified. Exit 0 when identical and verified, 1 otherwise.
+ * `migrate --from SRC --to DST` → `copyStore` (src/store/copy.ts), then `Memory.verifyAudit` on the
+ * destination: copy a whole store between SQLite and PostgreSQL (either way) and prove the copy —
+ * row digests per table, audit heads per tenant, and the destination's chains verified. Exit 0
+ * when identical and verified, 1 otherwise.
  */
-export function registerMigrateCommand(program: Command, state: RunState): void {
-  program
-    .command('migrate')
-    .description('copy a whole store between SQLite and PostgreSQL (sqlite:FILE ↔ postgres://…) and verify the copy; stop writers first')
-    .requiredOption('--from <url>', 'source: sqlite:FILE or postgres://…')
-    .requiredOption('--to <url>', 'destination (new file / empty database or schema): sqlite:FILE or postgres://…')
-    .action(
-      act(state, async (ctx, o: { from: string; to: string }) => {
-        const from = parseStoreTarget(o.from);
-        const to = parseStoreTarget(o.to);
-        if (from.kind === 'sqlite' && to.kind === 'sqlite' && from.path === to.path) throw new MemauthError('INVALID_ARGUMENT', '--from and --to are the same file', { field: 'to' });
-        const src = await openStore(from, 'source');
-        let dst: Store | null = null;
-        try {
-          dst = await openStore(to, 'destination');
-          const report = await copyStore(src, dst);
-          // verify the destination's chains with the library itself (no new checkpoint is written)
-          const mem = await openMemory({ driver: dst, checkpointKey: false });
-          const verify = await mem.verifyAudit({});
-          await mem.close();
-          dst = null;
-          const value = { from: displayTarget(from), to: displayTarget(to), ok: report.ok && verify.ok, counts: report.counts, heads: report.heads, digests: report.digests, audit: { ok: verify.ok, tenants: verify.tenants.map((x) => ({ tenant: x.tenant, ok: x.ok, entries: x.chain.entries, message: x.message })) } };
-          ctx.emit(value, () => formatMigration(value.from, value.to, report, verify));
-          return value.ok ? EXIT.OK : EXIT.FAILED;
-        } finally {
-          await src.close();
-          if (dst !== null) await dst.close();
-        }
-      }),
-    );
+async function migrateCommand(ctx: Ctx, o: { from: string; to: string }): Promise<number> {
+  const from = parseStoreTarget(o.from);
+  const to = parseStoreTarget(o.to);
+  if (from.kind === 'sqlite' && to.kind === 'sqlite' && from.path === to.path) throw new MemauthError('INVALID_ARGUMENT', '--from and --to are the same file', { field: 'to' });
+  const src = await openStore(from, 'source');
+  let dst: Store | null = null;
+  try {
+    dst = await openStore(to, 'destination');
+    const report = await copyStore(src, dst);
+    // verify the destination's chains with the library itself (no new checkpoint is written)
+    const mem = await openMemory({ driver: dst, checkpointKey: false });
+    const verify = await mem.verifyAudit({});
+    await mem.close();
+    dst = null;
+    const value = { from: displayTarget(from), to: displayTarget(to), ok: report.ok && verify.ok, counts: report.counts, heads: report.heads, digests: report.digests, audit: { ok: verify.ok, tenants: verify.tenants.map((x) => ({ tenant: x.tenant, ok: x.ok, entries: x.chain.entries, message: x.message })) } };
+    ctx.emit(value, () => formatMigration(value.from, value.to, report, verify));
+    return value.ok ? EXIT.OK : EXIT.FAILED;
+  } finally {
+    await src.close();
+    if (dst !== null) await dst.close();
+  }
 }
+
+export const migrateCommands: readonly AnyCommand[] = [
+  command({
+    name: 'migrate',
+    description: 'copy a whole store between SQLite and PostgreSQL (sqlite:FILE ↔ postgres://…) and verify the copy; stop writers first',
+    options: [
+      { flags: '--from <url>', description: 'source: sqlite:FILE or postgres://…', required: true },
+      { flags: '--to <url>', description: 'destination (new file / empty database or schema): sqlite:FILE or postgres://…', required: true },
+    ],
+    handler: migrateCommand,
+  }),
+];
