@@ -2,7 +2,7 @@ import { type AuditEntry, ChainVerifier, type ChainVerdict, type Checkpoint, che
 import { ADMIN_CHAIN, TOKEN_OPS, type TokenProblem, principalMatchesEntries, tokenVerdict } from '../core/identity.js';
 import type { MemoryRecord } from '../core/types.js';
 import type { StorageDriver } from '../store/driver.js';
-import { corroborationMatchesEntry, recordMatchesEntry } from './memory.js';
+import { corroborationMatchesEntry, recordMatchesEntry } from '../core/row-match.js';
 
 export type RecordProblem =
   | 'no_audit_entry'

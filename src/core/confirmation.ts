@@ -1,4 +1,10 @@
+import { hashCanonical } from './canonical.js';
 import type { Action, Confirmation, PrincipalKind } from './types.js';
+
+/** SHA-256 of the RFC 8785 canonical JSON of an action's arguments: what a confirmation binds. */
+export function argsHashOf(args: Readonly<Record<string, unknown>>): string {
+  return hashCanonical(args);
+}
 
 /** Why a confirmation does not cover an action. */
 export type ConfirmationMismatch =
