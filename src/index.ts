@@ -3,7 +3,9 @@
  * The public surface is pinned by test/exports.test.ts.
  */
 export { openMemory, type OpenMemoryOptions } from './api/open.js';
-export { Memory, argsHashOf, type RecordView, type WriteResult, type CorroborateResult, type LineageGraph, type MemoryOptions, type OpTiming } from './api/memory.js';
+export { Memory, type MemoryOptions } from './api/memory.js';
+export type { RecordView, WriteResult, CorroborateResult, LineageGraph, OpTiming } from './api/views.js';
+export { argsHashOf } from './core/confirmation.js';
 export type { AuditReport, TenantAuditReport } from './api/verify.js';
 export type { ReplayResult } from './api/replay.js';
 export type { Evaluation } from './api/requesters.js';

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { computeMetrics, computeMetricsSeries } from '../src/api/metrics.js';
+import { computeMetrics } from '../src/api/metrics.js';
+import { computeMetricsSeries } from '../src/api/metrics-series.js';
 import { replayDecision, replayDecisions } from '../src/api/replay.js';
 import { hashCanonical } from '../src/core/canonical.js';
 import { MemauthError } from '../src/core/errors.js';

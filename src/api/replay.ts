@@ -172,10 +172,7 @@ export async function replayDecisions(driver: StorageDriver, tenant: string, dec
 /** Re-evaluate the decision of `entry` over the state rebuilt from the entries before it (read only; nothing of `state` is kept by reference that a later entry mutates). */
 async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntry, decisionId: string): Promise<ReplayResult> {
   const p = entry.payload as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- decide payload, hashed in the chain
-  const text = state.policies.get(entry.policyVersion) ?? (await driver.getPolicyText(entry.policyVersion));
-  if (text === null || text === undefined) throw new MemauthError('POLICY_NOT_FOUND', `policy ${entry.policyVersion} of decision ${decisionId} is not in the log`, { policyVersion: entry.policyVersion });
-  const policy: Policy = loadPolicy(JSON.parse(text));
-  if (policy.version !== entry.policyVersion) throw new MemauthError('POLICY_NOT_FOUND', `policy text in the log does not hash to ${entry.policyVersion}`, { policyVersion: entry.policyVersion });
+  const { text, policy } = await policyOf(driver, state, entry, decisionId);
   const action = p.action as Action;
   const at = String(p.at);
   const tier = riskTier(policy, action);
@@ -214,24 +211,7 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
     tier === p.tier &&
     mode === p.mode &&
     hashCanonical(action.args) === p.argsHash;
-
-  const lineage: Array<{ from: string; to: string; transform: string; kind: string }> = [];
-  const seen = new Set<string>();
-  const stack = deps.map((d) => d.memoryId);
-  while (stack.length) {
-    const id = stack.pop() as string;
-    if (seen.has(id)) continue;
-    seen.add(id);
-    for (const e of state.records.get(id)?.derivedFrom ?? []) {
-      lineage.push({ from: e.from, to: id, transform: e.transform, kind: e.kind });
-      stack.push(e.from);
-    }
-  }
-  const origins: Record<string, { principalId: string; authority: string; sourceRef: string }> = {};
-  for (const id of seen) {
-    const o = state.origins.get(id);
-    if (o) origins[id] = o;
-  }
+  const { lineage, origins } = lineageOf(state, deps.map((d) => d.memoryId));
   return {
     decisionId,
     auditSeq: entry.seq,
@@ -247,4 +227,38 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
     corroborations: deps.flatMap((d) => state.corroborations.get(d.memoryId) ?? []),
     confirmations: confs,
   };
+}
+
+/**
+ * The policy a decision was made under, from the log (or the store's policy texts).
+ * @throws `POLICY_NOT_FOUND` when its text is missing or does not hash to its version.
+ */
+async function policyOf(driver: StorageDriver, state: LogState, entry: AuditEntry, decisionId: string): Promise<{ text: string; policy: Policy }> {
+  const text = state.policies.get(entry.policyVersion) ?? (await driver.getPolicyText(entry.policyVersion));
+  if (text === null || text === undefined) throw new MemauthError('POLICY_NOT_FOUND', `policy ${entry.policyVersion} of decision ${decisionId} is not in the log`, { policyVersion: entry.policyVersion });
+  const policy: Policy = loadPolicy(JSON.parse(text));
+  if (policy.version !== entry.policyVersion) throw new MemauthError('POLICY_NOT_FOUND', `policy text in the log does not hash to ${entry.policyVersion}`, { policyVersion: entry.policyVersion });
+  return { text, policy };
+}
+
+/** The derivation edges from `ids` down to their roots, and the origins of every record reached, as the log knows them. */
+function lineageOf(state: LogState, ids: readonly string[]): { lineage: Array<{ from: string; to: string; transform: string; kind: string }>; origins: Record<string, { principalId: string; authority: string; sourceRef: string }> } {
+  const lineage: Array<{ from: string; to: string; transform: string; kind: string }> = [];
+  const seen = new Set<string>();
+  const stack = [...ids];
+  while (stack.length) {
+    const id = stack.pop() as string;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    for (const e of state.records.get(id)?.derivedFrom ?? []) {
+      lineage.push({ from: e.from, to: id, transform: e.transform, kind: e.kind });
+      stack.push(e.from);
+    }
+  }
+  const origins: Record<string, { principalId: string; authority: string; sourceRef: string }> = {};
+  for (const id of seen) {
+    const o = state.origins.get(id);
+    if (o) origins[id] = o;
+  }
+  return { lineage, origins };
 }

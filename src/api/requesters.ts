@@ -1,12 +1,11 @@
 /**
  * Who asks, and who may use what they are given (docs/design.md § Human confirmation, § Action gate):
  * the requester of a decision, the principals a confirmation is usable by, and the dry run's
- * result type.
+ * result type. (Whether a confirmation row matches its audit entry: core/row-match.ts.)
  */
-import { hashCanonical } from '../core/canonical.js';
 import type { Requester } from '../core/confirmation.js';
 import { MemauthError } from '../core/errors.js';
-import type { Confirmation, Decision } from '../core/types.js';
+import type { Decision } from '../core/types.js';
 import type { StorageReader } from '../store/driver.js';
 
 /**
@@ -44,15 +43,4 @@ export async function usableByChecked(src: StorageReader, tenant: string, ids: r
     }
   }
   return list;
-}
-
-/** A confirmation row without its audit seq, `usableBy` left out when it is the default (as older entries recorded it). */
-function comparable(c: Record<string, unknown>): Record<string, unknown> {
-  const { auditSeq: _seq, usableBy, ...rest } = c;
-  return usableBy === undefined || usableBy === null ? rest : { ...rest, usableBy };
-}
-
-/** Does a confirmation row equal the confirmation its `confirm` audit entry recorded? */
-export function confirmationPayloadMatches(c: Confirmation, recorded: object): boolean {
-  return hashCanonical(comparable(recorded as Record<string, unknown>)) === hashCanonical(comparable({ ...c }));
 }

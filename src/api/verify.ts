@@ -2,7 +2,7 @@ import { type AuditEntry, ChainVerifier, type ChainVerdict, type Checkpoint, che
 import { ADMIN_CHAIN, TOKEN_OPS, type TokenProblem, principalMatchesEntries, tokenVerdict } from '../core/identity.js';
 import type { MemoryRecord } from '../core/types.js';
 import type { StorageDriver } from '../store/driver.js';
-import { corroborationMatchesEntry, recordMatchesEntry } from './memory.js';
+import { corroborationMatchesEntry, recordMatchesEntry } from '../core/row-match.js';
 
 export type RecordProblem =
   | 'no_audit_entry'
@@ -54,7 +54,37 @@ export async function verifyStore(driver: StorageDriver, tenant: string | undefi
   return { ok: reports.every((r) => r.ok), tenants: reports };
 }
 
+/** What one pass over a tenant's chain found: the verdict, and the entries the rows are checked against. */
+interface ChainRead {
+  readonly chain: ChainVerdict;
+  /** record id → seq of the write/derive entry that created it. */
+  readonly created: Map<string, number>;
+  /** ids of records a delete entry names. */
+  readonly deleted: Set<string>;
+  /** confirmation id → uses recorded by decide entries. */
+  readonly uses: Map<string, number>;
+  readonly corroborateEntries: Map<number, AuditEntry>;
+  /** the write/derive entries, by seq. */
+  readonly entriesBySeq: Map<number, AuditEntry>;
+}
+
 async function verifyTenant(driver: StorageDriver, tenant: string, external: readonly Checkpoint[], trustedPublicKey: string | undefined): Promise<TenantAuditReport> {
+  const read = await readChain(driver, tenant);
+  const chain = read.chain;
+  const checkpoint = await checkpointVerdict(driver, tenant, external, trustedPublicKey, chain);
+  const { checked, bad } = await rowProblems(driver, tenant, read);
+  bad.push(...(await identityProblems(driver, tenant)));
+  const ok = chain.ok && (checkpoint?.ok ?? true) && bad.length === 0;
+  let message = `tenant ${tenant}: ${chain.entries} entries verified`;
+  if (!chain.ok) message = `tenant ${tenant}: audit chain broken at entry ${chain.firstBadSeq} (${chain.problem})`;
+  else if (checkpoint && !checkpoint.ok) message = `tenant ${tenant}: checkpoint at entry ${checkpoint.seq} fails (${checkpoint.problem})`;
+  else if (bad[0]) message = `tenant ${tenant}: ${/^(principal|token)_/.test(bad[0].problem) ? 'row' : 'record'} ${bad[0].id}: ${bad[0].problem}${bad.length > 1 ? ` (+${bad.length - 1} more)` : ''}`;
+  if (bad.some((b) => b.problem === 'token_no_audit_entry')) message += '; a token with no audit entry was inserted outside memauth or issued before tokens were audited (check memauth token list, then memauth token adopt)';
+  return { tenant, ok, chain, checkpoint, records: { checked, bad }, message };
+}
+
+/** Verify the tenant's chain page by page up to its first bad entry, noting what rows are checked against. */
+async function readChain(driver: StorageDriver, tenant: string): Promise<ChainRead> {
   const v = new ChainVerifier(tenant);
   const head = await driver.auditHead(tenant);
   const created = new Map<string, number>();
@@ -85,25 +115,30 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
     }
     if (stop) break;
   }
-  const chain = v.verdict();
+  return { chain: v.verdict(), created, deleted, uses, corroborateEntries, entriesBySeq };
+}
 
+/** The newest checkpoint (external or stored) checked against its signature and the chain; null without one. */
+async function checkpointVerdict(driver: StorageDriver, tenant: string, external: readonly Checkpoint[], trustedPublicKey: string | undefined, chain: ChainVerdict): Promise<TenantAuditReport['checkpoint']> {
   const dbCp = await driver.latestCheckpoint(tenant);
   const cps = [...external, ...(dbCp ? [dbCp] : [])].sort((a, b) => b.seq - a.seq);
-  let checkpoint: TenantAuditReport['checkpoint'] = null;
   const newest = cps[0];
-  if (newest) {
-    let problem: CheckpointProblem | undefined;
-    // signed by the store's own key when it is known: a checkpoint anyone can sign proves nothing
-    if (!checkpointSignatureValid(newest, trustedPublicKey)) problem = 'bad_signature';
-    else if (!chain.ok) problem = undefined;
-    else if ((chain.head?.seq ?? 0) < newest.seq) problem = 'chain_shorter_than_checkpoint';
-    else {
-      const [e] = await driver.auditRange(tenant, newest.seq, newest.seq);
-      if (!e || e.hash !== newest.hash) problem = 'hash_differs_from_checkpoint';
-    }
-    checkpoint = problem ? { seq: newest.seq, ok: false, problem } : { seq: newest.seq, ok: true };
+  if (!newest) return null;
+  let problem: CheckpointProblem | undefined;
+  // signed by the store's own key when it is known: a checkpoint anyone can sign proves nothing
+  if (!checkpointSignatureValid(newest, trustedPublicKey)) problem = 'bad_signature';
+  else if (!chain.ok) problem = undefined;
+  else if ((chain.head?.seq ?? 0) < newest.seq) problem = 'chain_shorter_than_checkpoint';
+  else {
+    const [e] = await driver.auditRange(tenant, newest.seq, newest.seq);
+    if (!e || e.hash !== newest.hash) problem = 'hash_differs_from_checkpoint';
   }
+  return problem ? { seq: newest.seq, ok: false, problem } : { seq: newest.seq, ok: true };
+}
 
+/** Record, corroboration and confirmation-use rows that do not match the chain, and records whose row is missing. */
+async function rowProblems(driver: StorageDriver, tenant: string, read: ChainRead): Promise<{ checked: number; bad: Array<{ id: string; problem: RecordProblem }> }> {
+  const { chain, created, deleted, uses, corroborateEntries, entriesBySeq } = read;
   const bad: Array<{ id: string; problem: RecordProblem }> = [];
   let checked = 0;
   const seen = new Set<string>();
@@ -132,16 +167,7 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
   }
   const stored = await driver.confirmationUses(tenant, [...uses.keys()]);
   for (const [id, n] of uses) if ((stored.get(id) ?? 0) !== n) bad.push({ id, problem: 'confirmation_uses_differ_from_audit' });
-
-  bad.push(...(await identityProblems(driver, tenant)));
-
-  const ok = chain.ok && (checkpoint?.ok ?? true) && bad.length === 0;
-  let message = `tenant ${tenant}: ${chain.entries} entries verified`;
-  if (!chain.ok) message = `tenant ${tenant}: audit chain broken at entry ${chain.firstBadSeq} (${chain.problem})`;
-  else if (checkpoint && !checkpoint.ok) message = `tenant ${tenant}: checkpoint at entry ${checkpoint.seq} fails (${checkpoint.problem})`;
-  else if (bad[0]) message = `tenant ${tenant}: ${/^(principal|token)_/.test(bad[0].problem) ? 'row' : 'record'} ${bad[0].id}: ${bad[0].problem}${bad.length > 1 ? ` (+${bad.length - 1} more)` : ''}`;
-  if (bad.some((b) => b.problem === 'token_no_audit_entry')) message += '; a token with no audit entry was inserted outside memauth or issued before tokens were audited (check memauth token list, then memauth token adopt)';
-  return { tenant, ok, chain, checkpoint, records: { checked, bad }, message };
+  return { checked, bad };
 }
 
 /**

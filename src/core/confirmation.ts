@@ -1,4 +1,5 @@
 import type { Action, Confirmation, PrincipalKind } from './types.js';
+import { hashCanonical } from './canonical.js';
 
 /** Why a confirmation does not cover an action. */
 export type ConfirmationMismatch =
@@ -70,4 +71,9 @@ export function confirmationMismatch(params: {
 function memoryMismatch(memoryIds: readonly string[], untrusted: readonly string[], dependencyIds: readonly string[]): boolean {
   if (memoryIds.length === 0) return untrusted.length > 0;
   return untrusted.some((m) => !memoryIds.includes(m)) || !memoryIds.some((m) => dependencyIds.includes(m));
+}
+
+/** SHA-256 of the RFC 8785 canonical JSON of an action's arguments: what a confirmation binds. */
+export function argsHashOf(args: Readonly<Record<string, unknown>>): string {
+  return hashCanonical(args);
 }

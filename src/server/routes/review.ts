@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { computeMetricsSeries } from '../../api/metrics.js';
+import { computeMetricsSeries } from '../../api/metrics-series.js';
 import type { Memory } from '../../api/memory.js';
 import { requesterAdmitted } from '../../core/confirmation.js';
 import type { Decision, PrincipalKind, ReasonCode } from '../../core/types.js';

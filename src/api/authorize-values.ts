@@ -1,0 +1,50 @@
+/**
+ * Value-level provenance for the action gate (docs/design.md § Action gate): which candidate
+ * records (and the user's turn) supply each argument value of the action, and the dependency
+ * facts the gate decides on — every candidate that is declared, read in context, or supplies a
+ * value, with why. Synchronous: the facts are loaded before (api/provenance.ts). Part of
+ * `authorize` (api/authorize.ts). Imports from src/core and api/ modules below the facade.
+ */
+import { type FactsBundle, dependencyFacts } from '../core/facts.js';
+import type { DependencyFacts } from '../core/gate.js';
+import { type Policy, argumentTypes } from '../core/policy.js';
+import { valueProvenance } from '../core/provenance.js';
+import type { Action, DependencyWhy, MemoryRecord, ValueProvenance } from '../core/types.js';
+import { prepareText } from '../core/values.js';
+import { type Candidates, addWhy } from './authorize-candidates.js';
+import type { Provenance } from './provenance.js';
+
+const EMPTY_BUNDLE: FactsBundle = { records: new Map(), domains: new Map(), corroborations: new Map() };
+
+/** The dependencies of one decision and the provenance of its argument values. */
+export interface Dependencies {
+  readonly values: ValueProvenance[];
+  /** sorted by record id, each with its reasons sorted. */
+  readonly facts: DependencyFacts[];
+}
+
+/**
+ * The values of `action` traced to the usable candidates (active, unexpired, with content) and to
+ * `userTurnText`, and the dependency facts: `factsOf` (the candidates' gate facts) with the
+ * reasons of `candidates.why` plus `value`.
+ */
+export function dependencies(
+  ctx: { readonly policy: Policy; readonly provenance: Provenance },
+  action: Action,
+  candidates: Candidates,
+  factsOf: ReadonlyMap<string, DependencyFacts>,
+  userTurnText: string | undefined,
+  now: string,
+): Dependencies {
+  const { k, minAuthority: floor } = ctx.policy.document.corroboration;
+  const why = candidates.why;
+  // every dependency is a candidate; anything else would be unknown to the store (metadata_missing)
+  const depFactsOf = (id: string): DependencyFacts => factsOf.get(id) ?? dependencyFacts(id, [], EMPTY_BUNDLE, k, floor, now);
+  const usable = candidates.list.filter((r: MemoryRecord) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
+  const userText = userTurnText !== undefined ? prepareText(userTurnText) : null;
+  const values = valueProvenance(action, argumentTypes(ctx.policy, action.type), usable.map((r) => ({ id: r.id, text: ctx.provenance.matchText(r) })), userText);
+  for (const v of values) for (const id of v.recordIds) addWhy(why, id, 'value');
+  const depIds = [...why.keys()].sort();
+  const facts = depIds.map((id): DependencyFacts => ({ ...depFactsOf(id), why: [...(why.get(id) as Set<DependencyWhy>)].sort() }));
+  return { values, facts };
+}

@@ -1,0 +1,65 @@
+/**
+ * The action gate's operation (docs/design.md § Action gate): `authorize` decides, records and
+ * audits one proposed action; `evaluate` is its dry run. In one transaction: check the user's
+ * turn and the requester, load the candidates (authorize-candidates.ts) and their facts
+ * (provenance.ts), trace the argument values (authorize-values.ts), let core/gate.ts `decide`, and
+ * record the decision (authorize-record.ts). `Memory` in memory.ts holds the documentation.
+ * Imports from src/core, src/store's port, and api/ modules below the facade.
+ */
+import { TRUSTED_THRESHOLD } from '../core/authority.js';
+import { argsHashOf } from '../core/confirmation.js';
+import { MemauthError } from '../core/errors.js';
+import { decide } from '../core/gate.js';
+import { argumentTypes, disallowedArguments, modeFor, riskTier } from '../core/policy.js';
+import type { Action, Decision } from '../core/types.js';
+import type { StorageTx } from '../store/driver.js';
+import { confirmationCandidates, loadCandidates } from './authorize-candidates.js';
+import { type Decided, evaluation, recordDecision } from './authorize-record.js';
+import { dependencies } from './authorize-values.js';
+import { type In, type OpContext, nowOf, startTiming, transact } from './context.js';
+import { principalIn, refusing } from './refusals.js';
+import { type Evaluation, resolveRequester } from './requesters.js';
+import { checkSession } from './sessions.js';
+import { parseAuthorize } from './validation.js';
+
+/** {@link Memory.authorize} (`dryRun` false) and {@link Memory.evaluate} (`dryRun` true). */
+export function gate(ctx: OpContext, input: In<'authorize'>, dryRun: true): Promise<Evaluation>;
+export function gate(ctx: OpContext, input: In<'authorize'>, dryRun: false): Promise<Decision>;
+export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boolean): Promise<Decision | Evaluation> {
+  const t0 = startTiming(ctx);
+  const a = parseAuthorize(input);
+  const action: Action = a.action.resource !== undefined ? { type: a.action.type, args: a.action.args, resource: a.action.resource } : { type: a.action.type, args: a.action.args };
+  const tier = riskTier(ctx.policy, action);
+  const mode = modeFor(ctx.policy, tier);
+  const contextMode = a.context ?? 'session';
+  const argsHash = argsHashOf(action.args);
+  return refusing(ctx, a.tenant, dryRun ? null : 'decide', () =>
+    transact(ctx, a.tenant, 'authorize', t0, async (tx, mark): Promise<Decision | Evaluation> => {
+      if (a.userTurn !== undefined) await checkUserTurn(ctx, tx, a.tenant, a.userTurn.principal);
+      const now = nowOf(ctx);
+      const requester = await resolveRequester(tx, a.tenant, a.requester);
+      // only read here: a write this early would keep this transaction's reads out of the read cache
+      const sessionExists = a.session !== undefined && (await checkSession(tx, a.tenant, a.session, a.requester ?? null));
+      const candidates = await loadCandidates(tx, a.tenant, a.dependsOn, a.session, contextMode);
+      const { k, minAuthority: floor } = ctx.policy.document.corroboration;
+      const verdicts = ctx.provenance.dependencyVerdicts(tx, a.tenant, candidates.list, k, floor, now);
+      const factsOf = verdicts instanceof Map ? verdicts : await verdicts;
+      const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, now);
+      const confirmations = await confirmationCandidates(ctx, tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
+      const result = decide({ action, argsHash, tier, mode, now, dependencies: deps.facts, values: deps.values, disallowedArguments: disallowedArguments(ctx.policy, action), argumentTypes: argumentTypes(ctx.policy, action.type), confirmations, citedConfirmationId: a.confirmationId ?? null, requester, threshold: TRUSTED_THRESHOLD });
+      const decided: Decided = { a, action, argsHash, tier, mode, contextMode, deps, result, now };
+      if (dryRun) return evaluation(ctx, decided);
+      return recordDecision(ctx, tx, decided, sessionExists, mark);
+    }),
+  );
+}
+
+/**
+ * The user's turn must be by a registered user principal.
+ * @throws a refusal `UNKNOWN_PRINCIPAL` (logged), `INVALID_ARGUMENT` for a principal of another kind.
+ */
+async function checkUserTurn(ctx: OpContext, tx: StorageTx, tenant: string, principal: string): Promise<void> {
+  const u = await principalIn(ctx, tx, tenant, principal);
+  if (u.kind !== 'user') throw new MemauthError('INVALID_ARGUMENT', `authorize: userTurn.principal ${u.id} is of kind ${u.kind}, not a user`, { field: 'userTurn.principal' });
+}
+

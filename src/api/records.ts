@@ -1,0 +1,236 @@
+/**
+ * The record operations of the facade (docs/design.md § Principals and origin, § Derivation and
+ * taint, § What the model sees): write, derive, get, search, list and the lineage graph, with the
+ * session reads they mark. Each takes the facade's {@link OpContext}; `Memory` in memory.ts holds
+ * their documentation. Imports from src/core, src/store's port, and api/ modules below the facade.
+ */
+import { type Authority, atLeast, minAuthority } from '../core/authority.js';
+import { contentHashOf, newContentKey } from '../core/content-hash.js';
+import { derivedTaint, provesNarrowInputs, writeTaint } from '../core/derivation.js';
+import { findEchoes } from '../core/echo.js';
+import { MemauthError } from '../core/errors.js';
+import { corroborationViews } from '../core/exposure.js';
+import { corroborationOf } from '../core/facts.js';
+import { originAuthority, selfSource } from '../core/policy.js';
+import type { DerivationEdge, MemoryRecord, Principal } from '../core/types.js';
+import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
+import { type In, type OpContext, appendAudit, newId, nowOf, startTiming, transact } from './context.js';
+import { Refusal, principalIn, refusing } from './refusals.js';
+import { joinSession } from './sessions.js';
+import { parseInput, schemas } from './validation.js';
+import type { LineageGraph, RecordView, WriteResult } from './views.js';
+
+/** What a new record is made of, besides its inputs (see {@link insertNew}). */
+interface NewRecord {
+  tenant: string;
+  scope: string;
+  content: string;
+  principal: Principal;
+  sourceRef: string;
+  origin: Authority;
+  writtenAt: string;
+  expiresAt: string | null;
+  reason: string;
+  session: string | undefined;
+}
+
+/** The records read in `session` (none without one). */
+export async function sessionRecords(tx: StorageTx | StorageDriver, tenant: string, session: string | undefined): Promise<MemoryRecord[]> {
+  if (session === undefined) return [];
+  return tx.getRecords(tenant, await tx.sessionReads(tenant, session));
+}
+
+/** Inside a transaction: build, audit and insert a new record derived along `edges` from `inputs`. */
+async function insertNew(
+  ctx: OpContext,
+  tx: StorageTx,
+  op: 'write' | 'derive',
+  base: NewRecord,
+  edges: DerivationEdge[],
+  inputs: Map<string, MemoryRecord>,
+  sourceAt: string,
+  transform: DerivationEdge['transform'],
+): Promise<MemoryRecord> {
+  const id = newId('mem');
+  const origin = { authority: base.origin, principalId: base.principal.id, sourceRef: base.sourceRef, writtenAt: base.writtenAt };
+  inputs = await ctx.provenance.untrustForged(tx, base.tenant, inputs);
+  const own = writeTaint({ writer: base.principal, origin, sourceAt });
+  const taint =
+    edges.length === 0 && op === 'write'
+      ? own
+      : (() => {
+          const t = derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs });
+          return { ...t, channels: [...new Set([...t.channels, ...own.channels])].sort() };
+        })();
+  const contentHash = contentHashOf(base.content, await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
+  const payload = {
+    recordId: id,
+    scope: base.scope,
+    contentHash,
+    origin,
+    taint,
+    derivedFrom: edges,
+    expiresAt: base.expiresAt,
+    createdAt: base.writtenAt,
+    writeReason: base.reason,
+    sessionId: base.session ?? null,
+    at: base.writtenAt,
+  };
+  const entry = await appendAudit(ctx, tx, base.tenant, op, payload);
+  const record: MemoryRecord = {
+    formatVersion: 1,
+    id,
+    tenant: base.tenant,
+    scope: base.scope,
+    content: base.content,
+    contentHash,
+    createdAt: base.writtenAt,
+    expiresAt: base.expiresAt,
+    origin,
+    derivedFrom: edges,
+    taint,
+    audit: { policyVersion: ctx.policy.version, writeReason: base.reason, seq: entry.seq },
+    status: 'active',
+  };
+  await tx.insertRecord(record);
+  // built from the very values its audit entry was just built from: it matches the entry
+  ctx.provenance.markVerified(record);
+  // what is written in a session is in that session's context from now on
+  if (base.session !== undefined) await tx.addSessionReads(base.tenant, base.session, [record.id], base.writtenAt);
+  return record;
+}
+
+/** {@link Memory.write}: a record whose origin the store decides; recalled text echoed back resolves to the original. */
+export async function write(ctx: OpContext, input: In<'write'>): Promise<WriteResult> {
+  const t0 = startTiming(ctx);
+  const a = parseInput(schemas.write, input, 'write');
+  const now = nowOf(ctx);
+  if (a.sourceAt !== undefined && new Date(a.sourceAt).toISOString() > now) throw new MemauthError('INVALID_ARGUMENT', 'write: sourceAt is in the future', { field: 'sourceAt' });
+  if (a.expiresAt !== undefined && new Date(a.expiresAt).toISOString() <= now) throw new MemauthError('INVALID_ARGUMENT', 'write: expiresAt is not in the future', { field: 'expiresAt' });
+  return refusing(ctx, a.tenant, 'write', () =>
+    transact(ctx, a.tenant, 'write', t0, async (tx, mark) => {
+      const p = await principalIn(ctx, tx, a.tenant, a.principal);
+      if (a.authority !== undefined && !atLeast(p.maxAuthority, a.authority)) {
+        throw new Refusal({ principalId: p.id, claimedAuthority: a.authority }, new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `principal ${p.id} (${p.kind}) can write at most ${p.maxAuthority}; it claimed ${a.authority}`, { principal: p.id, ceiling: p.maxAuthority, claimed: a.authority }));
+      }
+      const sourceRef = a.source ?? selfSource(p.id);
+      let origin = originAuthority(ctx.policy, sourceRef, p);
+      if (a.authority !== undefined) origin = minAuthority(origin, a.authority);
+      if (a.session !== undefined) await joinSession(tx, a.tenant, a.session, a.requester ?? null, now);
+      const reads = await sessionRecords(tx, a.tenant, a.session);
+      const { exact, contained } = findEchoes(a.content, reads);
+      if (exact) {
+        await appendAudit(ctx, tx, a.tenant, 'write', { refused: 'RECALL_ECHO', echoOf: exact.id, principalId: p.id, sourceRef, contentHash: contentHashOf(a.content, await tx.ensureTenantContentKey(a.tenant, newContentKey(), now)), sessionId: a.session ?? null, at: now });
+        return { record: exact, created: false, echoOf: exact.id };
+      }
+      const edges: DerivationEdge[] = contained.map((r) => ({ from: r.id, transform: 'import', kind: 'echo' }));
+      if (p.kind === 'agent') for (const r of reads) if (!edges.some((e) => e.from === r.id)) edges.push({ from: r.id, transform: 'rewrite', kind: 'session' });
+      const inputs = new Map(reads.map((r) => [r.id, r]));
+      const sourceAt = a.sourceAt !== undefined ? new Date(a.sourceAt).toISOString() : now;
+      const expiresAt = a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null;
+      const base: NewRecord = { tenant: a.tenant, scope: a.scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? 'write', session: a.session };
+      const record = await insertNew(ctx, tx, 'write', base, edges, inputs, sourceAt, 'rewrite');
+      mark('written');
+      return { record, created: true, echoOf: null };
+    }),
+  );
+}
+
+/** {@link Memory.derive}: a new record whose taint is the minimum over its declared and session inputs. */
+export async function derive(ctx: OpContext, input: In<'derive'>): Promise<MemoryRecord> {
+  const t0 = startTiming(ctx);
+  const a = parseInput(schemas.derive, input, 'derive');
+  const now = nowOf(ctx);
+  if (a.expiresAt !== undefined && new Date(a.expiresAt).toISOString() <= now) throw new MemauthError('INVALID_ARGUMENT', 'derive: expiresAt is not in the future', { field: 'expiresAt' });
+  return refusing(ctx, a.tenant, 'derive', () =>
+    transact(ctx, a.tenant, 'derive', t0, async (tx, mark) => {
+      const p = await principalIn(ctx, tx, a.tenant, a.principal);
+      const sourceRef = a.source ?? selfSource(p.id);
+      const origin = originAuthority(ctx.policy, sourceRef, p);
+      const fromIds = [...new Set(a.from)];
+      const declared = await tx.getRecords(a.tenant, fromIds);
+      const found = new Set(declared.map((r) => r.id));
+      const missing = fromIds.filter((id) => !found.has(id));
+      if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `derive: no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
+      if (a.session !== undefined) await joinSession(tx, a.tenant, a.session, a.requester ?? null, now);
+      const reads = (await sessionRecords(tx, a.tenant, a.session)).filter((r) => !fromIds.includes(r.id));
+      const narrowed = a.narrowInputs === true && provesNarrowInputs(a.content, declared);
+      const edges: DerivationEdge[] = declared.map((r) => ({ from: r.id, transform: a.transform, kind: 'declared' }));
+      if (!narrowed) for (const r of reads) edges.push({ from: r.id, transform: a.transform, kind: 'session' });
+      const inputs = new Map([...declared, ...reads].map((r) => [r.id, r]));
+      const scope = a.scope ?? declared[0]?.scope;
+      if (scope === undefined) throw new MemauthError('SCOPE_REQUIRED', 'derive: a scope is required when there are no declared inputs', { field: 'scope' });
+      const expiresAt = a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null;
+      const base: NewRecord = { tenant: a.tenant, scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? a.transform, session: a.session };
+      const record = await insertNew(ctx, tx, 'derive', base, edges, inputs, now, a.transform);
+      mark('written');
+      return record;
+    }),
+  );
+}
+
+/** Mark `ids` read in `session` (joining it first: a session is used only by its owner). */
+async function markRead(ctx: OpContext, tenant: string, session: string | undefined, ids: string[], requester: string | null): Promise<void> {
+  if (session === undefined) return;
+  const now = nowOf(ctx);
+  await ctx.store.transaction(tenant, async (tx) => {
+    // checked even when nothing is read: a session is used only by its owner
+    await joinSession(tx, tenant, session, requester, now);
+    if (ids.length > 0) await tx.addSessionReads(tenant, session, ids, now);
+  });
+}
+
+/** {@link Memory.get}: one record's view, marked read in the session when active. */
+export async function get(ctx: OpContext, input: In<'get'>): Promise<RecordView> {
+  const a = parseInput(schemas.get, input, 'get');
+  const [rec] = await ctx.driver.getRecords(a.tenant, [a.id]);
+  if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(a.id)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.id, tenant: a.tenant });
+  await markRead(ctx, a.tenant, a.session, rec.status === 'active' ? [rec.id] : [], a.requester ?? null);
+  return (await views(ctx, a.tenant, [rec]))[0] as RecordView;
+}
+
+/**
+ * Views of records. A corroboration's evidence is shown only when it cannot lower the record it
+ * is shown with (core/exposure.ts): otherwise `evidenceRef: null, evidenceWithheld: true`
+ * (docs/design.md § What the model sees).
+ */
+async function views(ctx: OpContext, tenant: string, recs: MemoryRecord[]): Promise<RecordView[]> {
+  const now = nowOf(ctx);
+  const bundle = await ctx.provenance.factsBundle(ctx.driver, tenant, recs.map((r) => r.id));
+  const { k, minAuthority: floor } = ctx.policy.document.corroboration;
+  return recs.map((r) => {
+    const c = corroborationOf(r.id, bundle.bundle, k, floor, now);
+    const deletedSources = [...bundle.lineageOf(r.id)].filter((id) => bundle.bundle.records.get(id)?.status === 'deleted');
+    const status = r.status === 'active' && r.expiresAt !== null && r.expiresAt <= now ? 'expired' : r.status;
+    // a row that does not match its audit entry (forged outside the API) has no authority, as at the gate
+    const actionAuthority = bundle.bundle.records.get(r.id)?.verified === true ? c.actionAuthority : 'external_untrusted';
+    const corroborations = corroborationViews(bundle.bundle.corroborations.get(r.id) ?? [], r.taint.lowestAuthority, floor);
+    return { ...r, status, actionAuthority, corroborations, deletedSources };
+  });
+}
+
+/** {@link Memory.search}: full-text hits, marked read in the session. */
+export async function search(ctx: OpContext, input: In<'search'>): Promise<SearchHit[]> {
+  const a = parseInput(schemas.search, input, 'search');
+  const hits = await ctx.driver.search(a.tenant, a.scope, a.query, a.limit ?? 10, nowOf(ctx));
+  await markRead(ctx, a.tenant, a.session, hits.map((h) => h.record.id), a.requester ?? null);
+  return hits;
+}
+
+/** {@link Memory.list}: records of a tenant, newest first. */
+export async function list(ctx: OpContext, input: In<'list'>): Promise<MemoryRecord[]> {
+  const a = parseInput(schemas.list, input, 'list');
+  return ctx.driver.listRecords(a.tenant, { scope: a.scope, limit: a.limit ?? 100, offset: a.offset, includeDeleted: a.includeDeleted });
+}
+
+/** {@link Memory.lineageGraph}: a record's lineage down to its roots as nodes and edges. */
+export async function lineageGraph(ctx: OpContext, input: In<'get'>): Promise<LineageGraph> {
+  const a = parseInput(schemas.get, input, 'lineageGraph');
+  const lineage = await ctx.driver.lineage(a.tenant, [a.id]);
+  if (!lineage.has(a.id)) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(a.id)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.id });
+  const recs = await ctx.driver.getRecords(a.tenant, [...lineage.keys()]);
+  return {
+    nodes: recs.map((r) => ({ id: r.id, authority: r.taint.lowestAuthority, principalId: r.origin.principalId, sourceRef: r.origin.sourceRef, status: r.status, content: r.content })),
+    edges: [...lineage.entries()].flatMap(([to, es]) => es.map((e) => ({ from: e.from, to, transform: e.transform, kind: e.kind }))),
+  };
+}
