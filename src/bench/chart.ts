@@ -4,8 +4,8 @@
  * One panel per agent. No scripts, no fonts or images fetched: it opens in any browser.
  */
 import { basename } from 'node:path';
-import type { BenchReport, DefenseReport } from './run.js';
-import { CHANNELS } from './run.js';
+import type { BenchReport, DefenseReport } from './types.js';
+import { CHANNELS } from './world.js';
 import { wilson } from './stats.js';
 
 /** Okabe–Ito colours (colour-blind safe). */
