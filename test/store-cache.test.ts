@@ -5,22 +5,21 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Memory } from '../src/api/memory.js';
 import { DEFAULT_POLICY, type PolicyInput, loadPolicy } from '../src/core/policy.js';
 import type { Decision } from '../src/core/types.js';
 import { SqliteDriver } from '../src/store/sqlite/driver.js';
+import { rmDir, tempDir as makeTempDir } from './support/tmp.js';
 
 const base = DEFAULT_POLICY as PolicyInput & { sources: unknown[] };
 const POLICY = loadPolicy({ ...base, sources: [{ match: 'erp://*', authority: 'trusted_tool_verified' }, ...base.sources] });
 const T = 'acme';
 
 function tempDir(): { dir: string; done: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'memauth-cache-'));
-  return { dir, done: () => rmSync(dir, { recursive: true, force: true }) };
+  const dir = makeTempDir('memauth-cache-');
+  return { dir, done: () => rmDir(dir) };
 }
 
 function open(path: string, opts: { group?: boolean; cache?: boolean } = {}): Memory {
