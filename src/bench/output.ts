@@ -1,3 +1,6 @@
+/**
+ * `memauth bench --out DIR`: writes results.json, results.md and results.svg for a bench report.
+ */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderSvg } from './chart.js';

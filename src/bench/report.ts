@@ -1,3 +1,7 @@
+/**
+ * Rendering a bench report: the terminal table, the Markdown tables of results.md, and the JSON of
+ * `--json` and results.json (rates with Wilson 95% intervals). Pure: strings and objects out.
+ */
 import { basename } from 'node:path';
 import Table from 'cli-table3';
 import { DEFENSE_DESCRIPTIONS, type DefenseName } from './defenses/index.js';

@@ -1,3 +1,8 @@
+/**
+ * `memauth import`: bring memories from another system (mem0 exports, the MCP memory server's JSONL)
+ * into a tenant as untrusted records under an import principal, with duplicates skipped and a
+ * report of what happened.
+ */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Memory } from '../api/memory.js';
