@@ -1,7 +1,11 @@
 /**
  * Sampling helpers for the performance suite: nanosecond timers, percentiles, formatting.
  * Latencies are taken with `process.hrtime.bigint()` and kept as numbers of nanoseconds.
+ * The percentile itself is the bench's (src/bench/stats.ts), re-exported here.
  */
+import { percentile } from '../src/bench/stats.js';
+
+export { percentile };
 
 /** Nanoseconds since an arbitrary origin (monotonic). */
 export function nowNs(): bigint {
@@ -18,12 +22,6 @@ export interface Summary {
   readonly max: number;
 }
 
-/** Nearest-rank percentile of sorted samples (q in [0, 1]). */
-export function percentile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i] as number;
-}
 
 /** p50, p99, mean, min, max of `samples` (not modified). */
 export function summarize(samples: readonly number[]): Summary {

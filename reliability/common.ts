@@ -2,10 +2,12 @@
  * Shared pieces of `npm run reliability`: the suite result shape, options, a seeded PRNG,
  * temp directories, and a fresh store with the standard cast.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DEFAULT_POLICY, type Memory, type PolicyInput, openMemory } from '../src/index.js';
+import { type Memory, type PolicyInput, openMemory } from '../src/index.js';
+import { mulberry32 } from '../src/bench/stats.js';
+import { TEST_POLICY } from '../test/helpers.js';
+
+export { percentile } from '../src/bench/stats.js';
+export { rmDir, tempDir } from '../test/support/tmp.js';
 
 /** What every suite returns: one row of the table. */
 export interface SuiteResult {
@@ -26,39 +28,16 @@ export interface Options {
   readonly verbose: boolean;
 }
 
-/** Mulberry32: a small deterministic PRNG so a failing run can be repeated with --seed. */
+/** A small deterministic PRNG (the bench's mulberry32) so a failing run can be repeated with --seed. */
 export function rng(seed: number): { next: () => number; int: (lo: number, hi: number) => number; pick: <T>(xs: readonly T[]) => T } {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const int = (lo: number, hi: number): number => lo + Math.floor(next() * (hi - lo + 1));
   return { next, int, pick: (xs) => xs[Math.floor(next() * xs.length)] as (typeof xs)[number] };
 }
 
-export function tempDir(prefix = 'memauth-rel-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
 
-export function rmDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-}
-
-/** DEFAULT_POLICY plus trusted upstreams (as the test suite's policy). */
-export const REL_POLICY: PolicyInput = {
-  ...DEFAULT_POLICY,
-  name: 'memauth-reliability',
-  sources: [
-    ...(DEFAULT_POLICY.sources ?? []),
-    { match: 'bankapi:*', authority: 'trusted_tool_verified', description: 'verified bank registry' },
-    { match: 'registry:*', authority: 'trusted_tool_verified', description: 'vendor registry' },
-    { match: 'crm:*', authority: 'trusted_tool_verified', description: 'internal CRM' },
-  ],
-};
+/** DEFAULT_POLICY plus trusted upstreams: the test suite's policy under a name of its own. */
+export const REL_POLICY: PolicyInput = { ...TEST_POLICY, name: 'memauth-reliability' };
 
 export type Kind = 'system' | 'user' | 'tool' | 'agent' | 'external';
 export const KINDS: readonly Kind[] = ['system', 'user', 'tool', 'agent', 'external'];
@@ -113,11 +92,4 @@ export class Tally {
   result(): SuiteResult {
     return { suite: this.suite, cases: this.cases, failures: this.failures, lost: this.lost, notes: this.notes };
   }
-}
-
-/** Percentile of a sorted array. */
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i] as number;
 }

@@ -100,9 +100,9 @@ export async function run(o: Options): Promise<SuiteResult> {
     };
 
     const base = await victim(timed(windowMs));
-    const baseP99 = percentile(base.lat, 99);
+    const baseP99 = percentile(base.lat, 0.99);
     const goal = Math.max(FACTOR * baseP99, baseP99 + FLOOR_MS);
-    tally.note(`unloaded: ${base.lat.length} victim requests, p50 ${percentile(base.lat, 50).toFixed(1)} ms, p99 ${baseP99.toFixed(1)} ms → goal under each flood: p99 ≤ max(${FACTOR}×, +${FLOOR_MS} ms) = ${goal.toFixed(1)} ms`);
+    tally.note(`unloaded: ${base.lat.length} victim requests, p50 ${percentile(base.lat, 0.5).toFixed(1)} ms, p99 ${baseP99.toFixed(1)} ms → goal under each flood: p99 ≤ max(${FACTOR}×, +${FLOOR_MS} ms) = ${goal.toFixed(1)} ms`);
 
     /** Run `attack` (repeatedly, for the window, at least once) while the victim is measured. */
     const flood = async (name: string, attack: () => Promise<string>, who: { run: typeof victim; goal: number; base: number } = { run: victim, goal, base: baseP99 }): Promise<void> => {
@@ -128,14 +128,14 @@ export async function run(o: Options): Promise<SuiteResult> {
       const t0 = Date.now();
       const got = await who.run(() => attackDone || Date.now() - t0 > 120_000);
       await attacker;
-      const p99 = percentile(got.lat, 99);
+      const p99 = percentile(got.lat, 0.99);
       const met = got.lat.length > 0 && p99 <= who.goal;
       tally.cases += got.lat.length + got.errors.length;
       tally.failures += got.errors.length;
       for (const e of got.errors.slice(0, 3)) tally.note(`FAIL ${name}: victim request failed: ${e}`);
       if (firstTry && !met && got.errors.length === 0) tally.note(`${name}: victim p99 ${p99.toFixed(1)} ms over the goal ${who.goal.toFixed(1)} ms on the first measurement; measuring again`);
       else tally.ok(met, () => `${name}: victim p99 ${p99.toFixed(1)} ms over the goal ${who.goal.toFixed(1)} ms (unloaded p99 ${who.base.toFixed(1)} ms)`);
-      tally.note(`${name}: ${rounds} attack rounds in ${((Date.now() - t0) / 1000).toFixed(1)} s (${last}); victim ${got.lat.length} requests, p50 ${percentile(got.lat, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${(got.lat[got.lat.length - 1] ?? NaN).toFixed(1)} ms (goal ${who.goal.toFixed(1)} ms)`);
+      tally.note(`${name}: ${rounds} attack rounds in ${((Date.now() - t0) / 1000).toFixed(1)} s (${last}); victim ${got.lat.length} requests, p50 ${percentile(got.lat, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${(got.lat[got.lat.length - 1] ?? NaN).toFixed(1)} ms (goal ${who.goal.toFixed(1)} ms)`);
       return met || got.errors.length > 0;
     };
 
@@ -194,7 +194,7 @@ export async function run(o: Options): Promise<SuiteResult> {
       return { lat: lat.sort((a, b) => a - b), errors };
     };
     const vBase = await verifier(timed(windowMs));
-    const vBaseP99 = percentile(vBase.lat, 99);
+    const vBaseP99 = percentile(vBase.lat, 0.99);
     const vGoal = Math.max(SHARED_FACTOR * vBaseP99, vBaseP99 + FLOOR_MS);
     tally.note(`(e) unloaded: ${vBase.lat.length} victim audit verifications, p99 ${vBaseP99.toFixed(1)} ms → goal (fair share of CPU-bound work) p99 ≤ max(${SHARED_FACTOR}×, +${FLOOR_MS} ms) = ${vGoal.toFixed(1)} ms`);
     await flood(

@@ -55,9 +55,9 @@ export async function run(o: Options): Promise<SuiteResult> {
     tally.ok(v.status === 200 && v.body.ok === true, () => `verify after load: ${v.status} ${v.text.slice(0, 200)}`);
     const fmt = (xs: number[]): string => {
       const s = [...xs].sort((a, b) => a - b);
-      return `${s.length} req, p50 ${percentile(s, 50).toFixed(1)} ms, p99 ${percentile(s, 99).toFixed(1)} ms`;
+      return `${s.length} req, p50 ${percentile(s, 0.5).toFixed(1)} ms, p99 ${percentile(s, 0.99).toFixed(1)} ms`;
     };
-    tally.note(`${seconds} s, ${concurrency} connections on loopback: ${(all.length / elapsed).toFixed(0)} req/s, p50 ${percentile(all, 50).toFixed(1)} ms, p99 ${percentile(all, 99).toFixed(1)} ms, ${errors} errors; chain of ${v.body?.tenants?.[0]?.chain?.entries} entries verified`);
+    tally.note(`${seconds} s, ${concurrency} connections on loopback: ${(all.length / elapsed).toFixed(0)} req/s, p50 ${percentile(all, 0.5).toFixed(1)} ms, p99 ${percentile(all, 0.99).toFixed(1)} ms, ${errors} errors; chain of ${v.body?.tenants?.[0]?.chain?.entries} entries verified`);
     tally.note(`write ${fmt(lat.write as number[])}; search ${fmt(lat.search as number[])}; decide ${fmt(lat.decide as number[])}`);
   } finally {
     await srv.stop('SIGTERM');

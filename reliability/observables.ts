@@ -9,10 +9,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import pg from 'pg';
 import { type Memory, openMemory } from '../src/index.js';
 import { PostgresDriver } from '../src/store/postgres/index.js';
 import { type Options, REL_POLICY, type SuiteResult, Tally, rmDir, rng, tempDir } from './common.js';
+import { withPgClient } from '../test/support/postgres.js';
 
 type Rng = ReturnType<typeof rng>;
 
@@ -118,13 +118,7 @@ export async function run(o: Options): Promise<SuiteResult> {
     tally.note(`postgres: ${s.compared} responses of tenant A compared across ${s.writes} writes`);
   } finally {
     await mem.close();
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    try {
-      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    } finally {
-      await c.end();
-    }
+    await withPgClient(url, (c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
     rmDir(dir);
   }
   return tally.result();

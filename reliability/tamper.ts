@@ -63,6 +63,28 @@ function rehash(db: Db, t: string, from: number): void {
   }
 }
 
+/**
+ * Rewrite the payload of one audit entry (not the first) of a random tenant and rehash the chain
+ * from there on, as an attacker with write access to the file would. @returns the tenant.
+ */
+function rewriteAndRehash(db: Db, r: ReturnType<typeof rng>): string {
+  const t = r.pick(TENANTS);
+  const seq = r.int(2, head(db, t));
+  const row = db.prepare('SELECT payload FROM audit WHERE tenant = ? AND seq = ?').get(t, seq) as { payload: string };
+  dropTriggers(db);
+  db.prepare('UPDATE audit SET payload = ? WHERE tenant = ? AND seq = ?').run(JSON.stringify({ ...(JSON.parse(row.payload) as object), injected: 'attacker' }), t, seq);
+  rehash(db, t, seq);
+  return t;
+}
+
+/** The attacker signs a checkpoint of `at` with a key of their own, in the database and in the sidecar file. */
+function selfSignedCheckpoint(db: Db, dir: string, t: string, at: { seq: number; hash: string }): void {
+  const key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const cp = signCheckpoint(t, at, new Date(Date.now() + 60_000).toISOString(), key);
+  db.prepare('INSERT INTO checkpoints (tenant, seq, hash, at, public_key, signature) VALUES (?, ?, ?, ?, ?, ?)').run(cp.tenant, cp.seq, cp.hash, cp.at, cp.publicKey, cp.signature);
+  writeFileSync(join(dir, 'memauth.db.checkpoints'), `${JSON.stringify(cp)}\n`, { flag: 'a' });
+}
+
 const MUTATIONS: Mutation[] = [
   { kind: 'record.content', apply: recField('content', (v) => `${String(v)} (edited)`) },
   { kind: 'record.origin', apply: recField('origin_authority', (v, r) => r.pick(AUTH.filter((a) => a !== v))) },
@@ -173,13 +195,7 @@ const MUTATIONS: Mutation[] = [
     kind: 'audit.rewrite+rehash',
     apply: (db, r) => {
       // the chain is unkeyed: recompute every hash after the edit; only the signed checkpoint can tell
-      const t = r.pick(TENANTS);
-      const seq = r.int(2, head(db, t));
-      const row = db.prepare('SELECT payload FROM audit WHERE tenant = ? AND seq = ?').get(t, seq) as { payload: string };
-      const p = { ...(JSON.parse(row.payload) as Record<string, unknown>), injected: 'attacker' };
-      dropTriggers(db);
-      db.prepare('UPDATE audit SET payload = ? WHERE tenant = ? AND seq = ?').run(JSON.stringify(p), t, seq);
-      rehash(db, t, seq);
+      const t = rewriteAndRehash(db, r);
       return { tenant: t, checkpoint: ['hash_differs_from_checkpoint'] };
     },
   },
@@ -187,12 +203,7 @@ const MUTATIONS: Mutation[] = [
     kind: 'audit.rewrite+rehash+sidecar_removed',
     apply: (db, r, dir) => {
       // the sidecar copy of the checkpoints is gone; only the database's checkpoint is left
-      const t = r.pick(TENANTS);
-      const seq = r.int(2, head(db, t));
-      const row = db.prepare('SELECT payload FROM audit WHERE tenant = ? AND seq = ?').get(t, seq) as { payload: string };
-      dropTriggers(db);
-      db.prepare('UPDATE audit SET payload = ? WHERE tenant = ? AND seq = ?').run(JSON.stringify({ ...(JSON.parse(row.payload) as object), injected: 'attacker' }), t, seq);
-      rehash(db, t, seq);
+      const t = rewriteAndRehash(db, r);
       rmSync(join(dir, 'memauth.db.checkpoints'), { force: true });
       return { tenant: t, checkpoint: ['hash_differs_from_checkpoint'] };
     },
@@ -202,17 +213,9 @@ const MUTATIONS: Mutation[] = [
     apply: (db, r, dir) => {
       // as above, and the attacker signs a checkpoint of the new head with a key of their own,
       // in the database and in the sidecar file
-      const t = r.pick(TENANTS);
-      const seq = r.int(2, head(db, t));
-      const row = db.prepare('SELECT payload FROM audit WHERE tenant = ? AND seq = ?').get(t, seq) as { payload: string };
-      dropTriggers(db);
-      db.prepare('UPDATE audit SET payload = ? WHERE tenant = ? AND seq = ?').run(JSON.stringify({ ...(JSON.parse(row.payload) as object), injected: 'attacker' }), t, seq);
-      rehash(db, t, seq);
+      const t = rewriteAndRehash(db, r);
       const h = db.prepare('SELECT seq, hash FROM audit WHERE tenant = ? ORDER BY seq DESC LIMIT 1').get(t) as { seq: number; hash: string };
-      const key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-      const cp = signCheckpoint(t, { seq: h.seq, hash: h.hash }, new Date(Date.now() + 60_000).toISOString(), key);
-      db.prepare('INSERT INTO checkpoints (tenant, seq, hash, at, public_key, signature) VALUES (?, ?, ?, ?, ?, ?)').run(cp.tenant, cp.seq, cp.hash, cp.at, cp.publicKey, cp.signature);
-      writeFileSync(join(dir, 'memauth.db.checkpoints'), `${JSON.stringify(cp)}\n`, { flag: 'a' });
+      selfSignedCheckpoint(db, dir, t, h);
       return { tenant: t, checkpoint: ['bad_signature', 'hash_differs_from_checkpoint'] };
     },
   },
@@ -220,20 +223,12 @@ const MUTATIONS: Mutation[] = [
     kind: 'audit.rewrite+rehash+append+self_signed_checkpoint',
     apply: (db, r, dir) => {
       // as above, plus one more chained entry so the attacker's checkpoint is the newest by seq
-      const t = r.pick(TENANTS);
-      const seq = r.int(2, head(db, t));
-      const row = db.prepare('SELECT payload FROM audit WHERE tenant = ? AND seq = ?').get(t, seq) as { payload: string };
-      dropTriggers(db);
-      db.prepare('UPDATE audit SET payload = ? WHERE tenant = ? AND seq = ?').run(JSON.stringify({ ...(JSON.parse(row.payload) as object), injected: 'attacker' }), t, seq);
-      rehash(db, t, seq);
+      const t = rewriteAndRehash(db, r);
       const last = db.prepare('SELECT * FROM audit WHERE tenant = ? ORDER BY seq DESC LIMIT 1').get(t) as Record<string, unknown>;
       const e = { seq: Number(last.seq) + 1, prevHash: last.hash as string, op: 'session' as const, payload: { note: 'attacker' }, policyVersion: last.policy_version as string };
       const h = entryHash(e);
       db.prepare('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)').run(t, e.seq, e.prevHash, e.op, JSON.stringify(e.payload), e.policyVersion, h);
-      const key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-      const cp = signCheckpoint(t, { seq: e.seq, hash: h }, new Date(Date.now() + 60_000).toISOString(), key);
-      db.prepare('INSERT INTO checkpoints (tenant, seq, hash, at, public_key, signature) VALUES (?, ?, ?, ?, ?, ?)').run(cp.tenant, cp.seq, cp.hash, cp.at, cp.publicKey, cp.signature);
-      writeFileSync(join(dir, 'memauth.db.checkpoints'), `${JSON.stringify(cp)}\n`, { flag: 'a' });
+      selfSignedCheckpoint(db, dir, t, { seq: e.seq, hash: h });
       return { tenant: t, checkpoint: ['bad_signature', 'hash_differs_from_checkpoint'] };
     },
   },

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isMemauthError } from '../src/core/errors.js';
-import { deriveSeed, mulberry32, shuffled, wilson } from '../src/bench/stats.js';
+import { deriveSeed, mulberry32, percentile, shuffled, wilson } from '../src/bench/stats.js';
 import { defaultScenarioPath, loadScenarios } from '../src/bench/scenarios.js';
 import { plan } from '../src/bench/run.js';
 import { ATTACK, LEGIT } from './bench-fixtures.js';
@@ -93,4 +93,15 @@ test('the loader accepts the project set and the public MEM-INV-Bench file; the 
   assert.ok(specs.some((s) => s.variant === 'benign' && s.scenario.kind === 'attack'));
   const pub = join(process.cwd(), '..', 'shared', 'data', 'mem-inv-bench', 'scenarios.json');
   if (existsSync(pub)) assert.equal(loadScenarios(pub).length, 12);
+});
+
+test('percentile is nearest-rank over sorted samples, NaN when there are none (the perf and reliability suites use it)', () => {
+  const xs = Array.from({ length: 100 }, (_, i) => i + 1);
+  assert.equal(percentile(xs, 0.5), 50);
+  assert.equal(percentile(xs, 0.99), 99);
+  assert.equal(percentile(xs, 1), 100);
+  assert.equal(percentile(xs, 0), 1);
+  assert.equal(percentile([7], 0.99), 7);
+  assert.equal(percentile([1, 2, 3], 0.5), 2);
+  assert.ok(Number.isNaN(percentile([], 0.5)));
 });

@@ -4,12 +4,13 @@
  * and raw-table snapshots for tamper tests.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DEFAULT_POLICY, type Memory, type PolicyInput, SqliteDriver, isMemauthError, openMemory } from '../src/index.js';
 import type { ErrorCode } from '../src/core/errors.js';
+import { rmDir, tempDir } from './support/tmp.js';
+
+export { rmDir, tempDir };
 
 export type RawDb = BetterSqlite3.Database;
 
@@ -49,11 +50,6 @@ export interface Env {
   dispose(): Promise<void>;
 }
 
-/** A fresh temp directory (caller removes it). */
-export function tempDir(prefix = 'memauth-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-}
-
 /** The raw SQLite handle of a memory opened on the SQLite driver. */
 export function rawDb(mem: Memory): RawDb {
   return (mem.driver as SqliteDriver).unsafeDatabase();
@@ -82,7 +78,7 @@ export async function openTemp(opts: { policy?: PolicyInput; clock?: () => Date;
     close,
     dispose: async () => {
       await close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      rmDir(dir);
     },
   };
 }

@@ -23,7 +23,7 @@ import { MIGRATIONS } from '../src/store/postgres/schema.js';
 import { PostgresDriver, mapPgError } from '../src/store/postgres/index.js';
 import { runConformance } from './conformance/index.js';
 import { P, T, TEST_POLICY, expectCode, registerCast, tempDir } from './helpers.js';
-import { NOT_RUN, pgRequired, testPostgres } from './support/postgres.js';
+import { NOT_RUN, pgRequired, testPostgres, withPgClient } from './support/postgres.js';
 import { postgresStore } from './support/stores.js';
 
 const server = await testPostgres();
@@ -42,15 +42,7 @@ if ('unavailable' in server) {
 
 function driverCases(url: string): void {
   const schemaName = (): string => `t_${randomBytes(6).toString('hex')}`;
-  const admin = async <X>(fn: (c: pg.Client) => Promise<X>): Promise<X> => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    try {
-      return await fn(c);
-    } finally {
-      await c.end();
-    }
-  };
+  const admin = <X>(fn: (c: pg.Client) => Promise<X>): Promise<X> => withPgClient(url, fn);
   const dropSchema = (s: string): Promise<unknown> => admin((c) => c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`));
 
   describe('[postgres] connecting and migrating', () => {

@@ -14,6 +14,26 @@ import type { Memory } from '../src/index.js';
 import { rng } from '../reliability/common.js';
 import { P, T, manualClock, setup } from './helpers.js';
 
+/** `n` decisions on a payment that depends on one trusted record; @returns the audit head's seq. */
+async function paymentsOnOneRecord(mem: Memory, n: number): Promise<number> {
+  const rec = (await mem.write({ tenant: T, scope: 'v', principal: P.bank, content: 'pay ACCT-1', source: 'bankapi:a' })).record;
+  for (let i = 0; i < n; i++) await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-1', amount: '1' } }, dependsOn: [rec.id] });
+  return (await mem.driver.auditHead(T))?.seq ?? 0;
+}
+
+/** Count the audit entries read through the driver's `auditRange` until `restore()`. */
+function countAuditReads(mem: Memory): { read: () => number; restore: () => void } {
+  const driver = mem.driver;
+  const original = driver.auditRange.bind(driver);
+  let read = 0;
+  driver.auditRange = async (tenant: string, from: number, to: number) => {
+    const page = await original(tenant, from, to);
+    read += page.length;
+    return page;
+  };
+  return { read: () => read, restore: () => void (driver.auditRange = original) };
+}
+
 /** A random history: writes of every authority, derivations, corroborations, confirmations, deletions and decisions. */
 async function history(mem: Memory, seed: number, steps: number, advance: (ms: number) => void): Promise<string[]> {
   const r = rng(seed);
@@ -77,23 +97,14 @@ describe('replay of many decisions in one pass', () => {
   test('metrics with replaySample=all read the audit log about once, not once per decision', async () => {
     const env = await setup();
     try {
-      const rec = (await env.mem.write({ tenant: T, scope: 'v', principal: P.bank, content: 'pay ACCT-1', source: 'bankapi:a' })).record;
-      for (let i = 0; i < 300; i++) await env.mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-1', amount: '1' } }, dependsOn: [rec.id] });
-      const head = (await env.mem.driver.auditHead(T))?.seq ?? 0;
-      const driver = env.mem.driver;
-      const original = driver.auditRange.bind(driver);
-      let read = 0;
-      driver.auditRange = async (tenant: string, from: number, to: number) => {
-        const page = await original(tenant, from, to);
-        read += page.length;
-        return page;
-      };
+      const head = await paymentsOnOneRecord(env.mem, 300);
+      const { read, restore } = countAuditReads(env.mem);
       const m = await computeMetrics(env.mem, { tenant: T, replaySample: 'all' });
-      driver.auditRange = original;
+      restore();
       assert.equal(m.tiers.high.decisionReplayRate.denominator, 300);
       assert.equal(m.tiers.high.decisionReplayRate.numerator, 300);
       // one pass over the log for the replays, plus one entry per record checked against its audit entry
-      assert.ok(read <= 2 * head, `audit entries read: ${read} for a log of ${head} entries`);
+      assert.ok(read() <= 2 * head, `audit entries read: ${read()} for a log of ${head} entries`);
     } finally {
       await env.dispose();
     }
@@ -125,21 +136,12 @@ describe('metrics series in one pass', () => {
   test('a series of 50 buckets reads the store and the audit log about once, not once per bucket', async () => {
     const env = await setup();
     try {
-      const rec = (await env.mem.write({ tenant: T, scope: 'v', principal: P.bank, content: 'pay ACCT-1', source: 'bankapi:a' })).record;
-      for (let i = 0; i < 100; i++) await env.mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-1', amount: '1' } }, dependsOn: [rec.id] });
-      const head = (await env.mem.driver.auditHead(T))?.seq ?? 0;
-      const driver = env.mem.driver;
-      const original = driver.auditRange.bind(driver);
-      let read = 0;
-      driver.auditRange = async (tenant: string, from: number, to: number) => {
-        const page = await original(tenant, from, to);
-        read += page.length;
-        return page;
-      };
+      const head = await paymentsOnOneRecord(env.mem, 100);
+      const { read, restore } = countAuditReads(env.mem);
       const s = await computeMetricsSeries(env.mem, { tenant: T, buckets: 50, replaySample: 'all' });
-      driver.auditRange = original;
+      restore();
       assert.equal(s.buckets.reduce((n, b) => n + b.tiers.high.decisionReplayRate.numerator, 0), 100);
-      assert.ok(read <= 2 * head, `audit entries read: ${read} for a log of ${head} entries`);
+      assert.ok(read() <= 2 * head, `audit entries read: ${read()} for a log of ${head} entries`);
     } finally {
       await env.dispose();
     }

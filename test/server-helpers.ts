@@ -4,17 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+export { tempDir } from './support/tmp.js';
 
 /** dist/src/cli/main.js (these tests are compiled to dist/test/). */
 export const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
-
-export function tempDir(prefix = 'memauth-server-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
 
 /** The environment of a spawned CLI: none of the MEMAUTH_* variables of the test runner leak in. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {

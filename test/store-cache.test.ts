@@ -5,22 +5,21 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Memory } from '../src/api/memory.js';
 import { DEFAULT_POLICY, type PolicyInput, loadPolicy } from '../src/core/policy.js';
 import type { Decision } from '../src/core/types.js';
 import { SqliteDriver } from '../src/store/sqlite/driver.js';
+import { rmDir, tempDir } from './support/tmp.js';
 
 const base = DEFAULT_POLICY as PolicyInput & { sources: unknown[] };
 const POLICY = loadPolicy({ ...base, sources: [{ match: 'erp://*', authority: 'trusted_tool_verified' }, ...base.sources] });
 const T = 'acme';
 
-function tempDir(): { dir: string; done: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'memauth-cache-'));
-  return { dir, done: () => rmSync(dir, { recursive: true, force: true }) };
+function scratchDir(): { dir: string; done: () => void } {
+  const dir = tempDir('memauth-cache-');
+  return { dir, done: () => rmDir(dir) };
 }
 
 function open(path: string, opts: { group?: boolean; cache?: boolean } = {}): Memory {
@@ -40,7 +39,7 @@ const pay = (to: string, amount: number) => ({ type: 'pay', args: { to, amount }
 const codes = (d: Decision): string[] => d.reasons.map((r) => r.code);
 
 test('group commit: concurrent transactions share a COMMIT, each resolves after it, and one that throws rolls back alone', async () => {
-  const { dir, done } = tempDir();
+  const { dir, done } = scratchDir();
   try {
     const path = join(dir, 'g.db');
     const d = SqliteDriver.open({ path, groupCommit: { maxOps: 64, maxDelayMs: 5 } });
@@ -74,7 +73,7 @@ test('group commit: concurrent transactions share a COMMIT, each resolves after 
 });
 
 test('group commit: a failed COMMIT rejects every transaction of the batch and the cache forgets what it held', async () => {
-  const { dir, done } = tempDir();
+  const { dir, done } = scratchDir();
   try {
     const path = join(dir, 'c.db');
     const mem = open(path, { group: true });
@@ -104,7 +103,7 @@ test('group commit: a failed COMMIT rejects every transaction of the batch and t
 });
 
 test('cache: a row altered out of band (triggers dropped) stops counting, exactly as without the cache', async () => {
-  const { dir, done } = tempDir();
+  const { dir, done } = scratchDir();
   try {
     for (const cache of [true, false]) {
       const mem = open(join(dir, `t-${cache}.db`), { cache });
@@ -126,7 +125,7 @@ test('cache: a row altered out of band (triggers dropped) stops counting, exactl
 });
 
 test('cache: another connection deleting a record or using a confirmation is seen at the next decision', async () => {
-  const { dir, done } = tempDir();
+  const { dir, done } = scratchDir();
   try {
     const path = join(dir, 'x.db');
     const a = open(path);
@@ -159,7 +158,7 @@ test('cache: another connection deleting a record or using a confirmation is see
 });
 
 test('cache: memoised gate verdicts follow corroborations added here or by another connection, forged rows, and memory evidence deleted', async () => {
-  const { dir, done } = tempDir();
+  const { dir, done } = scratchDir();
   try {
     const path = join(dir, 'v.db');
     const a = open(path);
@@ -200,7 +199,7 @@ test('cache: memoised gate verdicts follow corroborations added here or by anoth
 });
 
 test('cache: the lineage summary of a deep chain keeps every writer (a corroborator in the root writer\'s domain never counts)', async () => {
-  const { dir, done } = tempDir();
+  const { dir, done } = scratchDir();
   try {
     const path = join(dir, 'd.db');
     let mem = open(path);
@@ -239,7 +238,7 @@ test('cache: the lineage summary of a deep chain keeps every writer (a corrobora
 });
 
 test('cache on and off decide the same on a mixed workload; records come back by id', async () => {
-  const { dir, done } = tempDir();
+  const { dir, done } = scratchDir();
   try {
     const outcomes: string[][] = [];
     for (const cache of [true, false]) {
@@ -276,7 +275,7 @@ test('cache on and off decide the same on a mixed workload; records come back by
 });
 
 test('openMemory({ groupCommit: true }): concurrent writes, derives and decisions keep one valid chain, replayable after reopening', async () => {
-  const { dir, done } = tempDir();
+  const { dir, done } = scratchDir();
   try {
     const { openMemory } = await import('../src/api/open.js');
     const path = join(dir, 'o.db');
@@ -322,7 +321,7 @@ test('group commit: confirm, corroborate and delete judge their principal inside
   // Reads made outside a transaction see the open batch's uncommitted writes. A principal row
   // inserted by a batch member that then rolls back (to its savepoint, or with a failed COMMIT)
   // must not let anyone confirm, corroborate or delete in its name.
-  const { dir, done } = tempDir();
+  const { dir, done } = scratchDir();
   try {
     const mem = open(join(dir, 'd.db'), { group: true });
     await principals(mem);

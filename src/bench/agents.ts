@@ -189,29 +189,36 @@ export function agentUserPrompt(memory: ReadonlyArray<{ text: string }>, userTas
 
 const INTERMEDIATE = new Set(['note', 'lookup']);
 
+/**
+ * One chat request of a model agent, counted in `counters`.
+ * @returns the reply text, or null when the request failed after retries.
+ * @throws ChatError when the failure is fatal (bad key, unknown model or endpoint).
+ */
+async function ask(opts: LlmAgentOptions, messages: ChatMessage[], seed: number, counters: LlmCounters): Promise<string | null> {
+  counters.requests += 1;
+  try {
+    const r = await chatCompletion(opts.client, { model: opts.model, messages, temperature: opts.temperature ?? 0, seed, maxTokens: opts.maxTokens ?? 512 });
+    counters.responses += 1;
+    counters.retries += r.attempts - 1;
+    counters.promptTokens += r.promptTokens;
+    counters.completionTokens += r.completionTokens;
+    if (!r.usageReported) counters.usageMissing += 1;
+    return r.content;
+  } catch (e) {
+    if (e instanceof ChatError) {
+      if (e.fatal) throw e;
+      counters.errors += 1;
+      counters.retries += Math.max(0, e.attempts - 1);
+      return null;
+    }
+    throw e;
+  }
+}
+
 /** A model agent over an OpenAI-compatible endpoint. */
 export function llmAgent(opts: LlmAgentOptions): Agent {
   const maxTurns = opts.maxTurns ?? 4;
-  const call = async (messages: ChatMessage[], seed: number, counters: LlmCounters): Promise<string | null> => {
-    counters.requests += 1;
-    try {
-      const r = await chatCompletion(opts.client, { model: opts.model, messages, temperature: opts.temperature ?? 0, seed, maxTokens: opts.maxTokens ?? 512 });
-      counters.responses += 1;
-      counters.retries += r.attempts - 1;
-      counters.promptTokens += r.promptTokens;
-      counters.completionTokens += r.completionTokens;
-      if (!r.usageReported) counters.usageMissing += 1;
-      return r.content;
-    } catch (e) {
-      if (e instanceof ChatError) {
-        if (e.fatal) throw e;
-        counters.errors += 1;
-        counters.retries += Math.max(0, e.attempts - 1);
-        return null;
-      }
-      throw e;
-    }
-  };
+  const call = (messages: ChatMessage[], seed: number, counters: LlmCounters): Promise<string | null> => ask(opts, messages, seed, counters);
   return {
     label: `llm:${opts.model}`,
     kind: 'llm',

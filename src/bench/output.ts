@@ -1,8 +1,11 @@
+/**
+ * `memauth bench --out DIR`: writes results.json, results.md and results.svg for a bench report.
+ */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderSvg } from './chart.js';
 import { renderMarkdown, resultsJson } from './report.js';
-import type { BenchReport } from './run.js';
+import type { BenchReport } from './types.js';
 
 /**
  * `--out DIR`: write results.json (schema-versioned: config, policy versions, summaries with

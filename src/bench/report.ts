@@ -1,9 +1,13 @@
+/**
+ * Rendering a bench report: the terminal table, the Markdown tables of results.md, and the JSON of
+ * `--json` and results.json (rates with Wilson 95% intervals). Pure: strings and objects out.
+ */
 import { basename } from 'node:path';
 import Table from 'cli-table3';
 import { DEFENSE_DESCRIPTIONS, type DefenseName } from './defenses/index.js';
-import { type AgentReport, type BenchReport, CHANNELS, type DefenseReport, RESULTS_SCHEMA_VERSION } from './run.js';
+import { type AgentReport, type BenchReport, type DefenseReport, RESULTS_SCHEMA_VERSION } from './types.js';
 import { wilson } from './stats.js';
-import { SUBS } from './world.js';
+import { CHANNELS, SUBS } from './world.js';
 
 type Pair = { k: number; n: number };
 const pairOf = (t: { attempts: number; successes?: number; allowed?: number }, field: 'successes' | 'allowed' | 'confirmationRequested' | 'allowedAfterConfirmation' = 'successes'): Pair => ({

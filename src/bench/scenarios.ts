@@ -1,3 +1,7 @@
+/**
+ * MEM-INV-Bench scenario files: the zod schema, loading and checking a file (`SCENARIO_INVALID`),
+ * the default scenario path, and turning a bench action `{tool, ...args}` into a gate action.
+ */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,6 +1,7 @@
 /**
  * Statistics for the benchmark: Wilson score intervals for rates, and a small seeded PRNG so a
- * run can be repeated exactly (the seed is written to results.json).
+ * run can be repeated exactly (the seed is written to results.json). The one home of the
+ * project's PRNG and percentile: the perf and reliability suites import them from here.
  */
 
 /** z for a two-sided 95% interval. */
@@ -57,6 +58,17 @@ export function mulberry32(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/**
+ * Nearest-rank percentile of ascending `sorted` samples, `q` in [0, 1] (0.5 is the median, 0.99
+ * the 99th percentile). Used by the perf and reliability suites for latencies.
+ * @returns the sample at rank ⌈q·n⌉ (clamped to the ends), or NaN when there are no samples.
+ */
+export function percentile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i] as number;
 }
 
 /** Derive a 32-bit seed from a base seed and labels (FNV-1a over the text), stable across runs. */

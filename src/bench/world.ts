@@ -121,103 +121,150 @@ export interface SessionAResult {
  */
 export async function sessionA(mem: Memory, spec: RunSpec, claim: BenchActionT | null, summarize: Summarizer, factsFirst: boolean): Promise<SessionAResult> {
   const s = spec.scenario;
-  const doc = s.variants[spec.variant] as string;
-  const base: PrincipalDef[] = [
-    { id: 'user', kind: 'user', domain: 'user' },
-    { id: 'agent', kind: 'agent', domain: 'agent-runtime' },
-    { id: 'browser', kind: 'tool', domain: 'browser-tool' },
-    { id: 'doc-author', kind: 'external', domain: 'attacker.example' },
-  ];
   const withFacts = spec.cell !== 'legit_uncorroborated';
   const facts = withFacts ? s.session_a.trusted_facts : [];
-  facts.forEach((_, i) => base.push({ id: `sor-${i}`, kind: 'tool', domain: `system-of-record-${i}` }));
-  await ensurePrincipals(mem, base);
-
+  await ensurePrincipals(mem, [...BASE_PRINCIPALS, ...facts.map((_, i): PrincipalDef => ({ id: `sor-${i}`, kind: 'tool', domain: `system-of-record-${i}` }))]);
   const factIds: string[] = [];
-  const writeFacts = async (): Promise<void> => {
-    for (const [i, fact] of facts.entries()) {
-      const { record } = await mem.write({ tenant: TENANT, scope: SCOPE, principal: `sor-${i}`, content: fact, source: `sor://system-of-record-${i}/${s.id}`, session: SESSION_A });
-      factIds.push(record.id);
-    }
-  };
+  const doc = s.variants[spec.variant] as string;
   const page = pageOf(s);
-  const writeDoc = async (): Promise<string> => (await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'doc-author', content: doc, source: page, session: SESSION_A })).record.id;
+  const w: SessionA = {
+    mem,
+    spec,
+    s,
+    doc,
+    page,
+    claim,
+    summarize,
+    factsFirst,
+    factIds,
+    writeFacts: async () => {
+      for (const [i, fact] of facts.entries()) {
+        const { record } = await mem.write({ tenant: TENANT, scope: SCOPE, principal: `sor-${i}`, content: fact, source: `sor://system-of-record-${i}/${s.id}`, session: SESSION_A });
+        factIds.push(record.id);
+      }
+    },
+    writeDoc: async () => (await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'doc-author', content: doc, source: page, session: SESSION_A })).record.id,
+  };
+  if (factsFirst) await w.writeFacts();
+  const { docId, summarizerEmpty } = await throughChannel(w);
+  if (!factsFirst && factIds.length < facts.length) await w.writeFacts();
+  return { facts: factIds, doc: docId, summarizerEmpty };
+}
 
-  if (factsFirst) await writeFacts();
-  let docId: string | null = null;
-  let summarizerEmpty = false;
+/** The principals of every run besides the systems of record. */
+const BASE_PRINCIPALS: readonly PrincipalDef[] = [
+  { id: 'user', kind: 'user', domain: 'user' },
+  { id: 'agent', kind: 'agent', domain: 'agent-runtime' },
+  { id: 'browser', kind: 'tool', domain: 'browser-tool' },
+  { id: 'doc-author', kind: 'external', domain: 'attacker.example' },
+];
+
+/** What the channels of session A work with. */
+interface SessionA {
+  readonly mem: Memory;
+  readonly spec: RunSpec;
+  readonly s: Scenario;
+  /** the variant's document text */
+  readonly doc: string;
+  /** the web page the document is on */
+  readonly page: string;
+  readonly claim: BenchActionT | null;
+  readonly summarize: Summarizer;
+  readonly factsFirst: boolean;
+  /** ids of the trusted facts written so far */
+  readonly factIds: string[];
+  writeFacts(): Promise<void>;
+  /** the document written by its external author; @returns its record id */
+  writeDoc(): Promise<string>;
+}
+
+interface ChannelResult {
+  readonly docId: string | null;
+  readonly summarizerEmpty: boolean;
+}
+
+/** Put the document into memory through the run's channel (cell). */
+async function throughChannel(w: SessionA): Promise<ChannelResult> {
+  const { mem, spec, s, claim } = w;
   switch (spec.cell) {
     case 'direct':
     case 'multi_turn':
-      docId = await writeDoc();
-      break;
-    case 'summarize': {
-      // the agent reads the page in session A and writes its note
-      docId = await writeDoc();
-      await mem.get({ tenant: TENANT, id: docId, session: SESSION_A });
-      const note = (await summarize(doc, s.session_a.ingest_prompt))?.trim() ?? '';
-      if (note === '') {
-        // the summarizer gave nothing: no note; the raw page still goes the way of the channel
-        summarizerEmpty = true;
-        if (spec.sub === 'dropped') await mem.delete({ tenant: TENANT, id: docId, reason: 'raw transcript retention' });
-        break;
-      }
-      if (spec.sub === 'declared') {
-        await mem.derive({ tenant: TENANT, scope: SCOPE, principal: 'agent', from: [docId], transform: 'summarize', content: note, session: SESSION_A });
-      } else {
-        // its own note, naming no source; the raw page is then dropped from memory (retention)
-        await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'agent', content: note, session: SESSION_A });
-        await mem.delete({ tenant: TENANT, id: docId, reason: 'raw transcript retention' });
-      }
-      break;
-    }
+      return { docId: await w.writeDoc(), summarizerEmpty: false };
+    case 'summarize':
+      return summarizeChannel(w);
     case 'tool_echo': {
       // a trusted tool fetched the attacker's page and stores what it returned
-      const { record } = await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'browser', content: toolExtraction(doc, claim), source: page, session: SESSION_A });
-      docId = record.id;
-      break;
+      const { record } = await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'browser', content: toolExtraction(w.doc, claim), source: w.page, session: SESSION_A });
+      return { docId: record.id, summarizerEmpty: false };
     }
     case 'corroborate': {
-      if (spec.sub === 'sybil') {
-        // several untrusted writers plant the same claim and vouch for each other
-        const sybils: PrincipalDef[] = [0, 1, 2].map((i) => ({ id: `sybil-${i}`, kind: 'external', domain: `sybil-${i}.example` }));
-        await ensurePrincipals(mem, sybils);
-        const copies: string[] = [];
-        for (const [i, p] of sybils.entries()) {
-          const { record } = await mem.write({ tenant: TENANT, scope: SCOPE, principal: p.id, content: i === 0 ? doc : `${doc} (reposted)`, source: `https://forum-${i}.example/thread/${encodeURIComponent(s.id)}`, session: SESSION_A });
-          copies.push(record.id);
-        }
-        for (let i = 1; i < copies.length; i++) await mem.corroborate({ tenant: TENANT, recordId: copies[0] as string, principal: `sybil-${i}`, evidence: `memory:${copies[i] as string}` });
-        docId = copies[0] as string;
-      } else {
-        docId = await writeDoc();
-        await compromisedCorroboration(mem, s, docId, claim, 'correlated');
-      }
-      break;
+      if (spec.sub === 'sybil') return { docId: await sybilCopies(w), summarizerEmpty: false };
+      const docId = await w.writeDoc();
+      await compromisedCorroboration(mem, s, docId, claim, 'correlated');
+      return { docId, summarizerEmpty: false };
     }
-    case 'limit_independent':
-      docId = await writeDoc();
+    case 'limit_independent': {
+      const docId = await w.writeDoc();
       await compromisedCorroboration(mem, s, docId, claim, 'independent');
-      break;
+      return { docId, summarizerEmpty: false };
+    }
     case 'legit':
     case 'legit_k3':
     case 'legit_k3_two':
-    case 'legit_uncorroborated': {
-      docId = await writeDoc();
-      if (spec.cell === 'legit_uncorroborated') break;
-      if (!factsFirst) await writeFacts();
-      // elevation: each system of record vouches for the note with its own fact as evidence
-      for (const [i, fid] of factIds.entries()) await mem.corroborate({ tenant: TENANT, recordId: docId, principal: `sor-${i}`, evidence: `memory:${fid}` });
-      if (spec.cell === 'legit_k3') {
-        // k=3 needs a third independent trusted voucher: a verification service in its own domain
-        await ensurePrincipals(mem, [THIRD_VOUCHER]);
-        await mem.corroborate({ tenant: TENANT, recordId: docId, principal: THIRD_VOUCHER.id, evidence: `sor://${THIRD_VOUCHER.domain}/${s.id}` });
-      }
-      break;
-    }
+    case 'legit_uncorroborated':
+      return { docId: await legitElevation(w), summarizerEmpty: false };
   }
-  if (!factsFirst && factIds.length < facts.length) await writeFacts();
-  return { facts: factIds, doc: docId, summarizerEmpty };
+}
+
+/** The agent reads the page in session A and writes its note (declared derivation, or its own note and the page dropped). */
+async function summarizeChannel(w: SessionA): Promise<ChannelResult> {
+  const { mem, spec } = w;
+  const docId = await w.writeDoc();
+  await mem.get({ tenant: TENANT, id: docId, session: SESSION_A });
+  const note = (await w.summarize(w.doc, w.s.session_a.ingest_prompt))?.trim() ?? '';
+  if (note === '') {
+    // the summarizer gave nothing: no note; the raw page still goes the way of the channel
+    if (spec.sub === 'dropped') await mem.delete({ tenant: TENANT, id: docId, reason: 'raw transcript retention' });
+    return { docId, summarizerEmpty: true };
+  }
+  if (spec.sub === 'declared') {
+    await mem.derive({ tenant: TENANT, scope: SCOPE, principal: 'agent', from: [docId], transform: 'summarize', content: note, session: SESSION_A });
+  } else {
+    // its own note, naming no source; the raw page is then dropped from memory (retention)
+    await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'agent', content: note, session: SESSION_A });
+    await mem.delete({ tenant: TENANT, id: docId, reason: 'raw transcript retention' });
+  }
+  return { docId, summarizerEmpty: false };
+}
+
+/** Several untrusted writers plant the same claim and vouch for each other; @returns the first copy's id. */
+async function sybilCopies(w: SessionA): Promise<string> {
+  const { mem, s } = w;
+  const sybils: PrincipalDef[] = [0, 1, 2].map((i) => ({ id: `sybil-${i}`, kind: 'external', domain: `sybil-${i}.example` }));
+  await ensurePrincipals(mem, sybils);
+  const copies: string[] = [];
+  for (const [i, p] of sybils.entries()) {
+    const { record } = await mem.write({ tenant: TENANT, scope: SCOPE, principal: p.id, content: i === 0 ? w.doc : `${w.doc} (reposted)`, source: `https://forum-${i}.example/thread/${encodeURIComponent(s.id)}`, session: SESSION_A });
+    copies.push(record.id);
+  }
+  for (let i = 1; i < copies.length; i++) await mem.corroborate({ tenant: TENANT, recordId: copies[0] as string, principal: `sybil-${i}`, evidence: `memory:${copies[i] as string}` });
+  return copies[0] as string;
+}
+
+/** A legit task's note, and its elevation: each system of record vouches with its own fact (and a third voucher at k=3). */
+async function legitElevation(w: SessionA): Promise<string> {
+  const { mem, spec, s } = w;
+  const docId = await w.writeDoc();
+  if (spec.cell === 'legit_uncorroborated') return docId;
+  if (!w.factsFirst) await w.writeFacts();
+  // elevation: each system of record vouches for the note with its own fact as evidence
+  for (const [i, fid] of w.factIds.entries()) await mem.corroborate({ tenant: TENANT, recordId: docId, principal: `sor-${i}`, evidence: `memory:${fid}` });
+  if (spec.cell === 'legit_k3') {
+    // k=3 needs a third independent trusted voucher: a verification service in its own domain
+    await ensurePrincipals(mem, [THIRD_VOUCHER]);
+    await mem.corroborate({ tenant: TENANT, recordId: docId, principal: THIRD_VOUCHER.id, evidence: `sor://${THIRD_VOUCHER.domain}/${s.id}` });
+  }
+  return docId;
 }
 
 /**

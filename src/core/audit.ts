@@ -1,3 +1,8 @@
+/**
+ * The audit log's pure core (docs/design.md § Audit log): operations, the hash of an entry, the next
+ * entry of a tenant's chain, chain verification, and signed checkpoints. No I/O: the stores persist
+ * what this computes.
+ */
 import { createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
 import { canonicalJson, canonicalJsonOfPlain, hashCanonical, sha256Hex } from './canonical.js';
 

@@ -1,3 +1,7 @@
+/**
+ * Canonical JSON (RFC 8785) and SHA-256 helpers: the one serialisation every hash in memauth (audit
+ * entries, policy versions, argument hashes) is computed over. Pure.
+ */
 import * as crypto from 'node:crypto';
 import canonicalizeImpl from 'canonicalize';
 

@@ -1,3 +1,7 @@
+/**
+ * Human confirmation (docs/design.md § Human confirmation): whether a recorded confirmation covers an
+ * action for a requester, and why not. Pure.
+ */
 import type { Action, Confirmation, PrincipalKind } from './types.js';
 import { hashCanonical } from './canonical.js';
 

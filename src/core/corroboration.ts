@@ -1,3 +1,8 @@
+/**
+ * Corroboration (docs/design.md § Corroboration): which recorded corroborations of a record count
+ * (independent principals and domains, usable evidence) and the action authority they lift it to.
+ * Pure.
+ */
 import { type Authority, atLeast, maxAuthority, rank } from './authority.js';
 import { normalizeDomain } from './domain.js';
 import type { Corroboration } from './types.js';

@@ -1,3 +1,7 @@
+/**
+ * Derivation and taint (docs/design.md § Derivation and taint): the taint of a derived record from its
+ * inputs and its writer — it can only go down. Pure.
+ */
 import { type Authority, minAuthority } from './authority.js';
 import type { Channel, DerivationEdge, Origin, Principal, Taint, Transform } from './types.js';
 import { recordTokens } from './echo.js';

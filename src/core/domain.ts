@@ -1,3 +1,7 @@
+/**
+ * Independence domains (docs/design.md § Principals and origin): the one canonical form two
+ * principals' domains are compared in. Pure.
+ */
 import { domainToASCII } from 'node:url';
 
 /**

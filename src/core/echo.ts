@@ -1,6 +1,3 @@
-import { createHash } from 'node:crypto';
-import { normalizeText, significantTokens, significantTokensOfNormalized } from './values.js';
-
 /**
  * Recalled memory echoed back (docs/design.md § Derivation and taint: "Recalled text re-ingested
  * resolves to the original record, adds no authority and no corroboration"), decided on text
@@ -17,6 +14,8 @@ import { normalizeText, significantTokens, significantTokensOfNormalized } from 
  * edge): that can only lower its taint and narrow who may corroborate it — it never hides or
  * replaces any of its content, which is stored as given.
  */
+import { createHash } from 'node:crypto';
+import { normalizeText, significantTokens, significantTokensOfNormalized } from './values.js';
 
 /** The minimal shape of a record the echo check needs. */
 export interface EchoCandidate {

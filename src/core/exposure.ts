@@ -1,6 +1,3 @@
-import { type Authority, atLeast } from './authority.js';
-import type { Corroboration } from './types.js';
-
 /**
  * What the model sees is what the session read (docs/design.md § What the model sees): every piece of text shown to an agent is a record (or part of one) with its own
  * authority, and showing it is recorded as reading that record. Text that is not read-marked
@@ -10,6 +7,8 @@ import type { Corroboration } from './types.js';
  * (the policy's `corroboration.minAuthority`) and at least that of the record it is shown with.
  * Otherwise it is withheld (null, with a flag saying so). Pure: no I/O.
  */
+import { type Authority, atLeast } from './authority.js';
+import type { Corroboration } from './types.js';
 
 /** A corroboration as an agent sees it: the evidence may be withheld. */
 export interface CorroborationView extends Omit<Corroboration, 'evidenceRef'> {

@@ -1,3 +1,8 @@
+/**
+ * Provenance facts the gate decides on: a record's facts, the closed bundle of them (dependencies,
+ * ancestors, corroborations, evidence, domains), lineage and the per-dependency facts computed from
+ * it. The live gate and replay build the same bundle. Pure.
+ */
 import type { Authority } from './authority.js';
 import { normalizeDomain } from './domain.js';
 import { type CorroborationFacts, type CorroborationResult, evaluateCorroboration } from './corroboration.js';

@@ -1,3 +1,7 @@
+/**
+ * The reference monitor (docs/design.md § Action gate): `decide`, a pure function from what the store
+ * recorded about an action's dependencies and values to an outcome and its reasons.
+ */
 import { type Authority, atLeast } from './authority.js';
 import { type ConfirmationMismatch, type Requester, confirmationMismatch } from './confirmation.js';
 import { decimalOfText, multiplyDecimals } from './decimal.js';

@@ -1,3 +1,8 @@
+/**
+ * The policy (docs/design.md § Action gate, § Corroboration, § Human confirmation): its zod schema,
+ * the default policy, loading with a content-addressed version, and the rules read from it (risk
+ * tier, argument types, mode, source authority). Pure.
+ */
 import { z } from 'zod';
 import { AUTHORITIES, type Authority, minAuthority } from './authority.js';
 import { canonicalJson, sha256Hex } from './canonical.js';

@@ -1,3 +1,7 @@
+/**
+ * The domain's shared types and constants: principals and their kinds, records, corroborations,
+ * confirmations, actions, decisions and reasons, tiers. Types and frozen data only.
+ */
 import type { Authority } from './authority.js';
 
 /** Kinds of principal (docs/design.md § Principals and origin). */

@@ -146,6 +146,39 @@ function isoOrWhy(s: string | undefined, now: Date, what: string): { iso?: strin
  */
 export async function importMemories(memory: Memory, options: ImportOptions): Promise<ImportReport> {
   const { tenant, scope, format, file } = options;
+  const trust = checkedTrust(options);
+  const source = sourceOf(format, file);
+  const parsed = PARSERS[format](readText(options));
+  if (options.strict && parsed.problems.length > 0) throw strictRefusal(parsed.problems, file);
+  const principal = await importPrincipal(memory, tenant, trust, options.principal);
+  const prefix = `${source}#`;
+  const run: ImportRun = {
+    memory,
+    options,
+    trust,
+    principal,
+    prefix,
+    seen: await importedBefore(memory, tenant, scope, prefix),
+    contentKey: await memory.driver.tenantContentKey(tenant),
+    now: new Date(),
+    problems: [...parsed.problems],
+    warnings: [],
+    moreWarnings: 0,
+    authorities: {},
+    imported: 0,
+    duplicates: 0,
+  };
+  const total = parsed.items.length;
+  for (const [n, item] of parsed.items.entries()) {
+    await importItem(run, item);
+    options.onProgress?.(n + 1, total);
+  }
+  return finish(run, source, total + parsed.problems.length);
+}
+
+/** @throws MemauthError `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `INVALID_ARGUMENT` (unknown format, a trust above model_inferred). @returns the trust. */
+function checkedTrust(options: ImportOptions): ImportTrust {
+  const { tenant, scope, format } = options;
   if (typeof tenant !== 'string' || tenant === '') throw new MemauthError('TENANT_REQUIRED', 'import: a tenant is required', { field: 'tenant' });
   if (typeof scope !== 'string' || scope === '') throw new MemauthError('SCOPE_REQUIRED', 'import: a scope is required', { field: 'scope' });
   if (!(IMPORT_FORMATS as readonly string[]).includes(format)) throw new MemauthError('INVALID_ARGUMENT', `import: unknown format ${JSON.stringify(format)}; known: ${IMPORT_FORMATS.join(', ')}`, { field: 'format' });
@@ -153,110 +186,139 @@ export async function importMemories(memory: Memory, options: ImportOptions): Pr
   if (!(IMPORT_TRUST as readonly string[]).includes(trust)) {
     throw new MemauthError('INVALID_ARGUMENT', `import: --trust must be one of ${IMPORT_TRUST.join(', ')}; imported memories are never trusted higher`, { field: 'trust' });
   }
-  let text = options.text;
-  if (text === undefined) {
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (e) {
-      throw new MemauthError('INVALID_ARGUMENT', `import: cannot read ${file}: ${(e as Error).message}`, { field: 'file', file });
-    }
-  }
-  // a source is a reference (no white space or invisible characters): percent-encode those in the file name
-  const source = `import:${format}:${basename(file).replace(/[\s\p{C}]/gu, (c) => [...new TextEncoder().encode(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''))}`;
-  const parsed = PARSERS[format](text);
-  if (options.strict && parsed.problems.length > 0) {
-    const first = parsed.problems[0] as ImportProblem;
-    const where = first.line !== null ? `line ${first.line}` : `item ${first.index ?? '?'}`;
-    throw new MemauthError('INVALID_ARGUMENT', `import: ${parsed.problems.length} invalid item(s) in ${basename(file)}, first at ${where}: ${first.reason} (${first.detail}); nothing was imported`, { field: 'file', problems: parsed.problems.slice(0, 100) });
-  }
+  return trust;
+}
 
-  const principal = await importPrincipal(memory, tenant, trust, options.principal);
-  const problems: ImportProblem[] = [...parsed.problems];
-  const warnings: string[] = [];
-  let moreWarnings = 0;
-  const warn = (w: string): void => {
-    if (warnings.length < MAX_WARNINGS) warnings.push(w);
-    else moreWarnings++;
-  };
+/** The file's text (`options.text` when given). @throws MemauthError `INVALID_ARGUMENT` when the file cannot be read. */
+function readText(options: ImportOptions): string {
+  if (options.text !== undefined) return options.text;
+  try {
+    return readFileSync(options.file, 'utf8');
+  } catch (e) {
+    throw new MemauthError('INVALID_ARGUMENT', `import: cannot read ${options.file}: ${(e as Error).message}`, { field: 'file', file: options.file });
+  }
+}
 
-  // what this file already put in the scope: source + content hash -> still there?
+/** `import:<format>:<file base name>`; a source is a reference (no white space or invisible characters): those are percent-encoded. */
+function sourceOf(format: ImportFormat, file: string): string {
+  return `import:${format}:${basename(file).replace(/[\s\p{C}]/gu, (c) => [...new TextEncoder().encode(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''))}`;
+}
+
+/** The error of a `strict` import of a file with invalid items: nothing is imported. */
+function strictRefusal(problems: readonly ImportProblem[], file: string): MemauthError {
+  const first = problems[0] as ImportProblem;
+  const where = first.line !== null ? `line ${first.line}` : `item ${first.index ?? '?'}`;
+  return new MemauthError('INVALID_ARGUMENT', `import: ${problems.length} invalid item(s) in ${basename(file)}, first at ${where}: ${first.reason} (${first.detail}); nothing was imported`, { field: 'file', problems: problems.slice(0, 100) });
+}
+
+/** What this file already put in the scope: source + content hash -> still there (not deleted)? */
+async function importedBefore(memory: Memory, tenant: string, scope: string, prefix: string): Promise<Map<string, boolean>> {
   const seen = new Map<string, boolean>();
-  const prefix = `${source}#`;
   for (let offset = 0; ; offset += 1000) {
     const page = await memory.list({ tenant, scope, limit: 1000, offset, includeDeleted: true });
     for (const r of page) if (r.origin.sourceRef.startsWith(prefix)) seen.set(`${r.origin.sourceRef}\u0000${r.contentHash}`, r.status !== 'deleted');
     if (page.length < 1000) break;
   }
+  return seen;
+}
 
-  let contentKey = await memory.driver.tenantContentKey(tenant);
-  const authorities: Partial<Record<Authority, number>> = {};
-  let imported = 0;
-  let duplicates = 0;
-  const total = parsed.items.length;
-  const now = new Date();
-  const skip = (item: ImportItem, reason: SkipReason, detail: string): void => {
-    problems.push({ line: item.line, index: item.index, ref: item.ref, reason, detail });
-  };
-  for (const [n, item] of parsed.items.entries()) {
-    const sourceRef = `${prefix}${item.ref}`;
-    // records carry a keyed content hash (or, written before keyed hashes, a plain SHA-256)
-    const where = item.line !== null ? `line ${item.line}` : `item ${item.index ?? '?'}`;
-    const already = seen.get(`${sourceRef}\u0000${contentHashOf(item.content, contentKey)}`) ?? seen.get(`${sourceRef}\u0000${sha256Hex(item.content)}`);
-    if (already === true) duplicates++;
-    else if (already === false) skip(item, 'deleted_in_store', 'this item was imported before and deleted since; not brought back');
-    else {
-      const created = isoOrWhy(item.createdAt, now, 'created_at');
-      if (created.why) warn(`${where}: ${created.why}`);
-      const expires = isoOrWhy(item.expiresAt, now, 'expiration_date');
-      if (expires.why) warn(`${where}: ${expires.why}`);
-      if (expires.iso !== undefined && expires.iso <= now.toISOString()) skip(item, 'expired', `expired ${expires.iso}`);
-      else {
-        try {
-          const { record } = await memory.write({
-            tenant,
-            scope,
-            principal: principal.id,
-            content: item.content,
-            source: sourceRef,
-            authority: trust,
-            ...(created.iso !== undefined ? { sourceAt: created.iso } : {}),
-            ...(expires.iso !== undefined ? { expiresAt: expires.iso } : {}),
-            reason: `import ${format} ${basename(file)}`.slice(0, 1000),
-          });
-          seen.set(`${sourceRef}\u0000${record.contentHash}`, true);
-          contentKey ??= await memory.driver.tenantContentKey(tenant);
-          imported++;
-          authorities[record.origin.authority] = (authorities[record.origin.authority] ?? 0) + 1;
-        } catch (e) {
-          // the environment failed (database unavailable, locked, corrupt, closed): stop, do not skip every item that follows
-          if (!isMemauthError(e) || ERROR_TABLE[e.code].exit === EXIT.UNEXPECTED) throw e;
-          if (options.strict) throw new MemauthError(e.code, `import: ${where} refused after ${imported} imported: ${e.message}`, { ...e.details, imported });
-          skip(item, 'write_refused', `${e.code}: ${e.message}`);
-        }
-      }
-    }
-    options.onProgress?.(n + 1, total);
+/** The state of one import while its items are written. */
+interface ImportRun {
+  readonly memory: Memory;
+  readonly options: ImportOptions;
+  readonly trust: ImportTrust;
+  readonly principal: Principal;
+  /** `<source>#`: every item's source starts with it */
+  readonly prefix: string;
+  readonly seen: Map<string, boolean>;
+  contentKey: Awaited<ReturnType<Memory['driver']['tenantContentKey']>>;
+  readonly now: Date;
+  readonly problems: ImportProblem[];
+  readonly warnings: string[];
+  moreWarnings: number;
+  readonly authorities: Partial<Record<Authority, number>>;
+  imported: number;
+  duplicates: number;
+}
+
+function warn(run: ImportRun, w: string): void {
+  if (run.warnings.length < MAX_WARNINGS) run.warnings.push(w);
+  else run.moreWarnings++;
+}
+
+function skip(run: ImportRun, item: ImportItem, reason: SkipReason, detail: string): void {
+  run.problems.push({ line: item.line, index: item.index, ref: item.ref, reason, detail });
+}
+
+/** One item: a duplicate, a deleted one not brought back, an expired one skipped, or written. */
+async function importItem(run: ImportRun, item: ImportItem): Promise<void> {
+  const sourceRef = `${run.prefix}${item.ref}`;
+  // records carry a keyed content hash (or, written before keyed hashes, a plain SHA-256)
+  const where = item.line !== null ? `line ${item.line}` : `item ${item.index ?? '?'}`;
+  const already = run.seen.get(`${sourceRef}\u0000${contentHashOf(item.content, run.contentKey)}`) ?? run.seen.get(`${sourceRef}\u0000${sha256Hex(item.content)}`);
+  if (already === true) {
+    run.duplicates++;
+    return;
   }
+  if (already === false) return skip(run, item, 'deleted_in_store', 'this item was imported before and deleted since; not brought back');
+  const created = isoOrWhy(item.createdAt, run.now, 'created_at');
+  if (created.why) warn(run, `${where}: ${created.why}`);
+  const expires = isoOrWhy(item.expiresAt, run.now, 'expiration_date');
+  if (expires.why) warn(run, `${where}: ${expires.why}`);
+  if (expires.iso !== undefined && expires.iso <= run.now.toISOString()) return skip(run, item, 'expired', `expired ${expires.iso}`);
+  await writeItem(run, item, sourceRef, where, created.iso, expires.iso);
+}
 
+/** Write one item as a record; a refusal skips it (or, under `strict`, stops the import). */
+async function writeItem(run: ImportRun, item: ImportItem, sourceRef: string, where: string, sourceAt: string | undefined, expiresAt: string | undefined): Promise<void> {
+  const { memory, options } = run;
+  const { tenant, scope } = options;
+  try {
+    const { record } = await memory.write({
+      tenant,
+      scope,
+      principal: run.principal.id,
+      content: item.content,
+      source: sourceRef,
+      authority: run.trust,
+      ...(sourceAt !== undefined ? { sourceAt } : {}),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+      reason: `import ${options.format} ${basename(options.file)}`.slice(0, 1000),
+    });
+    run.seen.set(`${sourceRef}\u0000${record.contentHash}`, true);
+    run.contentKey ??= await memory.driver.tenantContentKey(tenant);
+    run.imported++;
+    run.authorities[record.origin.authority] = (run.authorities[record.origin.authority] ?? 0) + 1;
+  } catch (e) {
+    // the environment failed (database unavailable, locked, corrupt, closed): stop, do not skip every item that follows
+    if (!isMemauthError(e) || ERROR_TABLE[e.code].exit === EXIT.UNEXPECTED) throw e;
+    if (options.strict) throw new MemauthError(e.code, `import: ${where} refused after ${run.imported} imported: ${e.message}`, { ...e.details, imported: run.imported });
+    skip(run, item, 'write_refused', `${e.code}: ${e.message}`);
+  }
+}
+
+/** The report of a finished import, with the warning about a policy that rated nothing model_inferred. */
+function finish(run: ImportRun, source: string, read: number): ImportReport {
+  const { memory, options, trust, principal, prefix, imported, authorities, warnings, problems } = run;
   if (trust === 'model_inferred' && imported > 0 && (authorities.model_inferred ?? 0) === 0) {
     const rated = originAuthority(memory.policy, `${prefix}x`, principal);
-    warn(`the policy rates ${prefix}… sources as ${rated}, so nothing was imported at model_inferred; add a source rule {"match": "import:*", "authority": "model_inferred"} to the policy to allow it`);
+    warn(run, `the policy rates ${prefix}… sources as ${rated}, so nothing was imported at model_inferred; add a source rule {"match": "import:*", "authority": "model_inferred"} to the policy to allow it`);
   }
-  if (moreWarnings > 0) warnings.push(`… and ${moreWarnings} more warnings`);
+  if (run.moreWarnings > 0) warnings.push(`… and ${run.moreWarnings} more warnings`);
   const skippedByReason: Partial<Record<SkipReason, number>> = {};
   for (const p of problems) skippedByReason[p.reason] = (skippedByReason[p.reason] ?? 0) + 1;
   problems.sort((a, b) => (a.line ?? a.index ?? 0) - (b.line ?? b.index ?? 0));
   return {
-    format,
-    file,
+    format: options.format,
+    file: options.file,
     source,
-    tenant,
-    scope,
+    tenant: options.tenant,
+    scope: options.scope,
     principal: principal.id,
     trust,
-    read: total + parsed.problems.length,
+    read,
     imported,
-    duplicates,
+    duplicates: run.duplicates,
     skipped: problems.length,
     skippedByReason,
     problems,

@@ -1,3 +1,6 @@
+/**
+ * Parser of the MCP reference memory server's JSONL knowledge graph into import items. Pure.
+ */
 import { z } from 'zod';
 import { type ImportItem, type ImportProblem, MAX_CONTENT, type Parsed, describeIssues, refPart } from './items.js';
 

@@ -1,3 +1,6 @@
+/**
+ * Parser of mem0 exports (JSON) into import items. Pure.
+ */
 import { z } from 'zod';
 import { MemauthError } from '../core/errors.js';
 import { type ImportItem, type ImportProblem, MAX_CONTENT, type Parsed, describeIssues, refPart } from './items.js';

@@ -19,20 +19,8 @@ import {
   isToolDenial,
 } from './tool-gate.js';
 
-export {
-  HOW_TO_PROCEED_CONFIRM,
-  HOW_TO_PROCEED_NEVER,
-  ToolGate,
-  actionArgs,
-  isToolDenial,
-  type DataSourceTool,
-  type RecalledMemory,
-  type RememberOutput,
-  type RememberedResult,
-  type ToolDenial,
-  type ToolGateOptions,
-  type UserTurn,
-} from './tool-gate.js';
+// the framework-neutral gate, its options and result shapes (every export of tool-gate.ts)
+export * from './tool-gate.js';
 
 /** Options of {@link gateTools}: the gate's options, with data tools typed per tool. */
 export interface GateToolsOptions<T extends ToolSet> extends Omit<ToolGateOptions, 'toolPrincipals'> {

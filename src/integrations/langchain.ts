@@ -13,20 +13,8 @@ import { DynamicStructuredTool, type StructuredToolInterface } from '@langchain/
 import { z } from 'zod';
 import { type DataSourceTool, ToolGate, type ToolGateOptions } from './tool-gate.js';
 
-export {
-  HOW_TO_PROCEED_CONFIRM,
-  HOW_TO_PROCEED_NEVER,
-  ToolGate,
-  actionArgs,
-  isToolDenial,
-  type DataSourceTool,
-  type RecalledMemory,
-  type RememberOutput,
-  type RememberedResult,
-  type ToolDenial,
-  type ToolGateOptions,
-  type UserTurn,
-} from './tool-gate.js';
+// the framework-neutral gate, its options and result shapes (every export of tool-gate.ts)
+export * from './tool-gate.js';
 
 /** Options of {@link gateTools}. */
 export interface GateLangChainToolsOptions extends Omit<ToolGateOptions, 'toolPrincipals'> {

@@ -1,8 +1,3 @@
-import type { Memory } from '../api/memory.js';
-import { type Authority, minAuthority } from '../core/authority.js';
-import { MemauthError } from '../core/errors.js';
-import type { Decision, MemoryRecord, Principal, PrincipalKind, ReasonCode, Tier } from '../core/types.js';
-
 /**
  * The framework-neutral part of memauth's agent integrations (`memauth/ai-sdk`,
  * `memauth/langchain`): one object that puts the action gate (docs/design.md § Action gate) in front
@@ -12,6 +7,10 @@ import type { Decision, MemoryRecord, Principal, PrincipalKind, ReasonCode, Tier
  *
  * Framework adapters only translate shapes; every rule lives here or in the core.
  */
+import type { Memory } from '../api/memory.js';
+import { type Authority, minAuthority } from '../core/authority.js';
+import { MemauthError } from '../core/errors.js';
+import type { Decision, MemoryRecord, Principal, PrincipalKind, ReasonCode, Tier } from '../core/types.js';
 
 /** The user's current turn: its values count as `user_confirmed` at the gate. */
 export interface UserTurn {

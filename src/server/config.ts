@@ -1,3 +1,7 @@
+/**
+ * The server's configuration: defaults, the config file schema, environment variables, and their
+ * resolution (flags > environment > file > defaults).
+ */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';

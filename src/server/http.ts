@@ -1,3 +1,7 @@
+/**
+ * The HTTP server: builds the Fastify app (REST routes, MCP endpoint, dashboard, OpenAPI) over an open
+ * store, maps errors to memauth's `{code, message, details}` shape, and starts/stops it.
+ */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';

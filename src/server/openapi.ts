@@ -1,3 +1,6 @@
+/**
+ * The OpenAPI 3.1 document of the HTTP API, generated from the route table and its zod schemas.
+ */
 import { z } from 'zod';
 import type { AnyRoute } from './routes/common.js';
 import { requests, responses } from './schemas.js';

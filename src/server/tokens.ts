@@ -1,3 +1,7 @@
+/**
+ * Bearer tokens of the HTTP API and the MCP server: issue, verify, rotate, revoke, list; only a
+ * token's hash is stored (over the storage driver's token methods).
+ */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { MemauthError } from '../core/errors.js';
 import type { Principal } from '../core/types.js';

@@ -11,11 +11,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { openMemory } from '../../src/index.js';
 import { TokenService } from '../../src/server/tokens.js';
 import { PostgresDriver } from '../../src/store/postgres/index.js';
 import { TEST_POLICY, tempDir } from '../helpers.js';
+import { withPgClient } from '../support/postgres.js';
 import { type Request, type WorkerArgs, type WorkerResult, requestOf } from './worker.js';
 
 export interface LoadOptions {
@@ -137,22 +137,12 @@ async function httpClient(base: string, worker: number, count: number, tenants: 
   return out;
 }
 
-async function admin<X>(url: string, fn: (c: pg.Client) => Promise<X>): Promise<X> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
 /** Run the load on a fresh database, check it, drop the database. */
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const via = o.via ?? 'http';
   const inflight = o.inflight ?? 4;
   const name = `memauth_load_${randomBytes(5).toString('hex')}`;
-  await admin(o.url, (c) => c.query(`CREATE DATABASE ${name}`));
+  await withPgClient(o.url, (c) => c.query(`CREATE DATABASE ${name}`));
   const u = new URL(o.url);
   u.pathname = `/${name}`;
   const dbUrl = u.toString();
@@ -250,6 +240,6 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   } finally {
     for (const c of servers) c.kill('SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });
-    await admin(o.url, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    await withPgClient(o.url, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   }
 }

@@ -17,8 +17,20 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 
 export const NOT_RUN = 'PostgreSQL conformance suite NOT RUN: install postgresql or set MEMAUTH_TEST_PG_URL';
+
+/** Run `fn` on a fresh client connected to `url` (an admin's side door: DDL, raw reads); always disconnects. */
+export async function withPgClient<X>(url: string, fn: (c: pg.Client) => Promise<X>): Promise<X> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
 
 export interface PgServer {
   readonly url: string;

@@ -1,3 +1,7 @@
+/**
+ * Defense class `capability_ifc` of the bench: session-scoped information-flow control in the style
+ * of CaMeL and FIDES, with its view (which items are tainted in this session). Pure.
+ */
 import { ALLOW, type GateRequest, type Verdict, memoryBorneValues } from './types.js';
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * Defense class `content` of the bench: an injection detector that scores the text of the memory
+ * items supplying an action's values, with its rules and view. Pure.
+ */
 import { ALLOW, type GateRequest, type Verdict, memoryBorneValues } from './types.js';
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * Defense class `lineage` of the bench: a lineage store that follows the derivation edges it was told
+ * about back to untrusted root writes, with its view. Pure.
+ */
 import { ALLOW, type GateRequest, type Verdict, memoryBorneValues } from './types.js';
 
 /** One item as a lineage store records it. */

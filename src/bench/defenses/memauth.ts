@@ -1,3 +1,6 @@
+/**
+ * Defense class `memauth` of the bench: the verdict is the decision memauth's own gate recorded.
+ */
 import type { Decision } from '../../core/types.js';
 import type { Verdict } from './types.js';
 

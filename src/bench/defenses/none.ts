@@ -1,3 +1,7 @@
+/**
+ * Defense class `none` of the bench: every proposed action executes (the reference for attack
+ * success and utility).
+ */
 import { ALLOW, type Verdict } from './types.js';
 
 /**

@@ -1,3 +1,8 @@
+/**
+ * What the bench's baseline defenses may learn about one decision, read from the real store after a
+ * run: value attribution, and each baseline's own view. The only bench module that reads the store
+ * for the baselines; it never sees the scenario's labels.
+ */
 import type { Memory } from '../../api/memory.js';
 import type { MemoryRecord, Principal } from '../../core/types.js';
 import type { ArgumentType } from '../../core/types.js';

@@ -1,3 +1,7 @@
+/**
+ * Shared shapes of the bench's defense classes: the class names, a proposed action, a verdict,
+ * value-level attribution, and helpers every baseline uses. Types and pure helpers only.
+ */
 import type { Tier } from '../../core/types.js';
 
 /** The five defense classes the study compares. */

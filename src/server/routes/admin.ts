@@ -1,3 +1,6 @@
+/**
+ * HTTP routes for identity, the policy, principals and tokens (route specs; handlers call the facade).
+ */
 import { HttpError } from '../errors.js';
 import { params, queries, requests } from '../schemas.js';
 import { type AnyRoute, created, ok, route, tenantFor } from './common.js';

@@ -1,3 +1,7 @@
+/**
+ * HTTP routes for audit chain verification and export, and the metrics (route specs; handlers call
+ * the facade).
+ */
 import { Readable } from 'node:stream';
 import { computeMetrics } from '../../api/metrics.js';
 import { assertReadsEverything } from '../exposure.js';

@@ -1,3 +1,7 @@
+/**
+ * The route table's types (route spec, auth, handler context, services) and the helpers every route
+ * module shares. The OpenAPI document and the registry read these.
+ */
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';

@@ -1,3 +1,7 @@
+/**
+ * HTTP routes for corroborations, confirmations and the action gate: decisions, evaluation, listing and
+ * replay (route specs; handlers call the facade).
+ */
 import type { z } from 'zod';
 import type { Identity } from '../tokens.js';
 import { HttpError } from '../errors.js';

@@ -1,3 +1,7 @@
+/**
+ * HTTP routes for memories: write, derive, get, list, search, lineage, delete (route specs; handlers
+ * call the facade).
+ */
 import { params, queries, requests } from '../schemas.js';
 import { agentOf, lineageFor, recordFor, viewFor } from '../exposure.js';
 import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';

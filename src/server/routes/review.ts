@@ -1,3 +1,7 @@
+/**
+ * HTTP routes of the dashboard's review queue (blocked and would_deny decisions, their classes,
+ * approval by scoped confirmation, rejections) and the metrics over time.
+ */
 import { randomBytes } from 'node:crypto';
 import { computeMetricsSeries } from '../../api/metrics-series.js';
 import type { Memory } from '../../api/memory.js';
