@@ -40,11 +40,12 @@ const RECORD_COLUMNS_OF_R = RECORD_COLUMNS.split(',').map((c) => `r.${c.trim()}`
 
 /**
  * Full-text search with the same tokens as SQLite's: the query's words, OR-ed, matched against
- * the generated tsvector and ranked by `ts_rank` (higher is better).
+ * the generated tsvector and ranked by `ts_rank` (higher is better). A limit below 1 finds
+ * nothing (as on SQLite; a negative LIMIT is an error in PostgreSQL).
  */
 async function search(r: SqlReader, tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
   const tokens = searchTokens(query);
-  if (tokens.length === 0) return [];
+  if (tokens.length === 0 || limit < 1) return [];
   const text = `WITH q AS (
        SELECT to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) AS q
        FROM unnest(to_tsvector('simple', ${FTS_TEXT_FUNCTION}(?)))

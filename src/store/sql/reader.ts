@@ -10,7 +10,7 @@ import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import { ADMIN_CHAIN } from '../../core/identity.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageReader, TokenRow } from '../driver.js';
-import { type Row, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken } from '../rows.js';
+import { type Row, byAtThenId, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken } from '../rows.js';
 import { type Dialect, type Stmt, chunks } from './dialect.js';
 import * as S from './statements.js';
 
@@ -30,7 +30,6 @@ export interface NativeReads {
   lineage(r: SqlReader, tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>>;
 }
 
-const byAtThenId = (a: Corroboration, b: Corroboration): number => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 const byId = (a: Row, b: Row): number => (str(a.id) < str(b.id) ? -1 : str(a.id) > str(b.id) ? 1 : 0);
 
 /** {@link StorageReader} over shared statements: the drivers' reads outside transactions, and the base of {@link SqlTx}. */
