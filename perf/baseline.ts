@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OpTiming } from '../src/api/memory.js';
 import type { Decision, DerivationEdge, MemoryRecord } from '../src/core/types.js';
-import type { SearchHit } from '../src/store/driver.js';
+import type { SearchHit, StorageTx } from '../src/store/driver.js';
 import { SqliteDriver, type SqliteOptions } from '../src/store/sqlite/driver.js';
 
 const newId = (prefix: string): string => `${prefix}_${randomUUID().replace(/-/g, '')}`;
@@ -61,16 +61,16 @@ export class BaselineStore {
    * (`t0`) to the body's start — the queue, the group commit's SAVEPOINT (where FTS5 flushes the
    * previous transaction's index data) — and `bodyNs` from there.
    */
-  private async timed<T>(op: OpTiming['op'], tenant: string, t0: bigint, body: (mark: (phase: 'decided' | 'written') => void) => Promise<T>): Promise<T> {
+  private async timed<T>(op: OpTiming['op'], tenant: string, t0: bigint, body: (mark: (phase: 'decided' | 'written') => void, tx: StorageTx) => Promise<T>): Promise<T> {
     const report = this.onTiming;
-    if (!report) return this.driver.transaction(tenant, () => body(() => undefined));
+    if (!report) return this.driver.transaction(tenant, (tx) => body(() => undefined, tx));
     let beforeNs = 0;
     let tb0 = 0n;
     let tb1 = 0n;
-    const out = await this.driver.transaction(tenant, async () => {
+    const out = await this.driver.transaction(tenant, async (tx) => {
       tb0 = process.hrtime.bigint();
       beforeNs = Number(tb0 - t0);
-      const v = await body((phase) => report({ op, phase, beforeNs, bodyNs: Number(process.hrtime.bigint() - tb0) }));
+      const v = await body((phase) => report({ op, phase, beforeNs, bodyNs: Number(process.hrtime.bigint() - tb0) }), tx);
       tb1 = process.hrtime.bigint();
       return v;
     });
@@ -82,8 +82,8 @@ export class BaselineStore {
   async write(input: { tenant: string; scope: string; principal: string; content: string }): Promise<MemoryRecord> {
     const t0 = this.t0();
     const r = plainRecord(input.tenant, input.scope, input.content, input.principal, [], new Date().toISOString());
-    await this.timed('write', input.tenant, t0, async (mark) => {
-      await this.driver.insertRecord(r);
+    await this.timed('write', input.tenant, t0, async (mark, tx) => {
+      await tx.insertRecord(r);
       mark('written');
     });
     return r;
@@ -102,8 +102,8 @@ export class BaselineStore {
     const t0 = this.t0();
     const edges: DerivationEdge[] = input.from.map((f) => ({ from: f, transform: 'summarize', kind: 'declared' }));
     const r = plainRecord(input.tenant, input.scope, input.content, input.principal, edges, new Date().toISOString());
-    await this.timed('derive', input.tenant, t0, async (mark) => {
-      await this.driver.insertRecord(r);
+    await this.timed('derive', input.tenant, t0, async (mark, tx) => {
+      await tx.insertRecord(r);
       mark('written');
     });
     return r;
@@ -139,10 +139,10 @@ export class BaselineStore {
 
   /** An ungated action, durably logged: read its dependencies and insert the action row, in one transaction. */
   async act(tenant: string, action: { type: string; args: Record<string, unknown> }, dependsOn: readonly string[]): Promise<Decision> {
-    return this.timed('authorize', tenant, this.t0(), async (mark) => {
+    return this.timed('authorize', tenant, this.t0(), async (mark, tx) => {
       const d = await this.prepareAction(tenant, action, dependsOn);
       mark('decided');
-      await this.driver.insertDecision(d);
+      await tx.insertDecision(d);
       mark('written');
       return d;
     });

@@ -129,6 +129,9 @@ export const toToken = (r: Row): TokenRow => ({
   revokedAt: strOrNull(r.revoked_at),
 });
 
+/** Corroborations in stored order: by time, then id (what every driver's `corroborationsFor` returns). */
+export const byAtThenId = (a: Corroboration, b: Corroboration): number => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 export const toReviewNote = (r: Row): ReviewNoteRow => ({
   id: str(r.id),
   tenant: str(r.tenant),

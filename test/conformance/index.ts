@@ -6,8 +6,9 @@
  *
  * @example
  * ```ts
- * runConformance(sqliteStore);       // test/sqlite.test.ts
- * runConformance(postgresStore(pg)); // test/postgres.test.ts
+ * runConformance(sqliteStore);        // test/sqlite.test.ts (read cache on)
+ * runConformance(sqliteNoCacheStore); // test/sqlite-nocache.test.ts (read cache off)
+ * runConformance(postgresStore(pg));  // test/postgres.test.ts
  * ```
  */
 import { describe } from 'node:test';
@@ -17,6 +18,7 @@ import { exposure } from './exposure.js';
 import { observables } from './observables.js';
 import { identity } from './identity.js';
 import { contentHash } from './content-hash.js';
+import { drifts } from './drifts.js';
 import { properties } from './properties.js';
 import { regressions } from './regressions.js';
 import { requesters } from './requesters.js';
@@ -39,4 +41,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] value provenance`, () => valueCases(f));
   describe(`[${f.name}] requesters and session owners`, () => requesters(f));
   describe(`[${f.name}] keyed content hashes`, () => contentHash(f));
+  describe(`[${f.name}] drivers agree: each statement written once`, () => drifts(f));
 }

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { type Memory, type PolicyInput, SqliteDriver, openMemory } from '../../src/index.js';
 import { PostgresDriver } from '../../src/store/postgres/index.js';
 import { scopeKeyOf } from '../../src/store/sqlite/driver.js';
+import { toDollar } from '../../src/store/sql/dialect.js';
 import { TABLE_KEYS, type TableName } from '../../src/store/tables.js';
 import { TEST_POLICY, tempDir } from '../helpers.js';
 
@@ -93,90 +94,84 @@ const SQLITE_TRIGGERS: Record<string, { update: string[]; delete: string[] }> = 
   tokens: { update: ['tokens_revoke_only'], delete: ['tokens_no_delete'] },
 };
 
-/** Real SQLite files in fresh temp directories (openMemory's defaults: key and sidecar next to the file). */
-export const sqliteStore: StoreFactory = {
-  name: 'sqlite',
-  kind: 'sqlite',
-  async open(opts = {}) {
-    const dir = tempDir();
-    const file = path.join(dir, 'memauth.db');
-    const mem = await openMemory({ path: file, ...memOpts(opts) });
-    const db = (mem.driver as SqliteDriver).unsafeDatabase();
-    let closed = false;
-    const close = async (): Promise<void> => {
-      if (closed) return;
-      closed = true;
-      await mem.close();
-    };
-    const raw: Raw = {
-      kind: 'sqlite',
-      rowKey: 'rowid',
-      async query(sql, params = []) {
-        const st = db.prepare(sql);
-        if (st.reader) return st.all(...params) as Row[];
-        st.run(...params);
-        return [];
-      },
-      async columns(table) {
-        return (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string; type: string }>).map((c) => ({ name: c.name, type: c.type === 'INTEGER' ? 'INTEGER' : 'TEXT' }));
-      },
-      async triggerNames() {
-        return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
-      },
-      async dropTriggers(table, kinds) {
-        const names = SQLITE_TRIGGERS[table] ?? { update: [`${table}_no_update`], delete: [`${table}_no_delete`] };
-        for (const k of kinds) for (const n of names[k]) db.exec(`DROP TRIGGER IF EXISTS ${n}`);
-      },
-      replaceSql: (table, cols, source) => `INSERT OR REPLACE INTO ${table} (${cols.join(', ')}) ${source}`,
-      async indexRecord(id) {
-        const r = db.prepare('SELECT rowid, tenant, scope, content FROM records WHERE id = ?').get(id) as { rowid: number; tenant: string; scope: string; content: string };
-        const fts = (mem.driver as SqliteDriver).searchIndexTable(r.tenant);
-        if (fts === null) throw new Error(`indexRecord: tenant ${r.tenant} has no search index yet (write one record through the API first)`);
-        db.prepare(`INSERT INTO ${fts} (rowid, content, scope_key) VALUES (?, ?, ?)`).run(r.rowid, r.content, scopeKeyOf(r.tenant, r.scope));
-      },
-      async residue(needles) {
-        const found: string[] = [];
-        for (const f of fs.readdirSync(dir).filter((x) => x.startsWith('memauth.db') && !x.endsWith('.key') && !x.endsWith('.checkpoints'))) {
-          const bytes = fs.readFileSync(path.join(dir, f));
-          for (const n of needles) if (bytes.includes(n)) found.push(`${f}: ${JSON.stringify(n)}`);
-        }
-        return found;
-      },
-    };
-    return {
-      mem,
-      raw,
-      dir,
-      checkpointFile: `${file}.checkpoints`,
-      reopen: () => openMemory({ path: file, ...memOpts(opts) }),
-      close,
-      dispose: async () => {
-        await close();
-        fs.rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  },
-};
+/**
+ * Real SQLite files in fresh temp directories (openMemory's defaults: key and sidecar next to the
+ * file), with the facade's read cache on or off unless a case asks for one.
+ */
+export function sqliteStoreWith(cache: boolean): StoreFactory {
+  return {
+    name: cache ? 'sqlite, read cache on' : 'sqlite, read cache off',
+    kind: 'sqlite',
+    open: (opts = {}) => openSqlite({ cache, ...opts }),
+  };
+}
+
+async function openSqlite(opts: OpenOptions): Promise<Env> {
+  const dir = tempDir();
+  const file = path.join(dir, 'memauth.db');
+  const mem = await openMemory({ path: file, ...memOpts(opts) });
+  const db = (mem.driver as SqliteDriver).unsafeDatabase();
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await mem.close();
+  };
+  const raw: Raw = {
+    kind: 'sqlite',
+    rowKey: 'rowid',
+    async query(sql, params = []) {
+      const st = db.prepare(sql);
+      if (st.reader) return st.all(...params) as Row[];
+      st.run(...params);
+      return [];
+    },
+    async columns(table) {
+      return (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string; type: string }>).map((c) => ({ name: c.name, type: c.type === 'INTEGER' ? 'INTEGER' : 'TEXT' }));
+    },
+    async triggerNames() {
+      return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
+    },
+    async dropTriggers(table, kinds) {
+      const names = SQLITE_TRIGGERS[table] ?? { update: [`${table}_no_update`], delete: [`${table}_no_delete`] };
+      for (const k of kinds) for (const n of names[k]) db.exec(`DROP TRIGGER IF EXISTS ${n}`);
+    },
+    replaceSql: (table, cols, source) => `INSERT OR REPLACE INTO ${table} (${cols.join(', ')}) ${source}`,
+    async indexRecord(id) {
+      const r = db.prepare('SELECT rowid, tenant, scope, content FROM records WHERE id = ?').get(id) as { rowid: number; tenant: string; scope: string; content: string };
+      const fts = (mem.driver as SqliteDriver).searchIndexTable(r.tenant);
+      if (fts === null) throw new Error(`indexRecord: tenant ${r.tenant} has no search index yet (write one record through the API first)`);
+      db.prepare(`INSERT INTO ${fts} (rowid, content, scope_key) VALUES (?, ?, ?)`).run(r.rowid, r.content, scopeKeyOf(r.tenant, r.scope));
+    },
+    async residue(needles) {
+      const found: string[] = [];
+      for (const f of fs.readdirSync(dir).filter((x) => x.startsWith('memauth.db') && !x.endsWith('.key') && !x.endsWith('.checkpoints'))) {
+        const bytes = fs.readFileSync(path.join(dir, f));
+        for (const n of needles) if (bytes.includes(n)) found.push(`${f}: ${JSON.stringify(n)}`);
+      }
+      return found;
+    },
+  };
+  return {
+    mem,
+    raw,
+    dir,
+    checkpointFile: `${file}.checkpoints`,
+    reopen: () => openMemory({ path: file, ...memOpts(opts) }),
+    close,
+    dispose: async () => {
+      await close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** SQLite with the facade's read cache on (openMemory's default). */
+export const sqliteStore: StoreFactory = sqliteStoreWith(true);
+/** SQLite with the facade's read cache off. */
+export const sqliteNoCacheStore: StoreFactory = sqliteStoreWith(false);
 
 // ------------------------------------------------------------------ PostgreSQL
-
-/** `?` placeholders (outside quotes) to `$n`. */
-export function toDollar(sql: string): string {
-  let n = 0;
-  let out = '';
-  let quote: string | null = null;
-  for (const ch of sql) {
-    if (quote !== null) {
-      if (ch === quote) quote = null;
-      out += ch;
-    } else if (ch === "'" || ch === '"') {
-      quote = ch;
-      out += ch;
-    } else if (ch === '?') out += `$${++n}`;
-    else out += ch;
-  }
-  return out;
-}
 
 /**
  * A fresh schema per env in the PostgreSQL database at `server.url`; `dataDir` (when known and

@@ -1,0 +1,213 @@
+/**
+ * The reads both SQL drivers share (the {@link StorageReader} port over the statements of
+ * ./statements.ts), and the transaction writes on top of them ({@link SqlTx}). A driver supplies
+ * how a statement runs ({@link SqlExecutor}) and what only its engine does ({@link NativeReads}:
+ * full-text search, lineage).
+ *
+ * May import: core, ../driver.js, ../rows.js, ./dialect.js, ./statements.js.
+ */
+import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
+import { ADMIN_CHAIN } from '../../core/identity.js';
+import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
+import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageReader, TokenRow } from '../driver.js';
+import { type Row, byAtThenId, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken } from '../rows.js';
+import { type Dialect, type Stmt, chunks } from './dialect.js';
+import * as S from './statements.js';
+
+/** How a driver runs statements. */
+export interface SqlExecutor {
+  /** The rows of one statement. */
+  all(s: Stmt): Row[] | Promise<Row[]>;
+  /** Run statements in order as one step (SQLite: synchronously, nothing of another caller in between). */
+  run(stmts: ReadonlyArray<Stmt | null>): void | Promise<void>;
+}
+
+/** The reads only the engine knows how to make. */
+export interface NativeReads {
+  /** Full-text search (see {@link StorageReader.search}); `r` turns record rows into records. */
+  search(r: SqlReader, tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]>;
+  /** Every derivation edge upward from `ids` (see {@link StorageReader.lineage}). */
+  lineage(r: SqlReader, tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>>;
+}
+
+const byId = (a: Row, b: Row): number => (str(a.id) < str(b.id) ? -1 : str(a.id) > str(b.id) ? 1 : 0);
+
+/** {@link StorageReader} over shared statements: the drivers' reads outside transactions, and the base of {@link SqlTx}. */
+export class SqlReader implements StorageReader {
+  constructor(
+    protected readonly exec: SqlExecutor,
+    readonly dialect: Dialect,
+    protected readonly native: NativeReads,
+  ) {}
+
+  /** Overridden by a transaction to refuse use after it ended. */
+  protected check(): void {}
+
+  /** The rows of one statement (for the driver's native reads). */
+  async rows(s: Stmt): Promise<Row[]> {
+    this.check();
+    return this.exec.all(s);
+  }
+
+  private async one(s: Stmt): Promise<Row | undefined> {
+    return (await this.rows(s))[0];
+  }
+
+  /** Rows of `records` as records, with their derivation edges (for the driver's native reads). */
+  async recordsFromRows(rows: Row[], now?: string): Promise<MemoryRecord[]> {
+    const ids = rows.map((r) => str(r.id));
+    const edges = new Map<string, DerivationEdge[]>(ids.map((id) => [id, []]));
+    if (ids.length > 0) {
+      for (const chunk of chunks(ids, this.dialect.inListMax)) {
+        for (const r of await this.rows(S.derivationsOf(this.dialect, chunk))) {
+          edges.get(str(r.record_id))?.push({ from: str(r.from_id), transform: str(r.transform) as Transform, kind: str(r.kind) as EdgeKind });
+        }
+      }
+    }
+    return rows.map((r) => toRecord(r, edges.get(str(r.id)) ?? [], now));
+  }
+
+  /** The rows of one statement per chunk of `ids`, concatenated. */
+  private async chunked(ids: readonly string[], stmt: (chunk: readonly string[]) => Stmt): Promise<{ rows: Row[]; parts: number }> {
+    const parts = chunks(ids, this.dialect.inListMax);
+    const rows: Row[] = [];
+    for (const chunk of parts) rows.push(...(await this.rows(stmt(chunk))));
+    return { rows, parts: parts.length };
+  }
+
+  async getPolicyText(version: string): Promise<string | null> {
+    const r = await this.one(S.policyText(this.dialect, version));
+    return r ? str(r.text) : null;
+  }
+
+  async getPrincipal(tenant: string, id: string): Promise<Principal | null> {
+    const r = await this.one(S.principal(this.dialect, tenant, id));
+    return r ? toPrincipal(r) : null;
+  }
+
+  async listPrincipals(tenant: string): Promise<Principal[]> {
+    return (await this.rows(S.principals(this.dialect, tenant))).map(toPrincipal);
+  }
+
+  async getRecords(tenant: string, ids: readonly string[]): Promise<MemoryRecord[]> {
+    if (ids.length === 0) return [];
+    const { rows, parts } = await this.chunked(ids, (chunk) => S.recordsById(this.dialect, tenant, chunk));
+    // by id across chunks, like one statement
+    if (parts > 1) rows.sort(byId);
+    return this.recordsFromRows(rows);
+  }
+
+  async listRecords(tenant: string, opts: ListRecordsOptions): Promise<MemoryRecord[]> {
+    return this.recordsFromRows(await this.rows(S.listRecords(this.dialect, tenant, opts)));
+  }
+
+  async listRecordsAfter(tenant: string, afterId: string | null, limit: number): Promise<MemoryRecord[]> {
+    return this.recordsFromRows(await this.rows(S.recordsAfter(this.dialect, tenant, afterId, limit)));
+  }
+
+  search(tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
+    this.check();
+    return this.native.search(this, tenant, scope, query, limit, now);
+  }
+
+  lineage(tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
+    this.check();
+    return this.native.lineage(this, tenant, ids);
+  }
+
+  async corroborationsFor(tenant: string, recordIds: readonly string[]): Promise<Corroboration[]> {
+    if (recordIds.length === 0) return [];
+    const { rows, parts } = await this.chunked(recordIds, (chunk) => S.corroborations(this.dialect, tenant, chunk));
+    const out = rows.map(toCorroboration);
+    // by time then id across chunks, like one statement
+    return parts > 1 ? out.sort(byAtThenId) : out;
+  }
+
+  async getConfirmation(tenant: string, id: string): Promise<Confirmation | null> {
+    const r = await this.one(S.confirmation(this.dialect, tenant, id));
+    return r ? toConfirmation(r) : null;
+  }
+
+  async listConfirmations(tenant: string, actionType: string, argsHash: string, now: string): Promise<Confirmation[]> {
+    return (await this.rows(S.confirmations(this.dialect, tenant, actionType, argsHash, now))).map(toConfirmation);
+  }
+
+  async confirmationUses(tenant: string, ids: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const id of ids) out.set(id, 0);
+    if (out.size === 0) return out;
+    const { rows } = await this.chunked([...out.keys()], (chunk) => S.confirmationUseCounts(this.dialect, tenant, chunk));
+    for (const r of rows) out.set(str(r.confirmation_id), Number(r.n));
+    return out;
+  }
+
+  async sessionExists(tenant: string, sessionId: string): Promise<boolean> {
+    return (await this.one(S.session(this.dialect, tenant, sessionId))) !== undefined;
+  }
+
+  async sessionOwner(tenant: string, sessionId: string): Promise<{ owner: string | null } | null> {
+    const r = await this.one(S.session(this.dialect, tenant, sessionId));
+    return r === undefined ? null : { owner: r.owner === null ? null : str(r.owner) };
+  }
+
+  async sessionReads(tenant: string, sessionId: string): Promise<string[]> {
+    return (await this.rows(S.sessionReads(this.dialect, tenant, sessionId))).map((r) => str(r.record_id));
+  }
+
+  async getDecision(tenant: string, id: string): Promise<Decision | null> {
+    const r = await this.one(S.decision(this.dialect, tenant, id));
+    return r ? (JSON.parse(str(r.body)) as Decision) : null;
+  }
+
+  async listDecisions(tenant: string, limit: number): Promise<Decision[]> {
+    return (await this.rows(S.decisions(this.dialect, tenant, limit))).map((r) => JSON.parse(str(r.body)) as Decision);
+  }
+
+  async auditHead(tenant: string): Promise<{ seq: number; hash: string } | null> {
+    const r = await this.one(S.auditHead(this.dialect, tenant));
+    return r ? { seq: Number(r.seq), hash: str(r.hash) } : null;
+  }
+
+  async auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]> {
+    return (await this.rows(S.auditRange(this.dialect, tenant, fromSeq, toSeq))).map(toAudit);
+  }
+
+  async auditEntriesNaming(tenant: string, ops: readonly AuditOp[], name: { readonly field: 'principalId' | 'tokenId'; readonly value: string } | null): Promise<AuditEntry[]> {
+    const unique = [...new Set(ops)];
+    if (unique.length === 0) return [];
+    // the payload is JSON text (never jsonb on PostgreSQL: see its schema)
+    return (await this.rows(S.auditNaming(this.dialect, tenant, unique, name))).map(toAudit);
+  }
+
+  async auditHasPolicy(tenant: string, policyVersion: string): Promise<boolean> {
+    return (await this.one(S.auditHasPolicy(this.dialect, tenant, policyVersion))) !== undefined;
+  }
+
+  async findToken(by: { readonly id: string } | { readonly hash: string }): Promise<TokenRow | null> {
+    const r = await this.one(S.token(this.dialect, by));
+    return r ? toToken(r) : null;
+  }
+
+  async listTokens(tenant: string | null): Promise<TokenRow[]> {
+    return (await this.rows(S.tokens(this.dialect, tenant))).map(toToken);
+  }
+
+  async latestCheckpoint(tenant: string): Promise<Checkpoint | null> {
+    const r = await this.one(S.latestCheckpoint(this.dialect, tenant));
+    return r ? toCheckpoint(r) : null;
+  }
+
+  async tenants(): Promise<string[]> {
+    return (await this.rows(S.tenants(this.dialect, ADMIN_CHAIN))).map((r) => str(r.tenant));
+  }
+
+  async tenantContentKey(tenant: string): Promise<string | null> {
+    const r = await this.one(S.tenantContentKey(this.dialect, tenant));
+    return r ? str(r.content_key) : null;
+  }
+
+  /** The tenant's review notes, oldest first (src/server/routes/review.ts). */
+  async listReviewNotes(tenant: string): Promise<ReviewNoteRow[]> {
+    return (await this.rows(S.reviewNotes(this.dialect, tenant))).map(toReviewNote);
+  }
+}

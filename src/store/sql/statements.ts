@@ -1,0 +1,174 @@
+/**
+ * Every statement both drivers run, written once with `?` placeholders and rendered by a
+ * {@link Dialect} (src/store/sql/dialect.ts). Pure: builds text and values, runs nothing. What
+ * only one engine has (SQLite's FTS5 tables, pragmas and write lanes; PostgreSQL's tsvector,
+ * advisory locks and recursive lineage) stays in its driver.
+ *
+ * May import: core types, ../driver.js types, ./dialect.js.
+ */
+import { type AuditEntry, type AuditOp, type Checkpoint, payloadJson } from '../../core/audit.js';
+import type { Confirmation, Corroboration, Decision, MemoryRecord, Principal } from '../../core/types.js';
+import type { ListRecordsOptions, ReviewNoteRow, TokenRow } from '../driver.js';
+import { TABLE_COLUMNS } from '../tables.js';
+import type { Dialect, Stmt } from './dialect.js';
+
+/** The storable columns of `records` (never PostgreSQL's generated tsvector). */
+export const RECORD_COLUMNS = TABLE_COLUMNS.records.join(', ');
+
+const st = (d: Dialect, text: string, ...values: unknown[]): Stmt => ({ text: d.sql(text), values });
+
+/** A statement whose text holds one IN list (`{in}`) over `ids`, the list's values bound where it stands. */
+function withIn(d: Dialect, column: string, ids: readonly string[], text: string, before: readonly unknown[], after: readonly unknown[] = []): Stmt {
+  const list = d.inList(column, ids);
+  return { text: d.sql(text.replace('{in}', list.sql)), values: [...before, ...list.values, ...after] };
+}
+
+// ------------------------------------------------------------------ reads
+
+export const policyText = (d: Dialect, version: string): Stmt => st(d, 'SELECT text FROM policies WHERE version = ?', version);
+export const principal = (d: Dialect, tenant: string, id: string): Stmt => st(d, 'SELECT * FROM principals WHERE tenant = ? AND id = ?', tenant, id);
+export const principals = (d: Dialect, tenant: string): Stmt => st(d, 'SELECT * FROM principals WHERE tenant = ? ORDER BY created_at, id', tenant);
+
+/** Derivation edges of `ids` (one chunk), by record and position. */
+export const derivationsOf = (d: Dialect, ids: readonly string[]): Stmt => withIn(d, 'record_id', ids, 'SELECT record_id, from_id, transform, kind FROM derivations WHERE {in} ORDER BY record_id, ord', []);
+
+/** Records of the tenant among `ids` (one chunk), by id. */
+export const recordsById = (d: Dialect, tenant: string, ids: readonly string[]): Stmt =>
+  withIn(d, 'id', ids, `SELECT ${RECORD_COLUMNS} FROM records WHERE ${d.recordsTenantByKey} = ? AND {in} ORDER BY id`, [tenant]);
+
+export function listRecords(d: Dialect, tenant: string, opts: ListRecordsOptions): Stmt {
+  const where = ['tenant = ?'];
+  const values: unknown[] = [tenant];
+  if (opts.scope !== undefined) {
+    where.push('scope = ?');
+    values.push(opts.scope);
+  }
+  if (!opts.includeDeleted) where.push("status = 'active'");
+  return st(d, `SELECT ${RECORD_COLUMNS} FROM records WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id LIMIT ? OFFSET ?`, ...values, opts.limit, opts.offset ?? 0);
+}
+
+/** Keyset page of every record of the tenant (deleted ones included) after `afterId`, by id. */
+export function recordsAfter(d: Dialect, tenant: string, afterId: string | null, limit: number): Stmt {
+  const t = d.recordsTenantByKey;
+  return afterId === null
+    ? st(d, `SELECT ${RECORD_COLUMNS} FROM records WHERE ${t} = ? ORDER BY id LIMIT ?`, tenant, limit)
+    : st(d, `SELECT ${RECORD_COLUMNS} FROM records WHERE ${t} = ? AND id > ? ORDER BY id LIMIT ?`, tenant, afterId, limit);
+}
+
+export const corroborations = (d: Dialect, tenant: string, recordIds: readonly string[]): Stmt =>
+  withIn(d, 'record_id', recordIds, 'SELECT * FROM corroborations WHERE tenant = ? AND {in} ORDER BY at, id', [tenant]);
+export const confirmation = (d: Dialect, tenant: string, id: string): Stmt => st(d, 'SELECT * FROM confirmations WHERE tenant = ? AND id = ?', tenant, id);
+export const confirmations = (d: Dialect, tenant: string, actionType: string, argsHash: string, now: string): Stmt =>
+  st(d, 'SELECT * FROM confirmations WHERE tenant = ? AND action_type = ? AND args_hash = ? AND expires_at > ? ORDER BY created_at, id', tenant, actionType, argsHash, now);
+export const confirmationUseCounts = (d: Dialect, tenant: string, ids: readonly string[]): Stmt =>
+  withIn(d, 'confirmation_id', ids, 'SELECT confirmation_id, count(*) AS n FROM confirmation_uses WHERE tenant = ? AND {in} GROUP BY confirmation_id', [tenant]);
+export const session = (d: Dialect, tenant: string, id: string): Stmt => st(d, 'SELECT owner FROM sessions WHERE tenant = ? AND id = ?', tenant, id);
+export const sessionReads = (d: Dialect, tenant: string, sessionId: string): Stmt =>
+  st(d, 'SELECT record_id FROM session_reads WHERE tenant = ? AND session_id = ? ORDER BY first_read_at, record_id', tenant, sessionId);
+export const decision = (d: Dialect, tenant: string, id: string): Stmt => st(d, 'SELECT body FROM decisions WHERE tenant = ? AND id = ?', tenant, id);
+export const decisions = (d: Dialect, tenant: string, limit: number): Stmt => st(d, 'SELECT body FROM decisions WHERE tenant = ? ORDER BY at DESC, id LIMIT ?', tenant, limit);
+export const auditHead = (d: Dialect, tenant: string): Stmt => st(d, 'SELECT seq, hash FROM audit WHERE tenant = ? ORDER BY seq DESC LIMIT 1', tenant);
+export const auditRange = (d: Dialect, tenant: string, fromSeq: number, toSeq: number): Stmt =>
+  st(d, 'SELECT * FROM audit WHERE tenant = ? AND seq >= ? AND seq <= ? ORDER BY seq', tenant, fromSeq, toSeq);
+
+/** Entries of `ops` (index audit_op: tenant, op, seq), optionally only those whose JSON payload's `field` is `value`. */
+export function auditNaming(d: Dialect, tenant: string, ops: readonly AuditOp[], name: { readonly field: string; readonly value: string } | null): Stmt {
+  return name === null
+    ? withIn(d, 'op', ops, 'SELECT * FROM audit WHERE tenant = ? AND {in} ORDER BY seq', [tenant])
+    : withIn(d, 'op', ops, `SELECT * FROM audit WHERE tenant = ? AND {in} AND ${d.jsonField('payload')} = ? ORDER BY seq`, [tenant], [name.field, name.value]);
+}
+
+export const auditHasPolicy = (d: Dialect, tenant: string, policyVersion: string): Stmt =>
+  st(d, "SELECT 1 AS x FROM audit WHERE tenant = ? AND op = 'policy' AND policy_version = ? LIMIT 1", tenant, policyVersion);
+export const token = (d: Dialect, by: { readonly id: string } | { readonly hash: string }): Stmt =>
+  'id' in by ? st(d, 'SELECT * FROM tokens WHERE id = ?', by.id) : st(d, 'SELECT * FROM tokens WHERE hash = ?', by.hash);
+export const tokens = (d: Dialect, tenant: string | null): Stmt =>
+  tenant === null ? st(d, 'SELECT * FROM tokens WHERE tenant IS NULL ORDER BY created_at, id') : st(d, 'SELECT * FROM tokens WHERE tenant = ? ORDER BY created_at, id', tenant);
+export const latestCheckpoint = (d: Dialect, tenant: string): Stmt => st(d, 'SELECT * FROM checkpoints WHERE tenant = ? ORDER BY seq DESC, at DESC LIMIT 1', tenant);
+export const tenants = (d: Dialect, adminChain: string): Stmt =>
+  st(d, 'SELECT tenant FROM audit UNION SELECT tenant FROM principals UNION SELECT coalesce(tenant, ?) AS tenant FROM tokens ORDER BY tenant', adminChain);
+export const tenantContentKey = (d: Dialect, tenant: string): Stmt => st(d, 'SELECT content_key FROM tenant_keys WHERE tenant = ?', tenant);
+export const reviewNotes = (d: Dialect, tenant: string): Stmt => st(d, 'SELECT * FROM review_notes WHERE tenant = ? ORDER BY at, id', tenant);
+
+// ------------------------------------------------------------------ writes
+
+/** The policies table is shared by all tenants; the version is the hash of the text, so a conflict stored the same row. */
+export const insertPolicy = (d: Dialect, version: string, text: string, at: string): Stmt =>
+  st(d, 'INSERT INTO policies (version, text, created_at) VALUES (?, ?, ?) ON CONFLICT (version) DO NOTHING', version, text, at);
+export const insertPrincipal = (d: Dialect, p: Principal): Stmt =>
+  st(d, 'INSERT INTO principals (tenant, id, kind, max_authority, domain, created_at) VALUES (?, ?, ?, ?, ?, ?)', p.tenant, p.id, p.kind, p.maxAuthority, p.domain, p.createdAt);
+
+export const insertRecord = (d: Dialect, r: MemoryRecord): Stmt =>
+  st(
+    d,
+    `INSERT INTO records (id, tenant, scope, content, content_hash, created_at, expires_at, origin_authority, origin_principal,
+      origin_source, origin_written_at, taint_lowest, taint_channels, taint_sources, taint_oldest_source_at, policy_version,
+      write_reason, audit_seq, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active')`,
+    r.id, r.tenant, r.scope, r.content, r.contentHash, r.createdAt, r.expiresAt, r.origin.authority, r.origin.principalId,
+    r.origin.sourceRef, r.origin.writtenAt, r.taint.lowestAuthority, JSON.stringify(r.taint.channels), JSON.stringify(r.taint.sources),
+    r.taint.oldestSourceAt, r.audit.policyVersion, r.audit.writeReason, r.audit.seq,
+  );
+
+/** The record's derivation edges in one multi-row INSERT, or null when it has none. */
+export function insertDerivations(d: Dialect, r: MemoryRecord): Stmt | null {
+  if (r.derivedFrom.length === 0) return null;
+  const values = r.derivedFrom.flatMap((e, i) => [r.id, i, e.from, e.transform, e.kind]);
+  return st(d, `INSERT INTO derivations (record_id, ord, from_id, transform, kind) VALUES (?, ?, ?, ?, ?)${', (?, ?, ?, ?, ?)'.repeat(r.derivedFrom.length - 1)}`, ...values);
+}
+
+/** Erase an active record's content (an erased one is left as it is: its deletion time stays the first). */
+export const eraseRecord = (d: Dialect, tenant: string, id: string, at: string): Stmt =>
+  st(d, "UPDATE records SET content = NULL, status = 'deleted', deleted_at = ? WHERE tenant = ? AND id = ? AND status = 'active'", at, tenant, id);
+
+export const insertCorroboration = (d: Dialect, c: Corroboration, auditSeq: number): Stmt =>
+  st(
+    d,
+    'INSERT INTO corroborations (id, tenant, record_id, principal_id, authority, domain, evidence_ref, at, audit_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    c.id, c.tenant, c.recordId, c.principalId, c.authority, c.domain, c.evidenceRef, c.at, auditSeq,
+  );
+
+export const insertConfirmation = (d: Dialect, c: Confirmation, auditSeq: number): Stmt =>
+  st(
+    d,
+    'INSERT INTO confirmations (id, tenant, principal_id, action_type, resource, args_hash, args, memory_ids, expires_at, max_uses, created_at, audit_seq, usable_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    c.id, c.tenant, c.principalId, c.actionType, c.resource, c.argsHash, c.args === null ? null : JSON.stringify(c.args),
+    c.memoryIds === null ? null : JSON.stringify(c.memoryIds), c.expiresAt, c.maxUses, c.createdAt, auditSeq,
+    c.usableBy === undefined || c.usableBy === null ? null : JSON.stringify(c.usableBy),
+  );
+
+export const insertConfirmationUse = (d: Dialect, tenant: string, confirmationId: string, decisionId: string, at: string): Stmt =>
+  st(d, 'INSERT INTO confirmation_uses (tenant, confirmation_id, decision_id, at) VALUES (?, ?, ?, ?)', tenant, confirmationId, decisionId, at);
+/** A new session; an existing one is kept as it is (its owner never changes). */
+export const insertSession = (d: Dialect, tenant: string, id: string, at: string, owner: string | null): Stmt =>
+  st(d, 'INSERT INTO sessions (tenant, id, created_at, owner) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', tenant, id, at, owner);
+
+/**
+ * Session reads of `recordIds` (non-empty, one chunk) in one INSERT; rows already there are kept
+ * (their first read stays). Padded to a power of two rows by repeating the last (a duplicate
+ * row is a conflict, so nothing), to keep the number of distinct statements small.
+ */
+export function insertSessionReads(d: Dialect, tenant: string, sessionId: string, recordIds: readonly string[], at: string): Stmt {
+  let n = 1;
+  while (n < recordIds.length) n *= 2;
+  const last = recordIds[recordIds.length - 1] as string;
+  const values: unknown[] = [];
+  for (let i = 0; i < n; i++) values.push(tenant, sessionId, recordIds[i] ?? last, at);
+  return st(d, `INSERT INTO session_reads (tenant, session_id, record_id, first_read_at) VALUES (?, ?, ?, ?)${', (?, ?, ?, ?)'.repeat(n - 1)} ON CONFLICT DO NOTHING`, ...values);
+}
+
+export const insertDecision = (d: Dialect, x: Decision): Stmt =>
+  st(d, 'INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq) VALUES (?, ?, ?, ?, ?, ?, ?)', x.id, x.tenant, x.sessionId, x.at, x.outcome, JSON.stringify(x), x.auditSeq);
+export const appendAudit = (d: Dialect, e: AuditEntry): Stmt =>
+  st(d, 'INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', e.tenant, e.seq, e.prevHash, e.op, payloadJson(e), e.policyVersion, e.hash);
+export const insertToken = (d: Dialect, t: TokenRow): Stmt =>
+  st(d, 'INSERT INTO tokens (id, tenant, principal_id, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)', t.id, t.tenant, t.principalId, t.hash, t.createdAt);
+/** The token's revocation time, its row locked where the engine locks rows. */
+export const tokenRevokedAt = (d: Dialect, id: string): Stmt => st(d, `SELECT revoked_at FROM tokens WHERE id = ?${d.forUpdate}`, id);
+export const revokeToken = (d: Dialect, id: string, at: string): Stmt => st(d, 'UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', at, id);
+/** A checkpoint; one already stored at the same (tenant, seq, at) is kept. */
+export const insertCheckpoint = (d: Dialect, c: Checkpoint): Stmt =>
+  st(d, 'INSERT INTO checkpoints (tenant, seq, hash, at, public_key, signature) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', c.tenant, c.seq, c.hash, c.at, c.publicKey, c.signature);
+export const insertTenantKey = (d: Dialect, tenant: string, keyHex: string, at: string): Stmt =>
+  st(d, 'INSERT INTO tenant_keys (tenant, content_key, created_at) VALUES (?, ?, ?) ON CONFLICT (tenant) DO NOTHING', tenant, keyHex, at);
+export const insertReviewNote = (d: Dialect, n: ReviewNoteRow): Stmt =>
+  st(d, 'INSERT INTO review_notes (id, tenant, decision_id, verdict, by_principal, note, at) VALUES (?, ?, ?, ?, ?, ?, ?)', n.id, n.tenant, n.decisionId, n.verdict, n.by, n.note, n.at);

@@ -1,0 +1,141 @@
+/**
+ * What the SQLite driver does its own way: running a statement (better-sqlite3, prepared once
+ * and cached, synchronously), its errors, full-text search over the tenant's FTS5 table
+ * (./search-index.ts) and lineage walked a generation at a time. Everything else is the shared
+ * SQL of src/store/sql/.
+ *
+ * May import: better-sqlite3 (types), core, ../driver.js, ../rows.js, ../sql/*, ./search-index.js.
+ */
+import type Database from 'better-sqlite3';
+import { MemauthError } from '../../core/errors.js';
+import type { SearchHit } from '../driver.js';
+import { type Row, searchTokens, walkLineage } from '../rows.js';
+import type { Stmt } from '../sql/dialect.js';
+import type { NativeReads, SqlExecutor, SqlReader } from '../sql/reader.js';
+import type { SearchIndexes } from './search-index.js';
+
+/** Map a better-sqlite3 error to a MemauthError with a message a person can act on. */
+export function mapSqliteError(e: unknown, path: string): unknown {
+  const code = (e as { code?: string })?.code ?? '';
+  const msg = e instanceof Error ? e.message : String(e);
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || code.startsWith('SQLITE_CORRUPT')) {
+    return new MemauthError('DATABASE_CORRUPT', `${path} is not a valid memauth database or is corrupted (${code}); restore it from a backup. Nothing was written.`, { path, sqliteCode: code }, { cause: e });
+  }
+  if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM' || code === 'SQLITE_IOERR' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_FULL') {
+    return new MemauthError('DATABASE_UNAVAILABLE', `cannot open or write ${path} (${code}): check that its folder exists, that it is a file, that you may write it and that the disk has room. Nothing was written.`, { path, sqliteCode: code }, { cause: e });
+  }
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+    return new MemauthError('DATABASE_LOCKED', `${path} is locked by another process; retry, or stop the other writer`, { path, sqliteCode: code }, { cause: e });
+  }
+  if (msg.includes('memauth IMMUTABLE_FIELD')) {
+    return new MemauthError('IMMUTABLE_FIELD', msg.replace(/^.*memauth IMMUTABLE_FIELD: /, ''), { path }, { cause: e });
+  }
+  return e;
+}
+
+/** Statements on one better-sqlite3 connection, each prepared once; runs synchronously. */
+export class SqliteExec implements SqlExecutor {
+  private readonly stmts = new Map<string, Database.Statement>();
+
+  constructor(readonly db: Database.Database) {}
+
+  /** The cached prepared statement for `sql`. */
+  stmt(sql: string): Database.Statement {
+    let s = this.stmts.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  all(s: Stmt): Row[] {
+    return this.stmt(s.text).all(...s.values) as Row[];
+  }
+
+  run(stmts: ReadonlyArray<Stmt | null>): void {
+    for (const s of stmts) if (s !== null) this.stmt(s.text).run(...s.values);
+  }
+
+  /** Run one statement; its new row's rowid. */
+  insert(s: Stmt): number | bigint {
+    return this.stmt(s.text).run(...s.values).lastInsertRowid;
+  }
+}
+
+/** {@link scopeKeyOf}'s recent answers (a pure function of its arguments), bounded. */
+const SCOPE_KEYS = new Map<string, Map<string, string>>();
+
+/**
+ * The full-text index's key for a tenant's scope: one token (`k`, hex of the tenant's UTF-8,
+ * `x`, hex of the scope's) — migration 4 computes the same in SQL.
+ */
+export function scopeKeyOf(tenant: string, scope: string): string {
+  const memo = SCOPE_KEYS.get(tenant)?.get(scope);
+  if (memo !== undefined) return memo;
+  const k = `k${Buffer.from(tenant, 'utf8').toString('hex')}x${Buffer.from(scope, 'utf8').toString('hex')}`;
+  if (SCOPE_KEYS.size >= 256) SCOPE_KEYS.clear();
+  let scopes = SCOPE_KEYS.get(tenant);
+  if (scopes === undefined) SCOPE_KEYS.set(tenant, (scopes = new Map()));
+  if (scopes.size >= 1024) scopes.clear();
+  scopes.set(scope, k);
+  return k;
+}
+
+/** FTS5 query from free text: each token quoted (no operator injection), OR-ed, ranked by BM25. */
+export function ftsQuery(text: string): string | null {
+  const tokens = searchTokens(text);
+  if (tokens.length === 0) return null;
+  return tokens.map((t) => `"${t}"`).join(' OR ');
+}
+
+/**
+ * Full-text search, top `limit` by BM25 (ties by id) among the tenant's scope's active,
+ * unexpired records. It runs on the tenant's own FTS5 table (search-index.ts): BM25's
+ * statistics — row count, average length, document frequencies — are the tenant's alone (over
+ * all its scopes), so no score or order depends on another tenant's data (docs/design.md § Search and
+ * tenant isolation). The index matches only this tenant's scope (scope_key, weight 0 in BM25),
+ * so it ranks the matches alone — scoring a match reads only the index and its small docsize
+ * row — and only the best `window` of them are looked up in `records` (one row probe per
+ * in-scope match was over a third of a search at 1M records). A LEFT JOIN keeps the
+ * candidates the row filter drops (expired; the tenant and scope are checked again), so one
+ * statement — one snapshot — tells whether the window decided the answer: it did when the
+ * index had no more matches, or when the `limit`-th accepted hit scores strictly better than
+ * the window's worst candidate (every match outside the window scores at least that, so none
+ * can enter the top `limit`, not even by the id tie-break). Otherwise the window grows ×4 and
+ * the statement runs again; the answer is exactly the one of ranking every match.
+ */
+async function search(indexes: SearchIndexes, r: SqlReader, tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
+  const q = ftsQuery(query);
+  if (q === null || limit < 1) return [];
+  const table = indexes.tableOf(tenant);
+  if (table === null) return [];
+  const sql = `SELECT f.score AS score, r.* FROM
+         (SELECT rowid AS fts_rowid, bm25(${table}, 1.0, 0.0) AS score FROM ${table} WHERE ${table} MATCH ? ORDER BY score LIMIT ?) AS f
+       LEFT JOIN records r ON r.rowid = f.fts_rowid AND r.tenant = ? AND r.scope = ? AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > ?)
+       ORDER BY f.score, r.id`;
+  const match = `scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${q})`;
+  let window = Math.max(2 * limit, limit + 16);
+  for (;;) {
+    const rows = indexes.stmt(sql).all(match, window, tenant, scope, now) as Row[];
+    const hits = rows.filter((x) => x.id !== null && x.id !== undefined).slice(0, limit);
+    if (rows.length >= window) {
+      const worst = Number((rows[rows.length - 1] as Row).score);
+      const kth = hits.length === limit ? Number((hits[limit - 1] as Row).score) : Number.POSITIVE_INFINITY;
+      if (!(kth < worst)) {
+        window *= 4;
+        continue;
+      }
+    }
+    const recs = await r.recordsFromRows(hits, now);
+    return recs.map((record, i) => ({ record, score: -Number((hits[i] as Row).score) }));
+  }
+}
+
+/** SQLite's own reads over the driver's search indexes (see {@link NativeReads}). */
+export function sqliteNative(indexes: SearchIndexes): NativeReads {
+  return {
+    search: (r, tenant, scope, query, limit, now) => search(indexes, r, tenant, scope, query, limit, now),
+    lineage: (r, tenant, ids) => walkLineage((batch) => r.getRecords(tenant, batch), ids),
+  };
+}
