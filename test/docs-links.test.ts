@@ -11,12 +11,6 @@ import { it } from 'node:test';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/**
- * Pages written by other parts of the redesign; a link to one is checked once the page exists.
- * Remove an entry when its page is merged.
- */
-const PENDING = new Set(['docs/errors.md', 'docs/architecture.md']);
-
 /** The markdown text outside fenced code blocks, one string per line (fenced lines blanked). */
 function proseLines(text: string): string[] {
   let fenced = false;
@@ -83,7 +77,7 @@ for (const page of pages) {
       const rel = target === '' ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), decodeURI(target)));
       const file = path.join(ROOT, rel);
       if (!existsSync(file)) {
-        if (!PENDING.has(rel)) problems.push(`${link}: no file ${rel}`);
+        problems.push(`${link}: no file ${rel}`);
         continue;
       }
       if (anchor !== undefined && rel.endsWith('.md') && !anchorsOf(file).has(decodeURIComponent(anchor))) {

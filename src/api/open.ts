@@ -1,3 +1,8 @@
+/**
+ * `openMemory`: the library's entry point. Picks the driver from a path (SQLite, the default) or a
+ * `postgres://` URL, loads the policy, finds or creates the checkpoint signing key, and returns a
+ * {@link Memory} (docs/library.md; docs/design.md § Audit log for checkpoints).
+ */
 import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { generateKeyPairSync } from 'node:crypto';
 import { dirname, resolve } from 'node:path';

@@ -1,3 +1,8 @@
+/**
+ * Replaying a decision from the audit log alone (docs/design.md § Audit log: every decision can be
+ * replayed): rebuild the gate's input from the chain's entries, run `decide` again, and report
+ * whether the outcome and reasons match what was recorded.
+ */
 import type { AuditEntry } from '../core/audit.js';
 import { TRUSTED_THRESHOLD } from '../core/authority.js';
 import { hashCanonical } from '../core/canonical.js';

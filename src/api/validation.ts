@@ -1,3 +1,8 @@
+/**
+ * The zod input schemas of every public operation, shared by the library, the HTTP API, the MCP
+ * tools and the CLI, and `parseInput`, which turns a schema failure into `INVALID_ARGUMENT` (or
+ * `TENANT_REQUIRED`, `SCOPE_REQUIRED`) naming the field.
+ */
 import { z } from 'zod';
 import { AUTHORITIES } from '../core/authority.js';
 import { MemauthError } from '../core/errors.js';

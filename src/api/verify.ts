@@ -1,3 +1,7 @@
+/**
+ * Audit verification (docs/design.md § Audit log): each tenant's hash chain, its signed checkpoints,
+ * and every row that can grant authority or identity checked against the entry that recorded it.
+ */
 import { type AuditEntry, ChainVerifier, type ChainVerdict, type Checkpoint, checkpointSignatureValid } from '../core/audit.js';
 import { ADMIN_CHAIN, TOKEN_OPS, type TokenProblem, principalMatchesEntries, tokenVerdict } from '../core/identity.js';
 import type { MemoryRecord } from '../core/types.js';

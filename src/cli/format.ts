@@ -1,3 +1,7 @@
+/**
+ * The human output of the CLI commands: records, hits, decisions, lineage (tree and DOT), audit
+ * reports, principals — tables and lines for a terminal (`--json` prints the objects instead).
+ */
 import Table from 'cli-table3';
 import type { CorroborateResult, LineageGraph, RecordView, WriteResult } from '../api/memory.js';
 import type { ReplayResult } from '../api/replay.js';

@@ -1,3 +1,8 @@
+/**
+ * MCP over HTTP (the SDK's Streamable HTTP transport) at `/mcp`: one MCP session per initialize,
+ * bound to the token that opened it, within the per-principal and per-tenant session limits
+ * (session-limits.ts); every later request of the session must carry the same token.
+ */
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';

@@ -1,3 +1,8 @@
+/**
+ * Copying a whole store to another (`memauth migrate`, SQLite ↔ PostgreSQL): every table row by
+ * from one consistent snapshot into an empty destination in one transaction, then each table's
+ * digest and each tenant's audit head compared at both ends.
+ */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../core/canonical.js';
 import { MemauthError } from '../core/errors.js';

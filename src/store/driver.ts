@@ -1,3 +1,9 @@
+/**
+ * The storage port (docs/architecture.md): the reads ({@link StorageReader}), the writes inside
+ * one tenant's transaction ({@link StorageTx}) and the driver ({@link StorageDriver}) that both
+ * the SQLite and PostgreSQL drivers implement. Every method takes a tenant; there is no
+ * cross-tenant read or write in the port.
+ */
 import type { TokenFields } from '../core/identity.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../core/types.js';

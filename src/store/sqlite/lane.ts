@@ -1,3 +1,6 @@
+/**
+ * The per-file write lane of the SQLite driver (see {@link FileLane}).
+ */
 import fs from 'node:fs';
 import { MemauthError } from '../../core/errors.js';
 
