@@ -445,7 +445,15 @@ async function gateSection(opts: Options, dir: string, progress: Progress): Prom
         for (let i = 0; i < 100; i++) decide(input);
         lat.push(Number(nowNs() - t0) / 100);
       }
-      rows.push({ section, metric: 'core decide() alone, no storage (the paper\'s check: ~1 µs) p50', unit: 'ns', memauth: summarize(lat).p50, baseline: null, ratio: null, note: 'mean of 100 calls per sample' });
+      rows.push({
+        section,
+        metric: "core decide() alone, no storage (the paper's check: ~1 µs) p50",
+        unit: 'ns',
+        memauth: summarize(lat).p50,
+        baseline: null,
+        ratio: null,
+        note: 'mean of 100 calls per sample',
+      });
     }
     const tasks = makeTasks(nDeps, inN + grpN + seqN + 2000);
     const act = (i: number): GateTask => tasks[i % tasks.length] as GateTask;
@@ -455,8 +463,19 @@ async function gateSection(opts: Options, dir: string, progress: Progress): Prom
     // --- in process: decision ready (audit entry queued), then rows written (not committed)
     const ip = await inProcess(opts, paths, inN, authorize, ungated);
     const decided = summarize(ip.memauth.map((p) => span(p, 'decided')));
-    latencyRows(section, 'in process: decision ready, audit entry queued', decided, summarize(ip.baseline.map((p) => span(p, 'decided'))), 'memauth: validation, dependency facts (cached, verified against the audit log once), corroboration, value provenance, confirmation look-up, the decision and its audit payload — not yet chained, hashed, written or committed; baseline: read the dependency rows and build the action row');
-    latencyRows(section, 'in process: + audit entry chained and hashed, rows written (no COMMIT)', summarize(ip.memauth.map((p) => span(p, 'written'))), summarize(ip.baseline.map((p) => span(p, 'written'))));
+    latencyRows(
+      section,
+      'in process: decision ready, audit entry queued',
+      decided,
+      summarize(ip.baseline.map((p) => span(p, 'decided'))),
+      'memauth: validation, dependency facts (cached, verified against the audit log once), corroboration, value provenance, confirmation look-up, the decision and its audit payload — not yet chained, hashed, written or committed; baseline: read the dependency rows and build the action row',
+    );
+    latencyRows(
+      section,
+      'in process: + audit entry chained and hashed, rows written (no COMMIT)',
+      summarize(ip.memauth.map((p) => span(p, 'written'))),
+      summarize(ip.baseline.map((p) => span(p, 'written'))),
+    );
     if (nDeps === 5) goals.push({ goal: 'authorize, 5 deps: in-process p50 < 5 µs (audit entry queued)', measured: fmtNs(decided.p50), met: decided.p50 < 5_000 });
     progress.update(1, 3, `${section}: in process done`);
 
@@ -605,7 +624,14 @@ async function depthSection(opts: Options, dir: string, progress: Progress): Pro
     const [cold] = await sink.backToBack(1, ask);
     const warm = summarize((await sink.backToBack(200, ask)).slice(50).map((p) => span(p, 'decided')));
     const coldNs = cold ? span(cold, 'decided') : Number.NaN;
-    rows.push({ section: 'derive vs depth', metric: `authorize on that record: first decision after opening (lineage read from the database)`, unit: 'ns', memauth: coldNs, baseline: null, ratio: null });
+    rows.push({
+      section: 'derive vs depth',
+      metric: `authorize on that record: first decision after opening (lineage read from the database)`,
+      unit: 'ns',
+      memauth: coldNs,
+      baseline: null,
+      ratio: null,
+    });
     rows.push({ section: 'derive vs depth', metric: `authorize on that record: warm, in process p50`, unit: 'ns', memauth: warm.p50, baseline: null, ratio: null });
     perDepth.push({ depth, deriveInProcessP50: m.p50, baselineDeriveInProcessP50: b.p50, authorizeFirstAfterOpen: coldNs, authorizeWarmP50: warm.p50 });
     await mem.close();
@@ -682,14 +708,29 @@ async function searchSection(opts: Options, dir: string, progress: Progress): Pr
     // memory and size
     const mb = dbBytes(memPath, mem.driver as SqliteDriver);
     const bb = dbBytes(basePath, base.driver);
-    rows.push({ section: `size, ${label}`, metric: 'database size (db + wal after checkpoint) per 100k records', unit: 'bytes', memauth: (mb / size) * 100_000, baseline: (bb / size) * 100_000, ratio: mb / bb });
+    rows.push({
+      section: `size, ${label}`,
+      metric: 'database size (db + wal after checkpoint) per 100k records',
+      unit: 'bytes',
+      memauth: (mb / size) * 100_000,
+      baseline: (bb / size) * 100_000,
+      ratio: mb / bb,
+    });
 
     // audit: verify the whole chain, then replay a decision at the end of the log
     const tv = nowNs();
     const rep = await mem.verifyAudit({ tenant: TENANT });
     const vNs = Number(nowNs() - tv);
     const entries = rep.tenants[0]?.chain.entries ?? 0;
-    rows.push({ section: `audit, ${label}`, metric: `verify: entries/s (${entries.toLocaleString('en')} entries${rep.ok ? '' : ', NOT OK'})`, unit: 'entries/s', memauth: (entries / vNs) * 1e9, baseline: null, ratio: null, note: `whole verify ${fmtNs(vNs)}` });
+    rows.push({
+      section: `audit, ${label}`,
+      metric: `verify: entries/s (${entries.toLocaleString('en')} entries${rep.ok ? '' : ', NOT OK'})`,
+      unit: 'entries/s',
+      memauth: (entries / vNs) * 1e9,
+      baseline: null,
+      ratio: null,
+      note: `whole verify ${fmtNs(vNs)}`,
+    });
     const some = (await mem.search({ tenant: TENANT, scope: 's0', query: queries[1] as string }))[0];
     const dec = await mem.authorize({ tenant: TENANT, action: { type: 'draft', args: { text: 'x' } }, ...(some ? { dependsOn: [some.record.id] } : {}), context: 'declared' });
     const replayLat: number[] = [];
@@ -699,7 +740,14 @@ async function searchSection(opts: Options, dir: string, progress: Progress): Pr
       replayLat.push(Number(nowNs() - t0));
       if (!rr.matches) throw new Error('replay did not match');
     }
-    rows.push({ section: `audit, ${label}`, metric: `replay of the newest decision (log of ${entries.toLocaleString('en')} entries) p50`, unit: 'ns', memauth: summarize(replayLat).p50, baseline: null, ratio: null });
+    rows.push({
+      section: `audit, ${label}`,
+      metric: `replay of the newest decision (log of ${entries.toLocaleString('en')} entries) p50`,
+      unit: 'ns',
+      memauth: summarize(replayLat).p50,
+      baseline: null,
+      ratio: null,
+    });
     gc();
     extra[`rssAfter_${size}`] = process.memoryUsage().rss;
   }
@@ -729,7 +777,10 @@ async function rssChild(store: string, n: number, dir: string): Promise<void> {
   } else {
     const base = openBaseline(join(dir, 'rss-baseline.db'), 'group');
     for (let i = 0; i < n; i += 1000) {
-      await base.writeMany(TENANT, Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({ scope: `s${(i + k) % 10}`, principal: 'alice', content: `${texts[(i + k) % texts.length] as string} #${i + k}` })));
+      await base.writeMany(
+        TENANT,
+        Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({ scope: `s${(i + k) % 10}`, principal: 'alice', content: `${texts[(i + k) % texts.length] as string} #${i + k}` })),
+      );
     }
     gc();
     const after = process.memoryUsage().rss;
@@ -780,7 +831,15 @@ function machine(): Record<string, unknown> {
   const db = SqliteDriver.open({ path: ':memory:' });
   const sqlite = String((db.unsafeDatabase().prepare('SELECT sqlite_version() AS v').get() as { v: unknown }).v);
   void db.close();
-  return { cpu: cpuModel(), nproc: availableParallelism(), ramGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10, node: process.version, sqlite, os: `${process.platform} ${release()}`, loadavgAtStart: loadavg().map((x) => Math.round(x * 100) / 100) };
+  return {
+    cpu: cpuModel(),
+    nproc: availableParallelism(),
+    ramGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    sqlite,
+    os: `${process.platform} ${release()}`,
+    loadavgAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
+  };
 }
 
 function fmtValue(r: Row, v: number | null): string {
@@ -792,8 +851,14 @@ function fmtValue(r: Row, v: number | null): string {
 
 function markdown(m: Record<string, unknown>, opts: Options, wallS: number): string {
   const out: string[] = [];
-  out.push(`machine: ${String(m.cpu)}, ${String(m.nproc)} cores, ${String(m.ramGiB)} GiB RAM, Node ${String(m.node)}, SQLite ${String(m.sqlite)}, ${String(m.os)}; load average at start ${(m.loadavgAtStart as number[]).join(' ')}, at end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  out.push(`run: ${opts.quick ? '--quick' : opts.full ? '--full' : 'default'}; search sizes ${opts.sizes.join(', ')}; chain depth ${opts.depth}; ${opts.concurrency} callers in flight for group commit; ${wallS.toFixed(0)} s`);
+  out.push(
+    `machine: ${String(m.cpu)}, ${String(m.nproc)} cores, ${String(m.ramGiB)} GiB RAM, Node ${String(m.node)}, SQLite ${String(m.sqlite)}, ${String(m.os)}; load average at start ${(m.loadavgAtStart as number[]).join(' ')}, at end ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  out.push(
+    `run: ${opts.quick ? '--quick' : opts.full ? '--full' : 'default'}; search sizes ${opts.sizes.join(', ')}; chain depth ${opts.depth}; ${opts.concurrency} callers in flight for group commit; ${wallS.toFixed(0)} s`,
+  );
   out.push('');
   out.push('| section | metric | memauth | baseline | memauth/baseline |');
   out.push('| --- | --- | ---: | ---: | ---: |');
@@ -855,7 +920,15 @@ async function main(): Promise<void> {
   const wallS = Number(nowNs() - t0) / 1e9;
   let hot: ReturnType<typeof selfTimes> | null = null;
   if (profiler && opts.cpuProf !== null) hot = selfTimes(await profiler.stop(opts.cpuProf), 30);
-  const report = { machine: { ...m, loadavgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) }, options: { ...opts, only: [...opts.only] }, wallSeconds: wallS, rows, goals, extra, ...(hot ? { cpuProfile: { file: opts.cpuProf, selfTime: hot } } : {}) };
+  const report = {
+    machine: { ...m, loadavgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
+    options: { ...opts, only: [...opts.only] },
+    wallSeconds: wallS,
+    rows,
+    goals,
+    extra,
+    ...(hot ? { cpuProfile: { file: opts.cpuProf, selfTime: hot } } : {}),
+  };
   if (opts.out !== null) writeFileSync(opts.out, `${JSON.stringify(report, null, 2)}\n`);
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -22,7 +22,6 @@ export interface Summary {
   readonly max: number;
 }
 
-
 /** p50, p99, mean, min, max of `samples` (not modified). */
 export function summarize(samples: readonly number[]): Summary {
   const s = [...samples].sort((a, b) => a - b);

@@ -56,7 +56,12 @@ const insertToken = (db: Db, id: string, tenant: string | null, principal: strin
 };
 /** The audit row of `op` in `tenant` whose payload names `field` = `value`. */
 const entryOf = (db: Db, tenant: string, op: string, field: string, value: string): { seq: number; prev_hash: string; payload: string; policy_version: string } =>
-  db.prepare(`SELECT * FROM audit WHERE tenant = ? AND op = ? AND json_extract(payload, '$.${field}') = ?`).get(tenant, op, value) as { seq: number; prev_hash: string; payload: string; policy_version: string };
+  db.prepare(`SELECT * FROM audit WHERE tenant = ? AND op = ? AND json_extract(payload, '$.${field}') = ?`).get(tenant, op, value) as {
+    seq: number;
+    prev_hash: string;
+    payload: string;
+    policy_version: string;
+  };
 /** Rewrite an entry's payload in place and recompute its own hash (its successor's link breaks). */
 const rewriteEntry = (db: Db, tenant: string, op: string, field: string, value: string, change: (p: Record<string, unknown>) => void): void => {
   const e = entryOf(db, tenant, op, field, value);
@@ -87,10 +92,21 @@ const MUTATIONS: Record<string, Mutation> = {
   alter_principal: (db, r, b) => {
     const id = r.pick(CAST);
     const col = r.pick(['kind', 'max_authority', 'domain', 'created_at']);
-    const value = col === 'kind' ? r.pick(KINDS.filter((k) => k !== (db.prepare('SELECT kind FROM principals WHERE tenant = ? AND id = ?').get('acme', id) as { kind: Kind }).kind)) : col === 'max_authority' ? r.pick(['system_policy', 'user_confirmed']) : col === 'domain' ? r.pick(['independent.example', 'alice', 'registry.example']) : '2020-01-01T00:00:00.000Z';
+    const value =
+      col === 'kind'
+        ? r.pick(KINDS.filter((k) => k !== (db.prepare('SELECT kind FROM principals WHERE tenant = ? AND id = ?').get('acme', id) as { kind: Kind }).kind))
+        : col === 'max_authority'
+          ? r.pick(['system_policy', 'user_confirmed'])
+          : col === 'domain'
+            ? r.pick(['independent.example', 'alice', 'registry.example'])
+            : '2020-01-01T00:00:00.000Z';
     const n = db.prepare(`UPDATE principals SET ${col} = ? WHERE tenant = ? AND id = ? AND ${col} <> ?`).run(value, 'acme', id, value).changes;
     if (n === 0) db.prepare("UPDATE principals SET created_at = '2020-01-01T00:00:00.000Z' WHERE tenant = ? AND id = ?").run('acme', id);
-    return { unknown: [{ tenant: 'acme', id, user: true }], refusedSecrets: [(b.active.get(id) as { secret: string }).secret], named: { tenant: 'acme', id: `principal:${id}`, problem: 'principal_not_in_audit' } };
+    return {
+      unknown: [{ tenant: 'acme', id, user: true }],
+      refusedSecrets: [(b.active.get(id) as { secret: string }).secret],
+      named: { tenant: 'acme', id: `principal:${id}`, problem: 'principal_not_in_audit' },
+    };
   },
   insert_token: (db, r, _b, i) => {
     const admin = r.next() < 0.3;

@@ -35,7 +35,6 @@ export function rng(seed: number): { next: () => number; int: (lo: number, hi: n
   return { next, int, pick: (xs) => xs[Math.floor(next() * xs.length)] as (typeof xs)[number] };
 }
 
-
 /** DEFAULT_POLICY plus trusted upstreams: the test suite's policy under a name of its own. */
 export const REL_POLICY: PolicyInput = { ...TEST_POLICY, name: 'memauth-reliability' };
 
@@ -67,7 +66,10 @@ export class Tally {
   lost = 0;
   readonly notes: string[] = [];
   private shown = 0;
-  constructor(readonly suite: string, private readonly maxShown = 8) {}
+  constructor(
+    readonly suite: string,
+    private readonly maxShown = 8,
+  ) {}
   ok(cond: boolean, what: () => string): boolean {
     this.cases += 1;
     if (!cond) {

@@ -21,7 +21,12 @@ async function serverCrash(o: Options): Promise<SuiteResult> {
   let first = await startServerProcess({ cwd: dir });
   const admin = first.adminToken as string;
   const tok: Record<string, string> = {};
-  for (const [id, kind, domain] of [['bank', 'tool', 'bank.example'], ['agent', 'agent', 'agent'], ['alice', 'user', 'alice']] as const) tok[id] = await addPrincipal(first.url, admin, { tenant: 'acme', id, kind, domain });
+  for (const [id, kind, domain] of [
+    ['bank', 'tool', 'bank.example'],
+    ['agent', 'agent', 'agent'],
+    ['alice', 'user', 'alice'],
+  ] as const)
+    tok[id] = await addPrincipal(first.url, admin, { tenant: 'acme', id, kind, domain });
   let proc = first;
   let acked = 0;
   let attempted = 0;
@@ -36,7 +41,10 @@ async function serverCrash(o: Options): Promise<SuiteResult> {
         const roll = r.next();
         try {
           if (roll < 0.55 || ledger.records.length === 0) {
-            const res = await http(url, 'POST', '/v1/memories', { token: tok.bank, body: { scope: 'ledger', content: `round ${k} worker ${w} item ${i} ACCT-${k}-${w}-${i}`, source: 'bankapi:ledger', session: `s${w}` } });
+            const res = await http(url, 'POST', '/v1/memories', {
+              token: tok.bank,
+              body: { scope: 'ledger', content: `round ${k} worker ${w} item ${i} ACCT-${k}-${w}-${i}`, source: 'bankapi:ledger', session: `s${w}` },
+            });
             if (res.status === 201 && typeof res.body?.record?.id === 'string') {
               ledger.records.push(res.body.record.id);
               acked += 1;
@@ -156,7 +164,7 @@ async function cliCrash(o: Options): Promise<SuiteResult> {
       const m = ledger.records.length - recs.length;
       tally.lost += m;
       tally.ok(m === 0, () => `round ${k + 1}: ${m} acknowledged records missing`);
-      for (const d of ledger.decisions) if (!(await mem.driver.getDecision('acme', d))) tally.ok(false, () => `round ${k + 1}: decision ${d} missing`), (tally.lost += 1);
+      for (const d of ledger.decisions) if (!(await mem.driver.getDecision('acme', d))) (tally.ok(false, () => `round ${k + 1}: decision ${d} missing`), (tally.lost += 1));
       const v = await mem.verifyAudit({});
       tally.ok(v.ok, () => `round ${k + 1}: verify: ${v.tenants.map((t) => t.message).join('; ')}`);
     } finally {
@@ -164,7 +172,9 @@ async function cliCrash(o: Options): Promise<SuiteResult> {
     }
   }
   rmDir(dir);
-  tally.note(`${kills} rounds of 3 concurrent CLI processes, one killed at a random moment each (${killed} died by SIGKILL, the rest finished); ${ledger.records.length} records and ${ledger.decisions.length} decisions acknowledged, all present; chain verified each round`);
+  tally.note(
+    `${kills} rounds of 3 concurrent CLI processes, one killed at a random moment each (${killed} died by SIGKILL, the rest finished); ${ledger.records.length} records and ${ledger.decisions.length} decisions acknowledged, all present; chain verified each round`,
+  );
   return tally.result();
 }
 

@@ -25,8 +25,12 @@ export async function run(o: Options): Promise<SuiteResult> {
       const how = i % 2 === 0 ? 'delete' : 'expiry';
       const s = `s${i}`;
       const { record } = await mem.write({
-        tenant: T, scope: 'vendors', principal: i % 3 === 0 ? 'browser' : 'bank', session: s,
-        content: `Vendor ${i} settles through ACCT-${term} per ${term.toUpperCase()} notice`, source: i % 3 === 0 ? 'https://ex.example/x' : 'bankapi:x',
+        tenant: T,
+        scope: 'vendors',
+        principal: i % 3 === 0 ? 'browser' : 'bank',
+        session: s,
+        content: `Vendor ${i} settles through ACCT-${term} per ${term.toUpperCase()} notice`,
+        source: i % 3 === 0 ? 'https://ex.example/x' : 'bankapi:x',
         ...(how === 'expiry' ? { expiresAt: new Date(now + 3600_000).toISOString() } : {}),
       });
       const d = await mem.derive({ tenant: T, principal: 'agent', from: [record.id], transform: 'summarize', content: `summary ${i}: pays a vendor`, session: s });
@@ -40,7 +44,15 @@ export async function run(o: Options): Promise<SuiteResult> {
     tally.ok(swept.length === terms.filter((t) => t.how === 'expiry').length, () => `sweepExpired erased ${swept.length}`);
     const db = (mem.driver as SqliteDriver).unsafeDatabase();
     db.pragma('wal_checkpoint(TRUNCATE)');
-    const bytes = readFileSync(file).toString('latin1') + (() => { try { return readFileSync(`${file}-wal`).toString('latin1'); } catch { return ''; } })();
+    const bytes =
+      readFileSync(file).toString('latin1') +
+      (() => {
+        try {
+          return readFileSync(`${file}-wal`).toString('latin1');
+        } catch {
+          return '';
+        }
+      })();
     const exportText = (await mem.driver.auditRange(T, 1, (await mem.driver.auditHead(T))?.seq ?? 0)).map((e) => JSON.stringify(e)).join('\n');
     for (const t of terms) {
       const inFile = bytes.includes(t.term) || bytes.includes(t.term.toUpperCase());
@@ -65,7 +77,9 @@ export async function run(o: Options): Promise<SuiteResult> {
     tally.ok(kept.length === 10, () => `unrelated records: ${kept.length}/10 still found`);
     const v = await mem.verifyAudit({ tenant: T });
     tally.ok(v.ok, () => `verify: ${v.tenants.map((x) => x.message).join('; ')}`);
-    tally.note(`${n} records (${n / 2} deleted, ${n / 2} expired and swept), each with a derived record; file + WAL bytes, search, FTS, deleted_source, gate, audit export checked; no vector table exists in this schema`);
+    tally.note(
+      `${n} records (${n / 2} deleted, ${n / 2} expired and swept), each with a derived record; file + WAL bytes, search, FTS, deleted_source, gate, audit export checked; no vector table exists in this schema`,
+    );
   } finally {
     await mem.close();
     rmDir(dir);

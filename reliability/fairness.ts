@@ -41,7 +41,11 @@ type Res = Awaited<ReturnType<typeof http>>;
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fairness', version: '1' } } };
 
 async function mcpInit(url: string, token: string): Promise<{ status: number; sid: string | null; text: string }> {
-  const r = await fetch(`${url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(INIT) });
+  const r = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify(INIT),
+  });
   return { status: r.status, sid: r.headers.get('mcp-session-id'), text: (await r.text()).slice(0, 200) };
 }
 
@@ -102,7 +106,9 @@ export async function run(o: Options): Promise<SuiteResult> {
     const base = await victim(timed(windowMs));
     const baseP99 = percentile(base.lat, 0.99);
     const goal = Math.max(FACTOR * baseP99, baseP99 + FLOOR_MS);
-    tally.note(`unloaded: ${base.lat.length} victim requests, p50 ${percentile(base.lat, 0.5).toFixed(1)} ms, p99 ${baseP99.toFixed(1)} ms → goal under each flood: p99 ≤ max(${FACTOR}×, +${FLOOR_MS} ms) = ${goal.toFixed(1)} ms`);
+    tally.note(
+      `unloaded: ${base.lat.length} victim requests, p50 ${percentile(base.lat, 0.5).toFixed(1)} ms, p99 ${baseP99.toFixed(1)} ms → goal under each flood: p99 ≤ max(${FACTOR}×, +${FLOOR_MS} ms) = ${goal.toFixed(1)} ms`,
+    );
 
     /** Run `attack` (repeatedly, for the window, at least once) while the victim is measured. */
     const flood = async (name: string, attack: () => Promise<string>, who: { run: typeof victim; goal: number; base: number } = { run: victim, goal, base: baseP99 }): Promise<void> => {
@@ -135,12 +141,16 @@ export async function run(o: Options): Promise<SuiteResult> {
       for (const e of got.errors.slice(0, 3)) tally.note(`FAIL ${name}: victim request failed: ${e}`);
       if (firstTry && !met && got.errors.length === 0) tally.note(`${name}: victim p99 ${p99.toFixed(1)} ms over the goal ${who.goal.toFixed(1)} ms on the first measurement; measuring again`);
       else tally.ok(met, () => `${name}: victim p99 ${p99.toFixed(1)} ms over the goal ${who.goal.toFixed(1)} ms (unloaded p99 ${who.base.toFixed(1)} ms)`);
-      tally.note(`${name}: ${rounds} attack rounds in ${((Date.now() - t0) / 1000).toFixed(1)} s (${last}); victim ${got.lat.length} requests, p50 ${percentile(got.lat, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${(got.lat[got.lat.length - 1] ?? NaN).toFixed(1)} ms (goal ${who.goal.toFixed(1)} ms)`);
+      tally.note(
+        `${name}: ${rounds} attack rounds in ${((Date.now() - t0) / 1000).toFixed(1)} s (${last}); victim ${got.lat.length} requests, p50 ${percentile(got.lat, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${(got.lat[got.lat.length - 1] ?? NaN).toFixed(1)} ms (goal ${who.goal.toFixed(1)} ms)`,
+      );
       return met || got.errors.length > 0;
     };
 
     // (a) a 1,000,000-character record in the attacker's session + a decision with 200 short values
-    const big = Array.from({ length: 1_000_000 / 10 }, (_, i) => `ab${String(i % 100).padStart(2, '0')} cd e `).join('').slice(0, 1_000_000);
+    const big = Array.from({ length: 1_000_000 / 10 }, (_, i) => `ab${String(i % 100).padStart(2, '0')} cd e `)
+      .join('')
+      .slice(0, 1_000_000);
     const w = await http(srv.url, 'POST', '/v1/memories', { token: mallory, body: { scope: 'x', content: big, source: 'mail:flood', session: 'flood' } });
     tally.ok(w.status === 201, () => `(a) the 1,000,000-character record was not stored: ${w.status} ${w.text.slice(0, 200)}`);
     const args = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`v${i}`, ['ab', 'cd', 'e', `ab${String(i % 100).padStart(2, '0')}`][i % 4] as string]));
@@ -158,7 +168,10 @@ export async function run(o: Options): Promise<SuiteResult> {
     });
 
     // (d) 20 records of 1,000,000 characters read into the attacker's session, then small writes into it
-    const huge = (i: number): string => Array.from({ length: 1_000_000 / 10 }, (_, j) => `h${String(i).padStart(2, '0')}${String(j % 1000).padStart(3, '0')} q `).join('').slice(0, 1_000_000);
+    const huge = (i: number): string =>
+      Array.from({ length: 1_000_000 / 10 }, (_, j) => `h${String(i).padStart(2, '0')}${String(j % 1000).padStart(3, '0')} q `)
+        .join('')
+        .slice(0, 1_000_000);
     const hugeIds: string[] = [];
     for (let i = 0; i < 20; i++) {
       const r = await http(srv.url, 'POST', '/v1/memories', { token: mallory, body: { scope: 'x', content: huge(i), source: 'mail:flood' } });
@@ -196,9 +209,11 @@ export async function run(o: Options): Promise<SuiteResult> {
     const vBase = await verifier(timed(windowMs));
     const vBaseP99 = percentile(vBase.lat, 0.99);
     const vGoal = Math.max(SHARED_FACTOR * vBaseP99, vBaseP99 + FLOOR_MS);
-    tally.note(`(e) unloaded: ${vBase.lat.length} victim audit verifications, p99 ${vBaseP99.toFixed(1)} ms → goal (fair share of CPU-bound work) p99 ≤ max(${SHARED_FACTOR}×, +${FLOOR_MS} ms) = ${vGoal.toFixed(1)} ms`);
+    tally.note(
+      `(e) unloaded: ${vBase.lat.length} victim audit verifications, p99 ${vBaseP99.toFixed(1)} ms → goal (fair share of CPU-bound work) p99 ≤ max(${SHARED_FACTOR}×, +${FLOOR_MS} ms) = ${vGoal.toFixed(1)} ms`,
+    );
     await flood(
-      '(e) metrics series buckets=200 replaySample=all vs the victim\'s audit verification',
+      "(e) metrics series buckets=200 replaySample=all vs the victim's audit verification",
       async () => {
         const t0 = performance.now();
         const rs = await Promise.all(Array.from({ length: 2 }, () => http(srv.url, 'GET', '/v1/metrics/series?buckets=200&replaySample=all', { token: mallory })));

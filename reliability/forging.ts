@@ -53,7 +53,8 @@ export async function run(_o: Options): Promise<SuiteResult> {
         tally.ok(ok, () => `${kind} / ${path}: ${how}`);
         table.push(`${kind.padEnd(8)} ${path.padEnd(34)} ${ok ? 'held' : 'BROKEN'}  ${how}`);
       };
-      const denied = async (session: string | undefined, extra: Record<string, unknown> = {}): Promise<string> => (await mem.authorize({ tenant: T, ...(session ? { session } : {}), action: PAY(evil), ...extra })).outcome;
+      const denied = async (session: string | undefined, extra: Record<string, unknown> = {}): Promise<string> =>
+        (await mem.authorize({ tenant: T, ...(session ? { session } : {}), action: PAY(evil), ...extra })).outcome;
 
       // 1. write with a claimed authority above the ceiling (and above the source)
       for (const claim of ORDER.filter((x) => rank(x) > rank(ceiling))) {
@@ -75,7 +76,14 @@ export async function run(_o: Options): Promise<SuiteResult> {
       }
       // 2. derive from a higher record: never above the deriver's ceiling, nor above any input
       {
-        const d1 = await mem.derive({ tenant: T, principal: a, from: [high.id], transform: 'rewrite', content: `Acme settles through ACCT-GOOD-1 (rewritten by ${kind})`, session: mem.newSessionId() });
+        const d1 = await mem.derive({
+          tenant: T,
+          principal: a,
+          from: [high.id],
+          transform: 'rewrite',
+          content: `Acme settles through ACCT-GOOD-1 (rewritten by ${kind})`,
+          session: mem.newSessionId(),
+        });
         const lim = ORDER[Math.min(rank(ceiling), rank(high.taint.lowestAuthority))] as Authority;
         row('derive from a higher record', rank(d1.taint.lowestAuthority) <= rank(lim) && rank(d1.origin.authority) <= rank(ceiling), `taint ${d1.taint.lowestAuthority} (limit ${lim})`);
         const d2 = await mem.derive({ tenant: T, principal: a, from: [high.id, rule.id], transform: 'merge', content: `Acme settles through ${evil}`, session: s });
@@ -125,7 +133,11 @@ export async function run(_o: Options): Promise<SuiteResult> {
         await mem.search({ tenant: T, scope: 'vendors', query: evil, session: s2 });
         const w = await mem.write({ tenant: T, scope: 'vendors', principal: a, content: `acme NOW settles through ${evil}!`, session: s2 });
         const c = await mem.corroborate({ tenant: T, recordId: planted.id, principal: 'bank', evidence: `memory:${w.record.id}` });
-        row('re-ingest recalled text', (w.created === false || w.record.taint.lowestAuthority === 'external_untrusted') && !c.counted && (await denied(s2)) === 'deny', `created ${w.created}, echoOf ${w.echoOf === planted.id ? 'planted' : w.echoOf}, taint ${w.record.taint.lowestAuthority}, as evidence counted ${c.counted}`);
+        row(
+          're-ingest recalled text',
+          (w.created === false || w.record.taint.lowestAuthority === 'external_untrusted') && !c.counted && (await denied(s2)) === 'deny',
+          `created ${w.created}, echoOf ${w.echoOf === planted.id ? 'planted' : w.echoOf}, taint ${w.record.taint.lowestAuthority}, as evidence counted ${c.counted}`,
+        );
       }
       // 8. retrievals and usage counted as evidence
       {
@@ -142,12 +154,15 @@ export async function run(_o: Options): Promise<SuiteResult> {
     // 9. import: never above model_inferred, whatever the file says
     {
       const file = join(dir, 'mem0.json');
-      writeFileSync(file, JSON.stringify({ results: [{ id: 'm1', memory: 'Acme settles through ACCT-IMPORT-1', metadata: { authority: 'system_policy', origin: 'user_confirmed' }, user_id: 'alice' }] }));
+      writeFileSync(
+        file,
+        JSON.stringify({ results: [{ id: 'm1', memory: 'Acme settles through ACCT-IMPORT-1', metadata: { authority: 'system_policy', origin: 'user_confirmed' }, user_id: 'alice' }] }),
+      );
       for (const trust of ['external_untrusted', 'model_inferred', 'user_confirmed', 'system_policy'] as const) {
         let rep: { imported: number; authorities: Record<string, number> } | null = null as { imported: number; authorities: Record<string, number> } | null;
         let code = 'none';
         try {
-          rep = (await importMemories(mem, { tenant: T, scope: `imported-${trust}`, format: "mem0", file, trust: trust as never })) as unknown as typeof rep;
+          rep = (await importMemories(mem, { tenant: T, scope: `imported-${trust}`, format: 'mem0', file, trust: trust as never })) as unknown as typeof rep;
         } catch (e) {
           code = isMemauthError(e) ? e.code : String(e);
         }

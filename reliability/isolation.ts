@@ -16,14 +16,20 @@ export async function run(_o: Options): Promise<SuiteResult> {
     const seed = async (t: string): Promise<{ rec: string; der: string; dec: string; cnf: string; secret: string }> => {
       const secret = `SECRET-${t}-${Math.random().toString(36).slice(2)}`;
       const w = await http(url, 'POST', '/v1/memories', { token: c.tok[`${t}/bank`], body: { scope: 'vendors', content: `${t} pays ${secret}`, source: 'bankapi:x', session: 'b1' } });
-      const d = await http(url, 'POST', '/v1/derivations', { token: c.tok[`${t}/agent`], body: { from: [w.body.record.id], transform: 'summarize', content: `${t} summary ${secret}`, session: 's1' } });
+      const d = await http(url, 'POST', '/v1/derivations', {
+        token: c.tok[`${t}/agent`],
+        body: { from: [w.body.record.id], transform: 'summarize', content: `${t} summary ${secret}`, session: 's1' },
+      });
       const cn = await http(url, 'POST', '/v1/confirmations', { token: c.tok[`${t}/alice`], body: { action: { type: 'pay', args: { to: secret, amount: 1 } }, maxUses: 5 } });
       const dc = await http(url, 'POST', '/v1/decisions', { token: c.tok[`${t}/agent`], body: { session: 's1', action: { type: 'pay', args: { to: secret, amount: 1 } } } });
       if (w.status !== 201 || d.status !== 201 || cn.status !== 201 || dc.status !== 201) throw new Error(`seeding ${t}: ${w.status} ${d.status} ${cn.status} ${dc.status} ${dc.text}`);
       return { rec: w.body.record.id, der: d.body.id, dec: dc.body.id, cnf: cn.body.id, secret };
     };
     const ids = { acme: await seed('acme'), globex: await seed('globex') };
-    for (const [me, other] of [['acme', 'globex'], ['globex', 'acme']] as const) {
+    for (const [me, other] of [
+      ['acme', 'globex'],
+      ['globex', 'acme'],
+    ] as const) {
       const o = ids[other];
       const T = (p: string): string => c.tok[`${me}/${p}`] as string;
       const headBefore = (await c.srv.memory.driver.auditHead(other))?.seq;
@@ -56,7 +62,7 @@ export async function run(_o: Options): Promise<SuiteResult> {
       }
       const { rec: mine } = ids[me];
       await refused('corroborate with evidence memory:other', 'POST', '/v1/corroborations', T('registry'), { recordId: mine, evidence: `memory:${o.rec}` });
-      await refused('confirm naming the other tenant\'s memory', 'POST', '/v1/confirmations', T('alice'), { action: { type: 'pay', args: { to: 'X', amount: 1 } }, memoryIds: [o.rec] });
+      await refused("confirm naming the other tenant's memory", 'POST', '/v1/confirmations', T('alice'), { action: { type: 'pay', args: { to: 'X', amount: 1 } }, memoryIds: [o.rec] });
       // the other tenant's confirmation cannot be cited (it is for exactly this action there)
       const d = await http(url, 'POST', '/v1/decisions', { token: T('agent'), body: { action: { type: 'pay', args: { to: o.secret, amount: 1 } }, confirmationId: o.cnf } });
       tally.ok((d.status === 201 && d.body.outcome === 'deny') || d.status === 404, () => `${me}→${other} cite other tenant's confirmation: ${d.status} ${d.text.slice(0, 200)}`);

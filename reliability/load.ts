@@ -29,9 +29,12 @@ export async function run(o: Options): Promise<SuiteResult> {
         const t0 = performance.now();
         let r;
         try {
-          if (kind === 'write') r = await http(srv.url, 'POST', '/v1/memories', { token: bank, body: { scope: 'load', content: `vendor ${i} settles through ACCT-${i} (worker ${w})`, source: 'bankapi:load' } });
-          else if (kind === 'search') r = await http(srv.url, 'POST', '/v1/memories/search', { token: agent, body: { scope: 'load', query: `vendor ACCT-${Math.max(1, i - 50)}`, limit: 5, session: `s${w}-${i % 7}` } });
-          else r = await http(srv.url, 'POST', '/v1/decisions', { token: agent, body: { session: `s${w}-${i % 7}`, action: { type: 'pay', args: { to: `ACCT-${Math.max(1, i - 50)}`, amount: 10 } } } });
+          if (kind === 'write')
+            r = await http(srv.url, 'POST', '/v1/memories', { token: bank, body: { scope: 'load', content: `vendor ${i} settles through ACCT-${i} (worker ${w})`, source: 'bankapi:load' } });
+          else if (kind === 'search')
+            r = await http(srv.url, 'POST', '/v1/memories/search', { token: agent, body: { scope: 'load', query: `vendor ACCT-${Math.max(1, i - 50)}`, limit: 5, session: `s${w}-${i % 7}` } });
+          else
+            r = await http(srv.url, 'POST', '/v1/decisions', { token: agent, body: { session: `s${w}-${i % 7}`, action: { type: 'pay', args: { to: `ACCT-${Math.max(1, i - 50)}`, amount: 10 } } } });
         } catch (e) {
           errors += 1;
           if (errSamples.length < 3) errSamples.push(String(e));
@@ -47,7 +50,9 @@ export async function run(o: Options): Promise<SuiteResult> {
     const t0 = Date.now();
     await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
     const elapsed = (Date.now() - t0) / 1000;
-    const all = Object.values(lat).flat().sort((a, b) => a - b);
+    const all = Object.values(lat)
+      .flat()
+      .sort((a, b) => a - b);
     tally.cases = all.length + errors;
     tally.failures = errors;
     for (const s of errSamples) tally.note(`FAIL ${s}`);
@@ -57,7 +62,9 @@ export async function run(o: Options): Promise<SuiteResult> {
       const s = [...xs].sort((a, b) => a - b);
       return `${s.length} req, p50 ${percentile(s, 0.5).toFixed(1)} ms, p99 ${percentile(s, 0.99).toFixed(1)} ms`;
     };
-    tally.note(`${seconds} s, ${concurrency} connections on loopback: ${(all.length / elapsed).toFixed(0)} req/s, p50 ${percentile(all, 0.5).toFixed(1)} ms, p99 ${percentile(all, 0.99).toFixed(1)} ms, ${errors} errors; chain of ${v.body?.tenants?.[0]?.chain?.entries} entries verified`);
+    tally.note(
+      `${seconds} s, ${concurrency} connections on loopback: ${(all.length / elapsed).toFixed(0)} req/s, p50 ${percentile(all, 0.5).toFixed(1)} ms, p99 ${percentile(all, 0.99).toFixed(1)} ms, ${errors} errors; chain of ${v.body?.tenants?.[0]?.chain?.entries} entries verified`,
+    );
     tally.note(`write ${fmt(lat.write as number[])}; search ${fmt(lat.search as number[])}; decide ${fmt(lat.decide as number[])}`);
   } finally {
     await srv.stop('SIGTERM');

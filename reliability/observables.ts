@@ -84,7 +84,11 @@ async function exercise(tally: Tally, label: string, mem: Memory, r: Rng, rounds
       const after = await transcript(mem, a, queries);
       for (const [i, line] of before.entries()) {
         compared += 1;
-        tally.ok(after[i] === line, () => `${label} round ${round} pass ${k}: ${JSON.stringify(a)}'s ${i < queries.length ? `search ${JSON.stringify(queries[i])}` : 'list page'} changed after other tenants wrote, ${firstDifference(line, after[i] ?? '')}`);
+        tally.ok(
+          after[i] === line,
+          () =>
+            `${label} round ${round} pass ${k}: ${JSON.stringify(a)}'s ${i < queries.length ? `search ${JSON.stringify(queries[i])}` : 'list page'} changed after other tenants wrote, ${firstDifference(line, after[i] ?? '')}`,
+        );
       }
     }
   }

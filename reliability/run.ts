@@ -70,9 +70,21 @@ async function main(): Promise<void> {
     if (res.length > 1) rows.push({ suite: `  (${s.name} total time)`, cases: NaN, failures: NaN, lost: NaN, notes: [], ms });
   }
   const header = ['suite', 'cases tried', 'failures', 'lost items', 'time'];
-  const body = rows.map((r) => [r.suite, Number.isNaN(r.cases) ? '' : String(r.cases), Number.isNaN(r.failures) ? '' : String(r.failures), Number.isNaN(r.lost) ? '' : String(r.lost), Number.isNaN(r.ms) ? '' : `${(r.ms / 1000).toFixed(1)} s`]);
+  const body = rows.map((r) => [
+    r.suite,
+    Number.isNaN(r.cases) ? '' : String(r.cases),
+    Number.isNaN(r.failures) ? '' : String(r.failures),
+    Number.isNaN(r.lost) ? '' : String(r.lost),
+    Number.isNaN(r.ms) ? '' : `${(r.ms / 1000).toFixed(1)} s`,
+  ]);
   const real = rows.filter((r) => !Number.isNaN(r.cases));
-  const total = ['total', String(real.reduce((a, r) => a + r.cases, 0)), String(real.reduce((a, r) => a + r.failures, 0)), String(real.reduce((a, r) => a + r.lost, 0)), `${(rows.reduce((a, r) => a + (Number.isNaN(r.ms) ? 0 : r.ms), 0) / 1000).toFixed(1)} s`];
+  const total = [
+    'total',
+    String(real.reduce((a, r) => a + r.cases, 0)),
+    String(real.reduce((a, r) => a + r.failures, 0)),
+    String(real.reduce((a, r) => a + r.lost, 0)),
+    `${(rows.reduce((a, r) => a + (Number.isNaN(r.ms) ? 0 : r.ms), 0) / 1000).toFixed(1)} s`,
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...[...body, total].map((b) => (b[i] as string).length)));
   const line = (cells: string[]): string => `| ${cells.map((c, i) => pad(c, widths[i] as number, i > 0)).join(' | ')} |`;
   console.log('');

@@ -18,10 +18,7 @@ type Db = Database.Database;
 const TENANTS = ['acme', 'globex'] as const;
 
 /** What `audit verify` must report for a mutation. */
-type Expect =
-  | { tenant: string; chainSeq: number }
-  | { tenant: string; recordId: string; problem?: string }
-  | { tenant: string; checkpoint: readonly string[] };
+type Expect = { tenant: string; chainSeq: number } | { tenant: string; recordId: string; problem?: string } | { tenant: string; checkpoint: readonly string[] };
 
 interface Mutation {
   readonly kind: string;
@@ -227,7 +224,15 @@ const MUTATIONS: Mutation[] = [
       const last = db.prepare('SELECT * FROM audit WHERE tenant = ? ORDER BY seq DESC LIMIT 1').get(t) as Record<string, unknown>;
       const e = { seq: Number(last.seq) + 1, prevHash: last.hash as string, op: 'session' as const, payload: { note: 'attacker' }, policyVersion: last.policy_version as string };
       const h = entryHash(e);
-      db.prepare('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)').run(t, e.seq, e.prevHash, e.op, JSON.stringify(e.payload), e.policyVersion, h);
+      db.prepare('INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+        t,
+        e.seq,
+        e.prevHash,
+        e.op,
+        JSON.stringify(e.payload),
+        e.policyVersion,
+        h,
+      );
       selfSignedCheckpoint(db, dir, t, { seq: e.seq, hash: h });
       return { tenant: t, checkpoint: ['bad_signature', 'hash_differs_from_checkpoint'] };
     },
@@ -256,7 +261,9 @@ const MUTATIONS: Mutation[] = [
       const rec = r.pick(records(db, t));
       const id = `cor_forged${r.int(0, 1e9)}`;
       dropTriggers(db);
-      db.prepare("INSERT INTO corroborations (id, tenant, record_id, principal_id, authority, domain, evidence_ref, at, audit_seq) VALUES (?, ?, ?, 'registry', 'trusted_tool_verified', 'registry.example', 'registry:x', ?, 1)").run(id, t, rec.id, new Date().toISOString());
+      db.prepare(
+        "INSERT INTO corroborations (id, tenant, record_id, principal_id, authority, domain, evidence_ref, at, audit_seq) VALUES (?, ?, ?, 'registry', 'trusted_tool_verified', 'registry.example', 'registry:x', ?, 1)",
+      ).run(id, t, rec.id, new Date().toISOString());
       return { tenant: t, recordId: id, problem: 'corroboration_not_in_audit' };
     },
   },
@@ -280,7 +287,14 @@ async function buildBase(dir: string): Promise<void> {
     const s = mem.newSessionId();
     const ids: string[] = [];
     for (let i = 0; i < 12; i += 1) {
-      const { record } = await mem.write({ tenant: t, scope: 'vendors', principal: i % 3 === 0 ? 'browser' : i % 3 === 1 ? 'bank' : 'alice', content: `${t} vendor ${i} settles through ACCT-${1000 + i}`, source: i % 3 === 0 ? `https://ex.example/${i}` : i % 3 === 1 ? `bankapi:acct/${i}` : undefined, session: s });
+      const { record } = await mem.write({
+        tenant: t,
+        scope: 'vendors',
+        principal: i % 3 === 0 ? 'browser' : i % 3 === 1 ? 'bank' : 'alice',
+        content: `${t} vendor ${i} settles through ACCT-${1000 + i}`,
+        source: i % 3 === 0 ? `https://ex.example/${i}` : i % 3 === 1 ? `bankapi:acct/${i}` : undefined,
+        session: s,
+      });
       ids.push(record.id);
     }
     const d = await mem.derive({ tenant: t, principal: 'agent', from: [ids[0] as string, ids[1] as string], transform: 'summarize', content: `${t} summary of vendors`, session: s });
@@ -382,10 +396,16 @@ export async function run(o: Options): Promise<SuiteResult> {
           const mem = await openStore(join(dir, 'memauth.db'), { checkpointKey: false });
           try {
             forgedCited += 1;
-            const d = await mem.authorize({ tenant: exp.tenant, action: { type: 'pay', args: { to: 'ACCT-FORGED-1', amount: 5 } }, dependsOn: [exp.recordId], userTurn: { principal: 'alice', text: 'pay ACCT-FORGED-1 5' } });
+            const d = await mem.authorize({
+              tenant: exp.tenant,
+              action: { type: 'pay', args: { to: 'ACCT-FORGED-1', amount: 5 } },
+              dependsOn: [exp.recordId],
+              userTurn: { principal: 'alice', text: 'pay ACCT-FORGED-1 5' },
+            });
             const v = await mem.get({ tenant: exp.tenant, id: exp.recordId }).catch(() => null);
             const ok = d.outcome === 'deny' && (v === null || v.actionAuthority === 'external_untrusted');
-            if (tally.ok(ok, () => `forged record ${exp.recordId} cited: outcome ${d.outcome}, reasons ${d.reasons.map((x) => x.code).join(',')}, view authority ${v?.actionAuthority}`)) forgedDenied += 1;
+            if (tally.ok(ok, () => `forged record ${exp.recordId} cited: outcome ${d.outcome}, reasons ${d.reasons.map((x) => x.code).join(',')}, view authority ${v?.actionAuthority}`))
+              forgedDenied += 1;
           } finally {
             await mem.close();
           }

@@ -21,4 +21,18 @@ export { SqliteDriver, type SqliteOptions, type GroupCommitOptions } from './sto
 export type { CacheOptions } from './store/cache.js';
 export type { StorageDriver, StorageTx, StorageReader, SearchHit } from './store/driver.js';
 export * from './core/types.js';
-export { importMemories, parseMcpMemory, parseMem0, IMPORT_FORMATS, IMPORT_TRUST, SKIP_REASONS, type ImportOptions, type ImportReport, type ImportFormat, type ImportTrust, type ImportItem, type ImportProblem, type SkipReason } from './import/index.js';
+export {
+  importMemories,
+  parseMcpMemory,
+  parseMem0,
+  IMPORT_FORMATS,
+  IMPORT_TRUST,
+  SKIP_REASONS,
+  type ImportOptions,
+  type ImportReport,
+  type ImportFormat,
+  type ImportTrust,
+  type ImportItem,
+  type ImportProblem,
+  type SkipReason,
+} from './import/index.js';

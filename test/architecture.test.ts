@@ -12,7 +12,6 @@ import ts from 'typescript';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
-
 const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 60;
 /** The rooms held to the function limit: the facade and its operations, and the stores. */
@@ -35,7 +34,10 @@ function importsOf(file: string, known: ReadonlySet<string>): string[] {
   for (const m of text(file).matchAll(re)) {
     const spec = m[1] ?? m[2] ?? m[3];
     if (spec === undefined || !spec.startsWith('.')) continue;
-    const target = relative(SRC, resolve(dirname(join(SRC, file)), spec)).split(sep).join('/').replace(/\.js$/, '.ts');
+    const target = relative(SRC, resolve(dirname(join(SRC, file)), spec))
+      .split(sep)
+      .join('/')
+      .replace(/\.js$/, '.ts');
     const resolved = known.has(target) ? target : known.has(`${target.replace(/\.ts$/, '')}/index.ts`) ? `${target.replace(/\.ts$/, '')}/index.ts` : target;
     out.push(resolved);
   }
@@ -97,7 +99,17 @@ test('the import graph sees imports of every form (self-check)', () => {
 });
 
 test('the cycle finder finds a circle (self-check)', () => {
-  assert.deepEqual(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]])), [['a.ts', 'b.ts', 'c.ts']]);
+  assert.deepEqual(
+    cycles(
+      new Map([
+        ['a.ts', ['b.ts']],
+        ['b.ts', ['c.ts']],
+        ['c.ts', ['a.ts']],
+        ['d.ts', ['a.ts']],
+      ]),
+    ),
+    [['a.ts', 'b.ts', 'c.ts']],
+  );
 });
 
 test('src/core imports nothing outside src/core', () => {

@@ -45,7 +45,15 @@ describe('golden fixture (audit format version 1)', () => {
     assert.equal(entryHash(ENTRY), HASH);
     assert.equal(crypto.createHash('sha256').update(CANONICAL, 'utf8').digest('hex'), HASH);
     // key order of the input does not matter; extra fields (tenant, hash) are not hashed
-    const shuffled = { policyVersion: ENTRY.policyVersion, payload: Object.fromEntries(Object.entries(ENTRY.payload).reverse()), op: ENTRY.op, prevHash: ENTRY.prevHash, seq: ENTRY.seq, tenant: 'other', hash: 'x' };
+    const shuffled = {
+      policyVersion: ENTRY.policyVersion,
+      payload: Object.fromEntries(Object.entries(ENTRY.payload).reverse()),
+      op: ENTRY.op,
+      prevHash: ENTRY.prevHash,
+      seq: ENTRY.seq,
+      tenant: 'other',
+      hash: 'x',
+    };
     assert.equal(entryHash(shuffled), HASH);
   });
 
@@ -62,7 +70,6 @@ describe('golden fixture (audit format version 1)', () => {
     assert.equal(genesisHash('globex'), GENESIS_GLOBEX);
     assert.notEqual(genesisHash('acme'), genesisHash('Acme'));
   });
-
 });
 
 describe('genesis is tenant-bound', () => {
@@ -93,7 +100,15 @@ test('an entry hashes and stores exactly the JSON text of its payload, whatever 
   // JSON.stringify's text parses to (plain payloads are stored as their canonical JSON)
   const head = { seq: 4, hash: 'a'.repeat(64) };
   const str = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 8 }).map((a) => String.fromCharCode(...a));
-  const odd = fc.oneof(fc.constant(undefined), fc.constant(-0), fc.constant(Number.NaN), fc.constant(new Date(0)), fc.constant(new String('boxed')), fc.constant([1, , 3]), fc.constant({ toJSON: () => 'x' }));
+  const odd = fc.oneof(
+    fc.constant(undefined),
+    fc.constant(-0),
+    fc.constant(Number.NaN),
+    fc.constant(new Date(0)),
+    fc.constant(new String('boxed')),
+    fc.constant([1, , 3]),
+    fc.constant({ toJSON: () => 'x' }),
+  );
   const value = fc.letrec((tie) => ({
     v: fc.oneof({ depthSize: 'small' }, fc.jsonValue({ maxDepth: 2 }), odd, str, fc.double(), fc.array(tie('v'), { maxLength: 4 }), fc.dictionary(str, tie('v'), { maxKeys: 4 })),
   })).v;
@@ -111,7 +126,12 @@ test('an entry hashes and stores exactly the JSON text of its payload, whatever 
   // an accessor is read once for the text and may answer differently next time: what is stored
   // is the text that was hashed (the drivers store payloadJson, never the live object)
   let n = 0;
-  const tricky = { get v() { n += 1; return n; } };
+  const tricky = {
+    get v() {
+      n += 1;
+      return n;
+    },
+  };
   const e = nextEntry('acme', head, 'write', { tricky }, 'v1');
   assert.equal(payloadJson(e), '{"tricky":{"v":1}}');
   assert.equal(e.hash, entryHash({ seq: 5, prevHash: head.hash, op: 'write', payload: JSON.parse(payloadJson(e)) as Record<string, unknown>, policyVersion: 'v1' }));

@@ -41,7 +41,13 @@ async function cell(variant: string, c: Parameters<typeof playRun>[2], sub: stri
 }
 
 function assertNoLabels(o: Observation, s: Scenario): void {
-  const text = JSON.stringify({ values: o.values, texts: [...o.content.texts.entries()], counts: [...o.content.assertingItems.entries()], nodes: [...o.lineage.nodes.entries()], tainted: [...o.ifc.tainted] });
+  const text = JSON.stringify({
+    values: o.values,
+    texts: [...o.content.texts.entries()],
+    counts: [...o.content.assertingItems.entries()],
+    nodes: [...o.lineage.nodes.entries()],
+    tainted: [...o.ifc.tainted],
+  });
   for (const label of [s.id, s.kind, s.attack_class, 'static', 'adaptive', 'whitebox', 'attacker', 'legit']) {
     assert.ok(!text.includes(label), `a baseline view carries the label ${JSON.stringify(label)}`);
   }
@@ -69,7 +75,12 @@ test('content blocks the raw injection but is laundered by summarize and tool_ec
   const direct = await cell('static', 'direct', null);
   assert.equal(direct.v.content.allowed, false);
   assert.match(direct.v.content.reasons[0] ?? '', /^suspicious_content\(to: /);
-  for (const [c, sub] of [['summarize', 'dropped'], ['summarize', 'declared'], ['tool_echo', null], ['corroborate', 'sybil']] as const) {
+  for (const [c, sub] of [
+    ['summarize', 'dropped'],
+    ['summarize', 'declared'],
+    ['tool_echo', null],
+    ['corroborate', 'sybil'],
+  ] as const) {
     const r = await cell('static', c, sub);
     assert.equal(r.v.content.allowed, true, `content laundered by ${c}${sub ? `:${sub}` : ''}`);
     assert.equal(r.v.memauth.allowed, false, `memauth blocks ${c}${sub ? `:${sub}` : ''}`);
@@ -82,11 +93,19 @@ test('content blocks the raw injection but is laundered by summarize and tool_ec
   // the threshold is configurable: at a threshold above every score nothing is flagged
   const req = { action: toAction(attackerAction), tier: 'high' as const, values: direct.observation.values };
   assert.equal(contentGate(req, direct.observation.content, { threshold: 100 }).allowed, true);
-  assert.equal(DEFAULT_DETECTOR_RULES.every((r) => r.weight > 0), true);
+  assert.equal(
+    DEFAULT_DETECTOR_RULES.every((r) => r.weight > 0),
+    true,
+  );
 });
 
 test('capability_ifc permits memory-borne attacks and taints tool output of the current session', async () => {
-  for (const [c, sub] of [['direct', null], ['summarize', 'dropped'], ['tool_echo', null], ['corroborate', 'sybil']] as const) {
+  for (const [c, sub] of [
+    ['direct', null],
+    ['summarize', 'dropped'],
+    ['tool_echo', null],
+    ['corroborate', 'sybil'],
+  ] as const) {
     const r = await cell('static', c, sub);
     assert.equal(r.v.capability_ifc.allowed, true, `long-term memory is clean to the class (${c})`);
   }

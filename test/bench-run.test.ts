@@ -85,7 +85,10 @@ test('memauth bench --defenses all --out DIR writes results.json, results.md and
   assert.equal(r.status, 0, r.stderr);
   for (const f of ['results.json', 'results.md', 'results.svg']) assert.ok(existsSync(join(out, f)), f);
   // stdout: the --json shape of the core bench, extended
-  const j = JSON.parse(r.stdout) as { scenarios: number; defenses: Record<string, { channels: Record<string, { attempts: number; successes: number; ci95: [number, number] }>; legit: { attempts: number; allowed: number } }> };
+  const j = JSON.parse(r.stdout) as {
+    scenarios: number;
+    defenses: Record<string, { channels: Record<string, { attempts: number; successes: number; ci95: [number, number] }>; legit: { attempts: number; allowed: number } }>;
+  };
   assert.equal(j.scenarios, 2);
   assert.deepEqual(Object.keys(j.defenses), ['none', 'content', 'lineage', 'capability_ifc', 'memauth']);
   for (const d of Object.values(j.defenses)) {
@@ -94,7 +97,12 @@ test('memauth bench --defenses all --out DIR writes results.json, results.md and
   }
   assert.equal(j.defenses.memauth!.channels.direct!.ci95.length, 2);
   // results.json: schema-versioned, config with seed, policy version, per-trial records
-  const res = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { schemaVersion: number; config: { seed: number; trials: number; defenses: string[] }; policyVersion: string; trials: Array<{ verdicts: Record<string, unknown>; seed: number }> };
+  const res = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as {
+    schemaVersion: number;
+    config: { seed: number; trials: number; defenses: string[] };
+    policyVersion: string;
+    trials: Array<{ verdicts: Record<string, unknown>; seed: number }>;
+  };
   assert.equal(res.schemaVersion, 1);
   assert.equal(res.config.seed, 3);
   assert.equal(res.config.trials, 2);

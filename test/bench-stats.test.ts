@@ -37,7 +37,10 @@ test('mulberry32 is deterministic per seed; derived seeds differ per label', () 
   const a = mulberry32(42);
   const b = mulberry32(42);
   const xs = Array.from({ length: 5 }, () => a());
-  assert.deepEqual(xs, Array.from({ length: 5 }, () => b()));
+  assert.deepEqual(
+    xs,
+    Array.from({ length: 5 }, () => b()),
+  );
   assert.ok(xs.every((x) => x >= 0 && x < 1));
   assert.notDeepEqual(xs, Array.from({ length: 5 }, mulberry32(43)));
   assert.equal(deriveSeed(1, 'worst-case', 0, 'x'), deriveSeed(1, 'worst-case', 0, 'x'));

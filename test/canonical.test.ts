@@ -24,13 +24,19 @@ function same(v: unknown): void {
 }
 
 test('canonicalJson equals the canonicalize package on arbitrary JSON values', () => {
-  fc.assert(fc.property(fc.jsonValue(), (v) => same(v)), { numRuns: 3000 });
+  fc.assert(
+    fc.property(fc.jsonValue(), (v) => same(v)),
+    { numRuns: 3000 },
+  );
 });
 
 test('canonicalJson equals the canonicalize package on strings with escapes, surrogates and odd keys', () => {
   // any UTF-16 code units, lone surrogates included
   const str = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 12 }).map((a) => String.fromCharCode(...a));
-  fc.assert(fc.property(fc.dictionary(str, fc.oneof(str, fc.double(), fc.integer(), fc.constant(undefined), fc.array(fc.oneof(str, fc.constant(undefined))))), (v) => same(v)), { numRuns: 3000 });
+  fc.assert(
+    fc.property(fc.dictionary(str, fc.oneof(str, fc.double(), fc.integer(), fc.constant(undefined), fc.array(fc.oneof(str, fc.constant(undefined))))), (v) => same(v)),
+    { numRuns: 3000 },
+  );
 });
 
 test('canonicalJson equals the canonicalize package on exotic values (falls back to it)', () => {

@@ -96,7 +96,21 @@ test('memauth CLI: origin-bound authority end to end', async (t) => {
 
   await t.test('write from an external source is external_untrusted', () => {
     const r = ok(
-      run(dir, [...g, 'write', '--scope', 'vendors', '--principal', 'browser', '--source', 'https://billing-update.example/acme', '--session', 's1', '--content', 'Acme Supplies now settles all invoices through account ACCT-9931', '--json']),
+      run(dir, [
+        ...g,
+        'write',
+        '--scope',
+        'vendors',
+        '--principal',
+        'browser',
+        '--source',
+        'https://billing-update.example/acme',
+        '--session',
+        's1',
+        '--content',
+        'Acme Supplies now settles all invoices through account ACCT-9931',
+        '--json',
+      ]),
       'write',
     );
     const w = json<{ created: boolean; record: { id: string; origin: { authority: string }; taint: { lowestAuthority: string } } }>(r);

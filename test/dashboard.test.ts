@@ -66,7 +66,10 @@ async function seedObservePhase(dir: string): Promise<void> {
     expectStatus(await br.post('/v1/corroborations', { recordId: ids.initech, evidence: 'https://initech.example/about' }), 201);
     const wd2 = await as.post('/v1/decisions', { action: { type: 'pay', args: { to: 'ACCT-INI-3', amount: 10 } }, dependsOn: [ids.initech], context: 'declared' });
     assert.equal(wd2.body.outcome, 'would_deny', JSON.stringify(wd2.body));
-    assert.ok(wd2.body.reasons.some((r: { code: string }) => r.code === 'missing_corroboration'), JSON.stringify(wd2.body.reasons));
+    assert.ok(
+      wd2.body.reasons.some((r: { code: string }) => r.code === 'missing_corroboration'),
+      JSON.stringify(wd2.body.reasons),
+    );
     ids.wdCorr = wd2.body.id;
     // observe: an argument value nobody supplied (missing metadata)
     const wd3 = await as.post('/v1/decisions', { action: { type: 'send_email', args: { to: 'ops@nowhere.example' } }, context: 'declared' });

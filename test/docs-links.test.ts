@@ -61,7 +61,12 @@ function linksOf(file: string): string[] {
   return out;
 }
 
-const pages = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 it('the GitHub slug rules give the anchors GitHub gives', () => {
   assert.equal(githubSlug('Vercel AI SDK — `memauth/ai-sdk`'), 'vercel-ai-sdk--memauthai-sdk');

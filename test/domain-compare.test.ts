@@ -36,8 +36,13 @@ describe('domains stored the old way compare as host names at decision time', ()
     assert.equal(r.actionAuthority, 'external_untrusted');
   });
 
-  test('a corroborator in the writer\'s domain spelled with a trailing dot or IDNA form is the writer\'s domain', () => {
-    for (const [writer, corroborator] of [['ledger.acme.', 'ledger.acme'], ['ledger.acme', 'ledger.acme.'], ['xn--bcher-kva.example', 'bücher.example'], ['bücher.example.', 'xn--bcher-kva.example']]) {
+  test("a corroborator in the writer's domain spelled with a trailing dot or IDNA form is the writer's domain", () => {
+    for (const [writer, corroborator] of [
+      ['ledger.acme.', 'ledger.acme'],
+      ['ledger.acme', 'ledger.acme.'],
+      ['xn--bcher-kva.example', 'bücher.example'],
+      ['bücher.example.', 'xn--bcher-kva.example'],
+    ]) {
       const r = evaluateCorroboration({
         lowestAuthority: 'external_untrusted',
         lineage: { principals: new Set(['w']), domains: new Set([writer as string]) },

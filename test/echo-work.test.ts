@@ -14,7 +14,10 @@ import { P, T, setup } from './helpers.js';
 
 /** The reference: every read record keyed and tokenised at every call. */
 function reference(content: string, reads: ReadonlyArray<{ id: string; content: string | null }>): { exact: string | null; contained: string[] } {
-  const loose = (t: string): string => normalizeText(t).replace(/[^\p{L}\p{N}@]+/gu, ' ').trim();
+  const loose = (t: string): string =>
+    normalizeText(t)
+      .replace(/[^\p{L}\p{N}@]+/gu, ' ')
+      .trim();
   let exact: string | null = null;
   const contained: string[] = [];
   const tokens = significantTokens(content);

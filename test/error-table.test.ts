@@ -133,7 +133,12 @@ test('codes marked audited are found in the audit chain when provoked', async ()
       assert.notEqual(ERROR_TABLE[code].audited, 'never', code);
       assert.ok(refusedWith(await provoke(mem, code, fn), code), `${code} was not logged`);
     }
-    for (const c of ERROR_CODES) if (ERROR_TABLE[c].audited !== 'never') assert.ok(logged.some(([code]) => code === c), `${c}: no case provokes it`);
+    for (const c of ERROR_CODES)
+      if (ERROR_TABLE[c].audited !== 'never')
+        assert.ok(
+          logged.some(([code]) => code === c),
+          `${c}: no case provokes it`,
+        );
   } finally {
     await env.dispose();
   }

@@ -29,13 +29,35 @@ test('enumerator, mutant k1 at depth 2: a counterexample (one trusted vouch lift
  */
 const SLICES: ReadonlyArray<{ name: string; profile: Profile; allow: string }> = [
   // look-alike identifiers and amounts: pay to 6228480012345678777 / 06228… / 6,228,… / amount 1200.1000000000000001 after reading the record stating …901 and 1200.10
-  { name: 'look-alike values', profile: { ...WIDENED.lookalike, depth: 2, writes: [['toolA', 'SOR', 'L'], ['mallory', 'WEB', 'Z']], maxSessions: 1, maxDeletes: 0, maxCorroborations: 0 }, allow: 'allow:trusted:pay,L' },
+  {
+    name: 'look-alike values',
+    profile: {
+      ...WIDENED.lookalike,
+      depth: 2,
+      writes: [
+        ['toolA', 'SOR', 'L'],
+        ['mallory', 'WEB', 'Z'],
+      ],
+      maxSessions: 1,
+      maxDeletes: 0,
+      maxCorroborations: 0,
+    },
+    allow: 'allow:trusted:pay,L',
+  },
   // mallory attaches text stating a payee to the trusted record, the agent reads the record
-  { name: 'attached evidence text', profile: { ...WIDENED.evidence, depth: 3, writes: [['toolA', 'SOR', 'L']], corroborators: [], maxSessions: 1, maxDeletes: 0, maxConfirmations: 0, noteValues: [] }, allow: 'allow:trusted:pay,L' },
+  {
+    name: 'attached evidence text',
+    profile: { ...WIDENED.evidence, depth: 3, writes: [['toolA', 'SOR', 'L']], corroborators: [], maxSessions: 1, maxDeletes: 0, maxConfirmations: 0, noteValues: [] },
+    allow: 'allow:trusted:pay,L',
+  },
   // toolA fetches a page repeating the trusted record with case, ✔, punctuation or hidden tag characters changed (or CRLF / NFD: the same text)
   { name: 'echo variants', profile: { ...WIDENED.echo, depth: 3, writes: [['toolA', 'SOR', 'L']], maxSessions: 1, maxConfirmations: 0, noteValues: [] }, allow: 'allow:trusted:pay,L' },
   // deploy / export_data / pay with a resource no trusted text states
-  { name: 'resources', profile: { ...WIDENED.resource, depth: 2, writes: [['toolA', 'SOR', 'L']], maxSessions: 1, maxDeletes: 0, maxCorroborations: 0, maxConfirmations: 0, noteValues: [] }, allow: 'allow:trusted:deploy,@RL' },
+  {
+    name: 'resources',
+    profile: { ...WIDENED.resource, depth: 2, writes: [['toolA', 'SOR', 'L']], maxSessions: 1, maxDeletes: 0, maxCorroborations: 0, maxConfirmations: 0, noteValues: [] },
+    allow: 'allow:trusted:deploy,@RL',
+  },
 ];
 
 for (const s of SLICES) {

@@ -100,7 +100,13 @@ describe('decide: authority of dependencies', () => {
 
   test('deleted_source and expired for declared/value dependencies, in every tier, not lifted by a confirmation', () => {
     for (const tier of ['read_only', 'low', 'high'] as const) {
-      const r = decide(gate({ tier, dependencies: [dep('gone', 'user_confirmed', { status: 'deleted' }), dep('old', 'user_confirmed', { status: 'expired', why: ['value'] })], confirmations: [{ confirmation: conf(), usesSoFar: 0 }] }));
+      const r = decide(
+        gate({
+          tier,
+          dependencies: [dep('gone', 'user_confirmed', { status: 'deleted' }), dep('old', 'user_confirmed', { status: 'expired', why: ['value'] })],
+          confirmations: [{ confirmation: conf(), usesSoFar: 0 }],
+        }),
+      );
       assert.equal(r.outcome, 'deny', tier);
       assert.deepEqual(reason(r, 'deleted_source')?.memoryIds, ['gone']);
       assert.deepEqual(reason(r, 'expired')?.memoryIds, ['old']);
@@ -229,7 +235,14 @@ describe('decide: scoped confirmations', () => {
   });
 
   test('a confirmation does not lift hard reasons and is then not consumed', () => {
-    const r = decide(gate({ ...untrusted, dependencies: [...untrusted.dependencies, dep('gone', 'user_confirmed', { status: 'deleted' })], confirmations: [{ confirmation: conf(), usesSoFar: 0 }], citedConfirmationId: 'cnf_1' }));
+    const r = decide(
+      gate({
+        ...untrusted,
+        dependencies: [...untrusted.dependencies, dep('gone', 'user_confirmed', { status: 'deleted' })],
+        confirmations: [{ confirmation: conf(), usesSoFar: 0 }],
+        citedConfirmationId: 'cnf_1',
+      }),
+    );
     assert.equal(r.outcome, 'deny');
     assert.equal(r.confirmationId, null);
     assert.ok(reason(r, 'deleted_source'));
@@ -276,7 +289,21 @@ describe('risk tiers', () => {
 });
 
 function cor(id: string, principalId: string, domain: string, authority: Authority, over: Partial<CorroborationFacts> = {}): CorroborationFacts {
-  return { id, tenant: T, recordId: 'rec', principalId, authority, domain, evidenceRef: `ev:${id}`, at: NOW, evidenceUsable: true, evidenceDerivedFromRecord: false, evidenceInLineage: false, evidenceKey: `ref:ev:${id}`, ...over };
+  return {
+    id,
+    tenant: T,
+    recordId: 'rec',
+    principalId,
+    authority,
+    domain,
+    evidenceRef: `ev:${id}`,
+    at: NOW,
+    evidenceUsable: true,
+    evidenceDerivedFromRecord: false,
+    evidenceInLineage: false,
+    evidenceKey: `ref:ev:${id}`,
+    ...over,
+  };
 }
 
 const LINEAGE = { principals: new Set(['writer', 'ancestor-writer']), domains: new Set(['writer.example', 'ancestor.example']) };
@@ -295,7 +322,7 @@ describe('evaluateCorroboration', () => {
     assert.equal(r3.actionAuthority, 'user_confirmed');
   });
 
-  test('fewer than k → the record\'s own lowestAuthority', () => {
+  test("fewer than k → the record's own lowestAuthority", () => {
     assert.equal(evalC([cor('c1', 'bank', 'bank.example', 'system_policy')]).actionAuthority, 'external_untrusted');
     assert.equal(evalC([]).actionAuthority, 'external_untrusted');
     assert.equal(evalC([cor('c1', 'bank', 'bank.example', 'system_policy')], 1).actionAuthority, 'system_policy');
@@ -313,7 +340,7 @@ describe('evaluateCorroboration', () => {
     assert.equal(r.actionAuthority, 'external_untrusted');
   });
 
-  test('the writer\'s domain or a lineage principal does not count', () => {
+  test("the writer's domain or a lineage principal does not count", () => {
     const r = evalC([
       cor('c1', 'writer', 'elsewhere.example', 'trusted_tool_verified'),
       cor('c2', 'ancestor-writer', 'x.example', 'trusted_tool_verified'),
@@ -327,7 +354,10 @@ describe('evaluateCorroboration', () => {
   });
 
   test('evidence derived from the record itself does not count', () => {
-    const r = evalC([cor('c1', 'bank', 'bank.example', 'trusted_tool_verified', { evidenceDerivedFromRecord: true, evidenceUsable: false }), cor('c2', 'registry', 'registry.example', 'trusted_tool_verified')]);
+    const r = evalC([
+      cor('c1', 'bank', 'bank.example', 'trusted_tool_verified', { evidenceDerivedFromRecord: true, evidenceUsable: false }),
+      cor('c2', 'registry', 'registry.example', 'trusted_tool_verified'),
+    ]);
     assert.equal(r.actionAuthority, 'external_untrusted');
     assert.deepEqual(r.rejected, [{ id: 'c1', reason: 'evidence_derived_from_record' }]);
   });
@@ -354,7 +384,16 @@ describe('evaluateCorroboration', () => {
 
 describe('corroboration over a facts bundle (lineage and evidence records)', () => {
   function rec(id: string, principal: string, authority: Authority, from: string[] = [], over: Partial<RecordFacts> = {}): RecordFacts {
-    return { id, lowestAuthority: authority, originPrincipal: principal, status: 'active', expiresAt: null, derivedFrom: from.map((f) => ({ from: f, transform: 'rewrite', kind: 'declared' })), verified: true, ...over };
+    return {
+      id,
+      lowestAuthority: authority,
+      originPrincipal: principal,
+      status: 'active',
+      expiresAt: null,
+      derivedFrom: from.map((f) => ({ from: f, transform: 'rewrite', kind: 'declared' })),
+      verified: true,
+      ...over,
+    };
   }
   const domains = new Map([
     ['mallory', 'mallory.example'],
@@ -363,7 +402,16 @@ describe('corroboration over a facts bundle (lineage and evidence records)', () 
     ['registry', 'registry.example'],
     ['crm', 'crm.example'],
   ]);
-  const c = (id: string, principalId: string, evidenceRef: string, authority: Authority = 'trusted_tool_verified') => ({ id, tenant: T, recordId: 'R', principalId, authority, domain: domains.get(principalId) as string, evidenceRef, at: NOW });
+  const c = (id: string, principalId: string, evidenceRef: string, authority: Authority = 'trusted_tool_verified') => ({
+    id,
+    tenant: T,
+    recordId: 'R',
+    principalId,
+    authority,
+    domain: domains.get(principalId) as string,
+    evidenceRef,
+    at: NOW,
+  });
 
   test('evidence that is the record or derives from it does not count; independent evidence does', () => {
     const records = new Map<string, RecordFacts>([
@@ -412,7 +460,7 @@ describe('corroboration over a facts bundle (lineage and evidence records)', () 
 });
 
 describe('corroboration through the store', () => {
-  test('Sybil siblings, the writer\'s domain, and untrusted evidence do not count; two independent verifiers do', async (t) => {
+  test("Sybil siblings, the writer's domain, and untrusted evidence do not count; two independent verifiers do", async (t) => {
     const env = await setup();
     t.after(env.dispose);
     const { mem } = env;
@@ -452,7 +500,13 @@ describe('corroboration through the store', () => {
     const d = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-L1', amount: 777 } }, dependsOn: [rule.id], context: 'declared' });
     assert.equal(d.outcome, 'deny');
     assert.ok(reason(d, 'metadata_missing', { argument: 'amount' }), JSON.stringify(d.reasons));
-    const withTurn = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-L1', amount: 777 } }, dependsOn: [rule.id], context: 'declared', userTurn: { principal: P.alice, text: 'pay the landlord 777 please' } });
+    const withTurn = await mem.authorize({
+      tenant: T,
+      action: { type: 'pay', args: { to: 'ACCT-L1', amount: 777 } },
+      dependsOn: [rule.id],
+      context: 'declared',
+      userTurn: { principal: P.alice, text: 'pay the landlord 777 please' },
+    });
     assert.equal(withTurn.outcome, 'allow', JSON.stringify(withTurn.reasons));
   });
 

@@ -62,7 +62,12 @@ export function rawDb(mem: Memory): RawDb {
 export async function openTemp(opts: { policy?: PolicyInput; clock?: () => Date; checkpointKey?: string | false; dir?: string } = {}): Promise<Env> {
   const dir = opts.dir ?? tempDir();
   const file = path.join(dir, 'memauth.db');
-  const mem = await openMemory({ path: file, policy: opts.policy ?? TEST_POLICY, ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.checkpointKey !== undefined ? { checkpointKey: opts.checkpointKey } : {}) });
+  const mem = await openMemory({
+    path: file,
+    policy: opts.policy ?? TEST_POLICY,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.checkpointKey !== undefined ? { checkpointKey: opts.checkpointKey } : {}),
+  });
   assert.ok(mem.driver instanceof SqliteDriver);
   let closed = false;
   const close = async (): Promise<void> => {
@@ -154,7 +159,19 @@ export function snapshot(db: RawDb, table: string): unknown[] {
 }
 
 /** Every protected table's rows. */
-export const PROTECTED_TABLES = ['records', 'derivations', 'audit', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads'] as const;
+export const PROTECTED_TABLES = [
+  'records',
+  'derivations',
+  'audit',
+  'corroborations',
+  'confirmations',
+  'confirmation_uses',
+  'decisions',
+  'policies',
+  'principals',
+  'checkpoints',
+  'session_reads',
+] as const;
 
 export function snapshotAll(db: RawDb): Record<string, unknown[]> {
   const out: Record<string, unknown[]> = {};

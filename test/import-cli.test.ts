@@ -34,7 +34,13 @@ describe('memauth import (CLI)', () => {
     assert.equal(r.status, 0, r.stderr);
     const rep = JSON.parse(r.stdout) as { read: number; imported: number; duplicates: number; skipped: number; problems: Array<{ line: number; reason: string }>; authorities: Record<string, number> };
     assert.deepEqual([rep.read, rep.imported, rep.duplicates, rep.skipped], [9, 7, 0, 2]);
-    assert.deepEqual(rep.problems.map((p) => [p.line, p.reason]), [[6, 'invalid_item'], [7, 'invalid_json']]);
+    assert.deepEqual(
+      rep.problems.map((p) => [p.line, p.reason]),
+      [
+        [6, 'invalid_item'],
+        [7, 'invalid_json'],
+      ],
+    );
     assert.deepEqual(rep.authorities, { external_untrusted: 7 });
     const list = JSON.parse(memauth(dir, ['--tenant', 'acme', 'list', '--scope', 'imported', '--json']).stdout) as Array<{ origin: { authority: string; principalId: string; sourceRef: string } }>;
     assert.equal(list.length, 7);

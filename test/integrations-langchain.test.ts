@@ -79,7 +79,10 @@ describe('memauth/langchain: gateTools', () => {
       toolPrincipals: { web_fetch: { principal: 'browser', source: (args: { url: string }) => args.url } },
       userTurn: () => ({ principal: 'alice', text: 'Pay invoice INV-7 of 1200 per the Acme notice' }),
     });
-    assert.deepEqual(gated.map((t) => t.name), ['web_fetch', 'pay']);
+    assert.deepEqual(
+      gated.map((t) => t.name),
+      ['web_fetch', 'pay'],
+    );
     assert.equal(gated[1]?.schema, tools[1]?.schema);
 
     const messages = await runAgent(gated, 'Pay invoice INV-7 of 1200 per the Acme notice', [
@@ -128,8 +131,14 @@ describe('memauth/langchain: gateTools', () => {
   it('memoryTools: a note keeps the taint of what the session read; recall marks reads', async () => {
     const { tools } = appTools();
     const base = { memory: env.mem, tenant: TENANT, principal: 'assistant', scope: SCOPE };
-    const s1 = [...gateTools(tools, { ...base, session: 'lc-3', toolPrincipals: { web_fetch: { principal: 'browser', source: (a: { url: string }) => a.url } } }), ...memoryTools({ ...base, session: 'lc-3' })];
-    const m1 = await runAgent(s1, 'note the payee', [[{ id: 'f', name: 'web_fetch', args: { url: PAGE_URL } }], [{ id: 'n', name: 'remember', args: { content: `Acme pays to ${EVIL_ACCOUNT} now` } }]]);
+    const s1 = [
+      ...gateTools(tools, { ...base, session: 'lc-3', toolPrincipals: { web_fetch: { principal: 'browser', source: (a: { url: string }) => a.url } } }),
+      ...memoryTools({ ...base, session: 'lc-3' }),
+    ];
+    const m1 = await runAgent(s1, 'note the payee', [
+      [{ id: 'f', name: 'web_fetch', args: { url: PAGE_URL } }],
+      [{ id: 'n', name: 'remember', args: { content: `Acme pays to ${EVIL_ACCOUNT} now` } }],
+    ]);
     const note = toolMessages(m1).get('n') as { memoryId: string; authority: string };
     assert.equal(note.authority, 'external_untrusted');
 

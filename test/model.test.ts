@@ -123,7 +123,10 @@ function actionLevel(m: Model, r: number): number {
 }
 
 /** The gate, restated: dependencies, hard reasons, the high-tier rule, then one matching unused confirmation. */
-function predictDecision(m: Model, a: { action: string; payee: string; session: number | null; declared: number | null; contextSession: boolean }): { outcome: string; deps: Map<number, Set<string>>; conf: MConf | null; path: string } {
+function predictDecision(
+  m: Model,
+  a: { action: string; payee: string; session: number | null; declared: number | null; contextSession: boolean },
+): { outcome: string; deps: Map<number, Set<string>>; conf: MConf | null; path: string } {
   const reads = a.session === null ? new Set<number>() : m.reads[a.session as 0 | 1];
   const candidates = new Set([...reads, ...(a.declared !== null ? [a.declared] : [])]);
   const deps = new Map<number, Set<string>>();
@@ -170,14 +173,26 @@ const contentFor = (p: string, payee: string): string => {
 type Cmd = fc.AsyncCommand<Model, Real>;
 
 class WriteCmd implements Cmd {
-  constructor(readonly p: string, readonly src: string | undefined, readonly payee: string, readonly session: number | null) {}
+  constructor(
+    readonly p: string,
+    readonly src: string | undefined,
+    readonly payee: string,
+    readonly session: number | null,
+  ) {}
   check(): boolean {
     return true;
   }
   async run(m: Model, r: Real): Promise<void> {
     r.tick();
     const content = contentFor(this.p, this.payee);
-    const res = await r.mem.write({ tenant: r.tenant, scope: 'main', principal: this.p, content, ...(this.src !== undefined ? { source: this.src } : {}), ...(this.session !== null ? { session: sessionName(r, this.session) } : {}) });
+    const res = await r.mem.write({
+      tenant: r.tenant,
+      scope: 'main',
+      principal: this.p,
+      content,
+      ...(this.src !== undefined ? { source: this.src } : {}),
+      ...(this.session !== null ? { session: sessionName(r, this.session) } : {}),
+    });
     assert.equal(res.created, true);
     const reads = this.session === null ? [] : [...m.reads[this.session as 0 | 1]];
     const parents = who(this.p).kind === 'agent' ? reads : [];
@@ -192,7 +207,11 @@ class WriteCmd implements Cmd {
 }
 
 class DeriveCmd implements Cmd {
-  constructor(readonly p: string, readonly from: number | null, readonly session: number | null) {}
+  constructor(
+    readonly p: string,
+    readonly from: number | null,
+    readonly session: number | null,
+  ) {}
   check(m: Readonly<Model>): boolean {
     return this.from === null || m.recs.length > 0;
   }
@@ -201,7 +220,15 @@ class DeriveCmd implements Cmd {
     const from = this.from === null ? [] : [pick(m.recs.length, this.from)];
     const src = m.recs[from[0] ?? -1];
     const payee = src?.payee ?? PAYEES[0];
-    const rec = await r.mem.derive({ tenant: r.tenant, scope: 'main', principal: this.p, from: from.map((i) => (m.recs[i] as MRec).id), content: contentFor(this.p, payee), transform: 'summarize', ...(this.session !== null ? { session: sessionName(r, this.session) } : {}) });
+    const rec = await r.mem.derive({
+      tenant: r.tenant,
+      scope: 'main',
+      principal: this.p,
+      from: from.map((i) => (m.recs[i] as MRec).id),
+      content: contentFor(this.p, payee),
+      transform: 'summarize',
+      ...(this.session !== null ? { session: sessionName(r, this.session) } : {}),
+    });
     const reads = this.session === null ? [] : [...m.reads[this.session as 0 | 1]].filter((x) => !from.includes(x));
     const parents = [...from, ...reads];
     const level = Math.min(originLevel(this.p, `principal:${this.p}`), ...parents.map((x) => (m.recs[x] as MRec).level), ...(parents.length === 0 ? [1] : []));
@@ -215,7 +242,10 @@ class DeriveCmd implements Cmd {
 }
 
 class ReadCmd implements Cmd {
-  constructor(readonly target: number, readonly session: number) {}
+  constructor(
+    readonly target: number,
+    readonly session: number,
+  ) {}
   check(m: Readonly<Model>): boolean {
     return m.recs.length > 0;
   }
@@ -234,7 +264,12 @@ class ReadCmd implements Cmd {
 }
 
 class CorroborateCmd implements Cmd {
-  constructor(readonly p: string, readonly target: number, readonly ev: string, readonly evRec: number) {}
+  constructor(
+    readonly p: string,
+    readonly target: number,
+    readonly ev: string,
+    readonly evRec: number,
+  ) {}
   check(m: Readonly<Model>): boolean {
     return m.recs.length > 0;
   }
@@ -261,7 +296,10 @@ class CorroborateCmd implements Cmd {
 }
 
 class ConfirmCmd implements Cmd {
-  constructor(readonly action: string, readonly payee: string) {}
+  constructor(
+    readonly action: string,
+    readonly payee: string,
+  ) {}
   check(): boolean {
     return true;
   }
@@ -305,7 +343,13 @@ class TickCmd implements Cmd {
 }
 
 class AuthorizeCmd implements Cmd {
-  constructor(readonly action: string, readonly payee: string, readonly session: number | null, readonly declared: number | null, readonly contextSession: boolean) {}
+  constructor(
+    readonly action: string,
+    readonly payee: string,
+    readonly session: number | null,
+    readonly declared: number | null,
+    readonly contextSession: boolean,
+  ) {}
   check(m: Readonly<Model>): boolean {
     return this.declared === null || m.recs.length > 0;
   }
@@ -342,7 +386,9 @@ function commandArbs(): Array<fc.Arbitrary<Cmd>> {
   const session = fc.option(fc.constantFrom(0, 1), { nil: null, freq: 3 });
   const payee = fc.constantFrom(...PAYEES);
   // independent verifiers checking a recent record against their own systems (the path that lifts authority)
-  const verify = fc.tuple(fc.constantFrom([P.bank, 'bankapi:verify/1'], [P.bank2, 'bankapi:verify/9'], [P.registry, 'registry:check/2'], [P.crm, 'crm:lookup/3']), fc.nat({ max: 1 })).map(([[p, ev], t]) => new CorroborateCmd(p as string, t, ev as string, 0));
+  const verify = fc
+    .tuple(fc.constantFrom([P.bank, 'bankapi:verify/1'], [P.bank2, 'bankapi:verify/9'], [P.registry, 'registry:check/2'], [P.crm, 'crm:lookup/3']), fc.nat({ max: 1 }))
+    .map(([[p, ev], t]) => new CorroborateCmd(p as string, t, ev as string, 0));
   // an action proposing what the latest record states, in a session or resting on exactly that record
   const actOnLatest = fc.constantFrom(null, 0, 1).map((ses) => new AuthorizeCmd('pay', 'LATEST', ses, ses === null ? 0 : null, ses !== null));
   return [
@@ -355,7 +401,9 @@ function commandArbs(): Array<fc.Arbitrary<Cmd>> {
     fc.tuple(fc.constantFrom('pay', 'answer'), payee).map(([a, v]) => new ConfirmCmd(a, v)),
     fc.nat({ max: 3 }).map((t) => new DeleteCmd(t)),
     fc.constant(new TickCmd()),
-    fc.tuple(fc.constantFrom('pay', 'pay', 'answer'), payee, session, fc.option(fc.nat({ max: 3 }), { nil: null, freq: 3 }), fc.boolean()).map(([a, v, ses, dep, ctx]) => new AuthorizeCmd(a, v, ses, dep, ctx || ses === null)),
+    fc
+      .tuple(fc.constantFrom('pay', 'pay', 'answer'), payee, session, fc.option(fc.nat({ max: 3 }), { nil: null, freq: 3 }), fc.boolean())
+      .map(([a, v, ses, dep, ctx]) => new AuthorizeCmd(a, v, ses, dep, ctx || ses === null)),
     fc.tuple(payee, fc.constantFrom(0, 1)).map(([v, ses]) => new AuthorizeCmd('pay', v, ses, null, true)),
     actOnLatest,
     actOnLatest,

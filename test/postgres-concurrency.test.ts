@@ -31,7 +31,9 @@ if ('unavailable' in server) {
     for (const tenants of [1, 16]) {
       test(tenants === 1 ? 'all on one tenant (one chain)' : `spread over ${tenants} tenants`, async (t) => {
         const r = await runLoad({ url: server.url, processes: PROCESSES, count: COUNT, tenants, via: 'http' });
-        t.diagnostic(`${r.writes} writes + ${r.decisions} decisions in ${r.seconds.toFixed(1)} s: ${r.writesPerSecond.toFixed(0)} writes/s, ${r.decisionsPerSecond.toFixed(0)} decisions/s; outcomes ${JSON.stringify(r.outcomes)}; ${r.replayed} replayed`);
+        t.diagnostic(
+          `${r.writes} writes + ${r.decisions} decisions in ${r.seconds.toFixed(1)} s: ${r.writesPerSecond.toFixed(0)} writes/s, ${r.decisionsPerSecond.toFixed(0)} decisions/s; outcomes ${JSON.stringify(r.outcomes)}; ${r.replayed} replayed`,
+        );
         assert.deepEqual(r.errors, [], 'no request failed');
         assert.equal(r.writes, PROCESSES * COUNT, 'every write acknowledged');
         assert.equal(r.decisions, PROCESSES * COUNT, 'every decision acknowledged');

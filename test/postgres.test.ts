@@ -76,7 +76,10 @@ function driverCases(url: string): void {
       const drivers = await Promise.all([0, 1, 2, 3].map(() => PostgresDriver.connect(url, { schema, poolSize: 2 })));
       t.after(() => Promise.all(drivers.map((d) => d.close())));
       const versions = await admin((c) => c.query(`SELECT version FROM ${schema}.memauth_schema ORDER BY version`));
-      assert.deepEqual(versions.rows.map((r: { version: number }) => r.version), MIGRATIONS.map((_, i) => i + 1));
+      assert.deepEqual(
+        versions.rows.map((r: { version: number }) => r.version),
+        MIGRATIONS.map((_, i) => i + 1),
+      );
       const mems = await Promise.all(drivers.map((driver) => openMemory({ driver, checkpointKey: false })));
       await registerCast(mems[0] as (typeof mems)[number]);
       await Promise.all(mems.map((m, i) => m.write({ tenant: T, scope: 'n', principal: P.alice, content: `note from process ${i}` })));
@@ -84,7 +87,7 @@ function driverCases(url: string): void {
       assert.equal((await (mems[1] as (typeof mems)[number]).verifyAudit({})).ok, true);
     });
 
-    test('a schema holding another application\'s tables → DATABASE_CORRUPT, and their data is untouched', async (t) => {
+    test("a schema holding another application's tables → DATABASE_CORRUPT, and their data is untouched", async (t) => {
       const schema = schemaName();
       t.after(() => dropSchema(schema));
       await admin(async (c) => {
@@ -133,7 +136,21 @@ function driverCases(url: string): void {
       t.after(() => mem.close());
       await registerCast(mem);
       await mem.write({ tenant: T, scope: 'n', principal: P.alice, content: 'keep me' });
-      for (const table of ['records', 'audit', 'derivations', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads', 'tokens', 'review_notes']) {
+      for (const table of [
+        'records',
+        'audit',
+        'derivations',
+        'corroborations',
+        'confirmations',
+        'confirmation_uses',
+        'decisions',
+        'policies',
+        'principals',
+        'checkpoints',
+        'session_reads',
+        'tokens',
+        'review_notes',
+      ]) {
         await assert.rejects(
           admin((c) => c.query(`TRUNCATE ${schema}.${table} CASCADE`)),
           (e: unknown) => e instanceof Error && e.message.includes('IMMUTABLE_FIELD'),
@@ -144,7 +161,7 @@ function driverCases(url: string): void {
       assert.equal((await mem.verifyAudit({})).ok, true);
     });
 
-    test('a trigger\'s refusal maps to MemauthError IMMUTABLE_FIELD', async (t) => {
+    test("a trigger's refusal maps to MemauthError IMMUTABLE_FIELD", async (t) => {
       const schema = schemaName();
       t.after(() => dropSchema(schema));
       const d = await PostgresDriver.connect(url, { schema });
@@ -281,14 +298,23 @@ function driverCases(url: string): void {
         await expectCode(() => mem.write({ tenant, scope: 'v', principal: P.browser, content: 'x', authority: 'system_policy' }), 'AUTHORITY_EXCEEDS_PRINCIPAL');
       }
       const searched = new Map<string, unknown>();
-      for (const tenant of [T, 'globex']) for (const query of ['ACCT-77 vendors', 'remits approved', 'Quagga']) searched.set(`${tenant} ${query}`, await mem.search({ tenant, scope: 'vendors', query }));
+      for (const tenant of [T, 'globex'])
+        for (const query of ['ACCT-77 vendors', 'remits approved', 'Quagga']) searched.set(`${tenant} ${query}`, await mem.search({ tenant, scope: 'vendors', query }));
       assert.equal((searched.get(`${T} ACCT-77 vendors`) as unknown[]).length, 3);
       // bearer tokens of the HTTP API: an admin token, a principal token, and a revoked one
       const tokens = new TokenService(mem.driver);
       await tokens.issue('admin');
       await tokens.issue({ tenant: T, principal: P.agent });
       await tokens.revoke((await tokens.issue({ tenant: T, principal: P.alice })).info.id);
-      await mem.driver.insertReviewNote({ id: 'rev_1', tenant: T, decisionId: (decisions[1] as { decisionId: string }).decisionId, verdict: 'rejected', by: P.alice, note: 'not ours', at: new Date().toISOString() });
+      await mem.driver.insertReviewNote({
+        id: 'rev_1',
+        tenant: T,
+        decisionId: (decisions[1] as { decisionId: string }).decisionId,
+        verdict: 'rejected',
+        by: P.alice,
+        note: 'not ours',
+        at: new Date().toISOString(),
+      });
       await mem.close();
 
       const toPg = cli(['migrate', '--from', `sqlite:${srcFile}`, '--to', pgDb, '--json']);

@@ -60,7 +60,10 @@ const depArb = (auth: fc.Arbitrary<Authority>): fc.Arbitrary<DependencyFacts> =>
     corroborationAttempted: fc.boolean(),
     verified: fc.constant(true),
   });
-const actionArb = fc.record({ type: fc.constantFrom('pay', 'send_email', 'deploy', 'unknown_tool'), args: fc.dictionary(fc.constantFrom('to', 'amount', 'memo'), fc.oneof(fc.string({ maxLength: 8 }), fc.integer())) });
+const actionArb = fc.record({
+  type: fc.constantFrom('pay', 'send_email', 'deploy', 'unknown_tool'),
+  args: fc.dictionary(fc.constantFrom('to', 'amount', 'memo'), fc.oneof(fc.string({ maxLength: 8 }), fc.integer())),
+});
 const baseGate = (action: { type: string; args: Record<string, unknown> }) => ({
   action,
   argsHash: argsHashOf(action.args),
@@ -74,11 +77,17 @@ const baseGate = (action: { type: string; args: Record<string, unknown> }) => ({
 describe('decide properties', () => {
   test('all dependencies trusted and no values → allow (any tier, any mode)', () => {
     fc.assert(
-      fc.property(actionArb, fc.array(depArb(trustedArb), { maxLength: 6 }), fc.constantFrom('read_only' as const, 'low' as const, 'high' as const), fc.constantFrom('observe' as const, 'enforce' as const), (action, deps, tier, mode) => {
-        const r = decide({ ...baseGate(action), tier, mode, dependencies: deps });
-        assert.equal(r.outcome, 'allow');
-        assert.deepEqual(r.reasons, []);
-      }),
+      fc.property(
+        actionArb,
+        fc.array(depArb(trustedArb), { maxLength: 6 }),
+        fc.constantFrom('read_only' as const, 'low' as const, 'high' as const),
+        fc.constantFrom('observe' as const, 'enforce' as const),
+        (action, deps, tier, mode) => {
+          const r = decide({ ...baseGate(action), tier, mode, dependencies: deps });
+          assert.equal(r.outcome, 'allow');
+          assert.deepEqual(r.reasons, []);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -120,24 +129,33 @@ describe('decide properties', () => {
       createdAt: fc.constantFrom('2025-05-30T00:00:00.000Z', '2025-05-31T12:00:00.000Z'),
     });
     fc.assert(
-      fc.property(actionArb, depArb(untrustedArb), fc.array(fc.tuple(confArb, fc.nat({ max: 3 }), fc.boolean()), { maxLength: 4 }), fc.option(fc.constantFrom('c0', 'c1', 'c2', 'c3', 'c9'), { nil: null }), (action, bad, cands, cited) => {
-        // ids are unique per store: c0, c1, …
-        const confirmations = cands.map(([c, used, exact], i) => ({ confirmation: { ...c, id: `c${i}`, argsHash: exact ? argsHashOf(action.args) : argsHashOf({ other: 1 }) } as Confirmation, usesSoFar: used }));
-        const g = { ...baseGate(action), tier: 'high' as const, mode: 'enforce' as const, dependencies: [bad], confirmations, citedConfirmationId: cited };
-        const r = decide(g);
-        if (r.outcome === 'allow') {
-          const used = confirmations.find((c) => c.confirmation.id === r.confirmationId);
-          assert.ok(used);
-          assert.equal(used.confirmation.actionType, action.type);
-          assert.equal(used.confirmation.argsHash, g.argsHash);
-          assert.ok(used.confirmation.expiresAt > g.now);
-          assert.ok(used.usesSoFar < used.confirmation.maxUses);
-          if (cited !== null) assert.equal(r.confirmationId, cited);
-        } else {
-          assert.equal(r.confirmationId, null);
-        }
-        assert.deepEqual(decide(g), r, 'decide is a pure function');
-      }),
+      fc.property(
+        actionArb,
+        depArb(untrustedArb),
+        fc.array(fc.tuple(confArb, fc.nat({ max: 3 }), fc.boolean()), { maxLength: 4 }),
+        fc.option(fc.constantFrom('c0', 'c1', 'c2', 'c3', 'c9'), { nil: null }),
+        (action, bad, cands, cited) => {
+          // ids are unique per store: c0, c1, …
+          const confirmations = cands.map(([c, used, exact], i) => ({
+            confirmation: { ...c, id: `c${i}`, argsHash: exact ? argsHashOf(action.args) : argsHashOf({ other: 1 }) } as Confirmation,
+            usesSoFar: used,
+          }));
+          const g = { ...baseGate(action), tier: 'high' as const, mode: 'enforce' as const, dependencies: [bad], confirmations, citedConfirmationId: cited };
+          const r = decide(g);
+          if (r.outcome === 'allow') {
+            const used = confirmations.find((c) => c.confirmation.id === r.confirmationId);
+            assert.ok(used);
+            assert.equal(used.confirmation.actionType, action.type);
+            assert.equal(used.confirmation.argsHash, g.argsHash);
+            assert.ok(used.confirmation.expiresAt > g.now);
+            assert.ok(used.usesSoFar < used.confirmation.maxUses);
+            if (cited !== null) assert.equal(r.confirmationId, cited);
+          } else {
+            assert.equal(r.confirmationId, null);
+          }
+          assert.deepEqual(decide(g), r, 'decide is a pure function');
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -23,7 +23,10 @@ test('a 1,000,000-character record in the session and 200 argument values: one l
   const d = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-1', amount: 1, items } }, session: S });
   const ms = performance.now() - t0;
   assert.equal(d.outcome, 'deny');
-  assert.ok(d.values.filter((v) => v.argument.startsWith('items')).every((v) => v.recordIds.length === 0), 'no value is inside the run of a');
+  assert.ok(
+    d.values.filter((v) => v.argument.startsWith('items')).every((v) => v.recordIds.length === 0),
+    'no value is inside the run of a',
+  );
   // eslint-disable-next-line no-console -- reported for the load suite's owner
   console.log(`# authorize with a 1,000,000-character session record and 200 values: ${ms.toFixed(0)} ms`);
 });

@@ -67,7 +67,7 @@ test('a trusted record supplies only whole values: no prefix, suffix, separator 
   assert.equal(keyed.outcome, 'deny', 'a payee smuggled in as an argument key needs a supplier too');
 });
 
-test('a computed amount is only a product of two numbers of the user\'s turn, exact to the cent', async (t) => {
+test("a computed amount is only a product of two numbers of the user's turn, exact to the cent", async (t) => {
   const mem = await setup(t);
   const { record: erp } = await mem.write({ tenant: T, scope: 'v', principal: 'erp', content: 'Supplier payee SUPPLY-OFFICIAL, year 2024, invoice 77.', source: 'erp://vendors/s' });
   const turn = (text: string) => ({ principal: 'alice', text });
@@ -117,8 +117,14 @@ test('arguments must be plain JSON; what is hashed is what is stored, and the ch
   assert.equal(d.tier, 'read_only', 'an undefined argument is absent, for the tier too');
   assert.equal((await mem.replay({ tenant: T, decisionId: d.id })).matches, true);
   assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
-  await assert.rejects(() => mem.registerPrincipal({ tenant: 'a\ud800b', id: 'x', kind: 'user', domain: 'd' }), (e: unknown) => isMemauthError(e));
-  await assert.rejects(() => mem.write({ tenant: T, scope: 'v', principal: 'alice', content: 'lone \udc00 surrogate' }), (e: unknown) => isMemauthError(e, 'INVALID_ARGUMENT'));
+  await assert.rejects(
+    () => mem.registerPrincipal({ tenant: 'a\ud800b', id: 'x', kind: 'user', domain: 'd' }),
+    (e: unknown) => isMemauthError(e),
+  );
+  await assert.rejects(
+    () => mem.write({ tenant: T, scope: 'v', principal: 'alice', content: 'lone \udc00 surrogate' }),
+    (e: unknown) => isMemauthError(e, 'INVALID_ARGUMENT'),
+  );
 });
 
 test('corroboration: domains compare case-insensitively; one upstream is one vote; evidence in the lineage does not count', async (t) => {

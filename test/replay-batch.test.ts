@@ -57,13 +57,20 @@ async function history(mem: Memory, seed: number, steps: number, advance: (ms: n
     } else if (k === 3) {
       ids.push((await mem.derive({ tenant: T, scope: 'v', principal: P.agent, from: [r.pick(ids)], content: `summary ${i}: ${acct}`, transform: 'summarize', session })).id);
     } else if (k === 4) {
-      await mem.corroborate({ tenant: T, recordId: r.pick(ids), principal: r.pick([P.bank, P.registry, P.crm, P.mallory]), evidence: r.pick(['bankapi:x', 'registry:y', 'crm:z', 'https://blog.example']) }).catch(() => undefined);
+      await mem
+        .corroborate({ tenant: T, recordId: r.pick(ids), principal: r.pick([P.bank, P.registry, P.crm, P.mallory]), evidence: r.pick(['bankapi:x', 'registry:y', 'crm:z', 'https://blog.example']) })
+        .catch(() => undefined);
     } else if (k === 5) {
       await mem.confirm({ tenant: T, principal: P.alice, action: { type: 'pay', args: { to: acct, amount: '10' } } });
     } else if (k === 6 && r.next() < 0.3) {
       await mem.delete({ tenant: T, id: r.pick(ids) }).catch(() => undefined);
     } else {
-      const d = await mem.authorize({ tenant: T, session, action: { type: r.pick(['pay', 'draft_reply', 'send_email']), args: { to: acct, amount: '10' } }, ...(r.next() < 0.5 ? { dependsOn: [r.pick(ids)] } : {}) });
+      const d = await mem.authorize({
+        tenant: T,
+        session,
+        action: { type: r.pick(['pay', 'draft_reply', 'send_email']), args: { to: acct, amount: '10' } },
+        ...(r.next() < 0.5 ? { dependsOn: [r.pick(ids)] } : {}),
+      });
       decisions.push(d.id);
     }
   }
@@ -118,7 +125,11 @@ describe('metrics series in one pass', () => {
       const env = await setup({ clock: clock.now });
       try {
         await history(env.mem, seed, 120, (ms) => clock.advance(ms * 60));
-        for (const [buckets, replaySample] of [[7, 3], [13, 'all'], [1, 20]] as const) {
+        for (const [buckets, replaySample] of [
+          [7, 3],
+          [13, 'all'],
+          [1, 20],
+        ] as const) {
           const series = await computeMetricsSeries(env.mem, { tenant: T, buckets, replaySample });
           assert.equal(series.buckets.length, buckets);
           assert.ok(series.buckets.filter((b) => Object.values(b.tiers).some((t) => t.decisions > 0)).length >= Math.min(buckets, 3), `seed ${seed}: decisions spread over several buckets`);
@@ -140,7 +151,10 @@ describe('metrics series in one pass', () => {
       const { read, restore } = countAuditReads(env.mem);
       const s = await computeMetricsSeries(env.mem, { tenant: T, buckets: 50, replaySample: 'all' });
       restore();
-      assert.equal(s.buckets.reduce((n, b) => n + b.tiers.high.decisionReplayRate.numerator, 0), 100);
+      assert.equal(
+        s.buckets.reduce((n, b) => n + b.tiers.high.decisionReplayRate.numerator, 0),
+        100,
+      );
       assert.ok(read() <= 2 * head, `audit entries read: ${read()} for a log of ${head} entries`);
     } finally {
       await env.dispose();

@@ -43,13 +43,33 @@ describe('system endpoints', () => {
     const doc = r.body;
     assert.equal(doc.openapi, '3.1.0');
     const expected: Array<[string, string]> = [
-      ['/healthz', 'get'], ['/openapi.json', 'get'], ['/v1/whoami', 'get'], ['/v1/policy', 'get'],
-      ['/v1/principals', 'post'], ['/v1/principals', 'get'], ['/v1/tokens', 'get'], ['/v1/tokens', 'post'],
-      ['/v1/tokens/{id}/rotate', 'post'], ['/v1/tokens/{id}', 'delete'], ['/v1/memories', 'post'], ['/v1/memories', 'get'],
-      ['/v1/memories/search', 'post'], ['/v1/memories/{id}', 'get'], ['/v1/memories/{id}', 'delete'], ['/v1/memories/{id}/lineage', 'get'],
-      ['/v1/derivations', 'post'], ['/v1/corroborations', 'post'], ['/v1/confirmations', 'post'], ['/v1/decisions', 'post'],
-      ['/v1/decisions', 'get'], ['/v1/decisions/{id}', 'get'], ['/v1/decisions/{id}/replay', 'get'], ['/v1/audit/verify', 'get'],
-      ['/v1/audit/export', 'get'], ['/v1/metrics', 'get'], ['/mcp', 'post'],
+      ['/healthz', 'get'],
+      ['/openapi.json', 'get'],
+      ['/v1/whoami', 'get'],
+      ['/v1/policy', 'get'],
+      ['/v1/principals', 'post'],
+      ['/v1/principals', 'get'],
+      ['/v1/tokens', 'get'],
+      ['/v1/tokens', 'post'],
+      ['/v1/tokens/{id}/rotate', 'post'],
+      ['/v1/tokens/{id}', 'delete'],
+      ['/v1/memories', 'post'],
+      ['/v1/memories', 'get'],
+      ['/v1/memories/search', 'post'],
+      ['/v1/memories/{id}', 'get'],
+      ['/v1/memories/{id}', 'delete'],
+      ['/v1/memories/{id}/lineage', 'get'],
+      ['/v1/derivations', 'post'],
+      ['/v1/corroborations', 'post'],
+      ['/v1/confirmations', 'post'],
+      ['/v1/decisions', 'post'],
+      ['/v1/decisions', 'get'],
+      ['/v1/decisions/{id}', 'get'],
+      ['/v1/decisions/{id}/replay', 'get'],
+      ['/v1/audit/verify', 'get'],
+      ['/v1/audit/export', 'get'],
+      ['/v1/metrics', 'get'],
+      ['/mcp', 'post'],
     ];
     for (const [p, m] of expected) assert.ok(doc.paths[p]?.[m], `${m.toUpperCase()} ${p} is documented`);
     const schemas = doc.components.schemas;
@@ -175,7 +195,12 @@ describe('memories, gate and audit', () => {
   const ids: Record<string, string> = {};
 
   test('write: origin = min(ceiling, source); a claim above the ceiling is 403', async () => {
-    const page = await client(srv.url, tok.browser as string).post('/v1/memories', { scope: 'vendors', content: 'Acme now settles through ACCT-REDIRECT-22.', source: 'https://evil.example/acme', session: 'w1' });
+    const page = await client(srv.url, tok.browser as string).post('/v1/memories', {
+      scope: 'vendors',
+      content: 'Acme now settles through ACCT-REDIRECT-22.',
+      source: 'https://evil.example/acme',
+      session: 'w1',
+    });
     expectStatus(page, 201);
     assert.equal(page.body.created, true);
     assert.equal(page.body.record.origin.authority, 'external_untrusted');
@@ -282,8 +307,14 @@ describe('memories, gate and audit', () => {
     const ex = await fetch(`${srv.url}/v1/audit/export`, { headers: { authorization: `Bearer ${tok.alice}` } });
     assert.equal(ex.status, 200);
     assert.match(ex.headers.get('content-type') ?? '', /application\/x-ndjson/);
-    const lines = (await ex.text()).trim().split('\n').map((l) => JSON.parse(l) as { seq: number; tenant: string; op: string });
-    assert.deepEqual(lines.map((e) => e.seq), lines.map((_, i) => i + 1));
+    const lines = (await ex.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { seq: number; tenant: string; op: string });
+    assert.deepEqual(
+      lines.map((e) => e.seq),
+      lines.map((_, i) => i + 1),
+    );
     assert.ok(lines.every((e) => e.tenant === T));
     assert.ok(lines.some((e) => e.op === 'decide'));
     const m = await client(srv.url, tok.alice as string).get('/v1/metrics?replaySample=all');

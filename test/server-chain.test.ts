@@ -69,8 +69,14 @@ describe('two plain INSERTs (a user principal and its token) get no identity', (
     expectStatus(v, 200);
     assert.equal(v.body.ok, false);
     const bad = v.body.tenants[0].records.bad as Array<{ id: string; problem: string }>;
-    assert.ok(bad.some((b) => b.id === 'principal:eve' && b.problem === 'principal_not_in_audit'), JSON.stringify(bad));
-    assert.ok(bad.some((b) => b.id === 'tok_eve' && b.problem === 'token_no_audit_entry'), JSON.stringify(bad));
+    assert.ok(
+      bad.some((b) => b.id === 'principal:eve' && b.problem === 'principal_not_in_audit'),
+      JSON.stringify(bad),
+    );
+    assert.ok(
+      bad.some((b) => b.id === 'tok_eve' && b.problem === 'token_no_audit_entry'),
+      JSON.stringify(bad),
+    );
   });
 
   test("raising a real principal's row (external → user) over SQL makes its own token 401", async () => {
@@ -92,8 +98,15 @@ describe('token operations over HTTP are in the chain', () => {
     expectStatus(rotated, 201);
     expectStatus(await adm.del(`/v1/tokens/${rotated.body.info.id as string}`), 200);
     const exported = await adm.get('/v1/audit/export?tenant=acme');
-    const ops = exported.text.trim().split('\n').map((l) => JSON.parse(l) as { op: string; payload: { tokenId?: string } }).filter((e) => e.op.startsWith('token_'));
-    assert.deepEqual(ops.filter((e) => e.payload.tokenId === id || e.payload.tokenId === rotated.body.info.id).map((e) => e.op), ['token_issue', 'token_rotate', 'token_issue', 'token_revoke']);
+    const ops = exported.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { op: string; payload: { tokenId?: string } })
+      .filter((e) => e.op.startsWith('token_'));
+    assert.deepEqual(
+      ops.filter((e) => e.payload.tokenId === id || e.payload.tokenId === rotated.body.info.id).map((e) => e.op),
+      ['token_issue', 'token_rotate', 'token_issue', 'token_revoke'],
+    );
     sql([
       ['DROP TRIGGER IF EXISTS tokens_revoke_only', []],
       ['UPDATE tokens SET revoked_at = NULL WHERE id = ?', [rotated.body.info.id]],

@@ -60,7 +60,7 @@ describe('attacker text exposure through the server', () => {
     assert.equal(r.status, 200, r.text);
     assert.ok(!r.text.includes(EVIL), r.text);
     const a = await client(srv.url, admin).get(`/v1/memories/${summary}/lineage?tenant=acme`);
-    assert.ok(a.text.includes(EVIL), 'the admin (dashboard) sees the ancestors\' text');
+    assert.ok(a.text.includes(EVIL), "the admin (dashboard) sees the ancestors' text");
   });
 
   test('MCP get_memory, check_action, authorize_action and replay_decision: the evidence is nowhere, the payment is denied', async () => {
@@ -87,7 +87,7 @@ describe('attacker text exposure through the server', () => {
     }
   });
 
-  test('the audit export and the review queue (every writer\'s text, unread) are refused to agent, tool and external tokens', async () => {
+  test("the audit export and the review queue (every writer's text, unread) are refused to agent, tool and external tokens", async () => {
     for (const who of ['assistant', 'mallory']) {
       expectError(await client(srv.url, tok[who] as string).get('/v1/audit/export'), 403, 'FORBIDDEN');
       expectError(await client(srv.url, tok[who] as string).get('/v1/review'), 403, 'FORBIDDEN');

@@ -12,8 +12,13 @@ import { type ServerProcess, addPrincipal, expectError, http, startServerProcess
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'flood', version: '1' } } };
 
 /** POST an MCP initialize with `token`; the session id, or the error response. */
-async function openSession(url: string, token: string): Promise<{ status: number; sid: string | null; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any -- error bodies are checked field by field
-  const r = await fetch(`${url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(INIT) });
+async function openSession(url: string, token: string): Promise<{ status: number; sid: string | null; body: any }> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any -- error bodies are checked field by field
+  const r = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify(INIT),
+  });
   const text = await r.text();
   let body: unknown = null;
   try {
@@ -26,7 +31,11 @@ async function openSession(url: string, token: string): Promise<{ status: number
 
 /** A tools/list on an open session: its HTTP status. */
 async function ping(url: string, token: string, sid: string): Promise<number> {
-  const r = await fetch(`${url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+  const r = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+  });
   await r.text();
   return r.status;
 }
@@ -103,7 +112,10 @@ describe('expensive endpoints are limited per tenant', () => {
     let flood: Awaited<ReturnType<typeof http>>[] = [];
     // a round can end before the next request is read: try a few rounds of 8 at once
     for (let round = 0; round < 10 && !flood.some((r) => r.status === 429); round++) {
-      const [other, ...rest] = await Promise.all([http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.agent }), ...Array.from({ length: 8 }, () => http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.mallory }))]);
+      const [other, ...rest] = await Promise.all([
+        http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.agent }),
+        ...Array.from({ length: 8 }, () => http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.mallory })),
+      ]);
       assert.equal(other?.status, 200, other?.text);
       flood = rest;
     }
@@ -137,7 +149,7 @@ describe('expensive endpoints are limited per tenant', () => {
 });
 
 describe('TenantSlots', () => {
-  test("a tenant at its limit is refused while another tenant is admitted and runs without waiting behind it; a slot frees when its request ends", async () => {
+  test('a tenant at its limit is refused while another tenant is admitted and runs without waiting behind it; a slot frees when its request ends', async () => {
     const slots = new TenantSlots(2);
     let release = (): void => undefined;
     const held = new Promise<void>((resolve) => {
@@ -151,7 +163,10 @@ describe('TenantSlots', () => {
     const a2 = slots.run('globex', 'metrics', async () => {
       order.push('globex2');
     });
-    await assert.rejects(slots.run('globex', 'metrics', async () => 1), (e: { code?: string; details?: { max?: number; tenant?: string } }) => e.code === 'TOO_MANY_REQUESTS' && e.details?.max === 2 && e.details.tenant === 'globex');
+    await assert.rejects(
+      slots.run('globex', 'metrics', async () => 1),
+      (e: { code?: string; details?: { max?: number; tenant?: string } }) => e.code === 'TOO_MANY_REQUESTS' && e.details?.max === 2 && e.details.tenant === 'globex',
+    );
     // another tenant's expensive request runs while globex's first one is still running
     const b = await slots.run('acme', 'metrics', async () => {
       order.push('acme');

@@ -67,7 +67,8 @@ export function startServerProcess(opts: { cwd: string; args?: readonly string[]
   });
 }
 
-export interface Res<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- test responses are checked field by field
+export interface Res<T = any> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any -- test responses are checked field by field
   readonly status: number;
   readonly body: T;
   readonly text: string;

@@ -79,7 +79,10 @@ describe('memauth init and memauth token (offline, on the database file)', () =>
     const issued = JSON.parse(created.stdout) as { token: string; info: { id: string; principal: string } };
     assert.equal(issued.info.principal, 'bot');
     const listed = JSON.parse(run(['--tenant', 'acme', 'token', 'list', '--json']).stdout) as { tokens: Array<{ id: string }> };
-    assert.deepEqual(listed.tokens.map((t) => t.id), [issued.info.id]);
+    assert.deepEqual(
+      listed.tokens.map((t) => t.id),
+      [issued.info.id],
+    );
     assert.ok(!JSON.stringify(listed).includes(issued.token));
     const unknown = run(['--tenant', 'acme', 'token', 'create', '--principal', 'ghost']);
     assert.equal(unknown.status, 2);
@@ -115,7 +118,10 @@ describe('configuration: flags > environment > config file > defaults', () => {
     assert.throws(() => resolveConfig({ flags: { port: 'eighty' } }), /--port: invalid port/);
     assert.throws(() => resolveConfig({ env: { MEMAUTH_BODY_LIMIT: 'lots' } }), /\$MEMAUTH_BODY_LIMIT/);
     writeFileSync(file, JSON.stringify({ prot: 1 }));
-    assert.throws(() => resolveConfig({ configFile: file }), (e: Error & { code?: string }) => e.code === 'INVALID_ARGUMENT' && /prot/.test(e.message));
+    assert.throws(
+      () => resolveConfig({ configFile: file }),
+      (e: Error & { code?: string }) => e.code === 'INVALID_ARGUMENT' && /prot/.test(e.message),
+    );
   });
 
   test('a served process takes the database from the flag, else the environment, else the file; limits from the file', async () => {

@@ -102,7 +102,9 @@ describe('an external principal cannot produce a record above external_untrusted
       '/v1/review/{id}/reject': [{ note: 'x' }, { tenant: 'globex' }],
     };
     const doc = (await http(srv.url, 'GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
-    const posts = Object.entries(doc.paths).filter(([p, ops]) => ops.post !== undefined && p !== '/mcp').map(([p]) => p);
+    const posts = Object.entries(doc.paths)
+      .filter(([p, ops]) => ops.post !== undefined && p !== '/mcp')
+      .map(([p]) => p);
     for (const p of posts) assert.ok(attempts[p], `the test covers POST ${p} (add attacks for new endpoints)`);
     const statuses: string[] = [];
     for (const [p, bodies] of Object.entries(attempts)) {
@@ -117,7 +119,19 @@ describe('an external principal cannot produce a record above external_untrusted
       }
     }
     // the refusals a caller meets on the way, each with its code
-    for (const expected of ['/v1/memories 403 AUTHORITY_EXCEEDS_PRINCIPAL', '/v1/memories 403 PRINCIPAL_MISMATCH', '/v1/memories 403 TENANT_MISMATCH', '/v1/derivations 403 PRINCIPAL_MISMATCH', '/v1/confirmations 403 CONFIRMATION_REQUIRES_USER', '/v1/decisions 403 USER_TURN_NOT_CALLER', '/v1/principals 403 ADMIN_REQUIRED', '/v1/tokens 403 ADMIN_REQUIRED', '/v1/tokens/{id}/rotate 403 ADMIN_REQUIRED', '/v1/review/{id}/reject 403 FORBIDDEN', '/v1/review/{id}/reject 403 TENANT_MISMATCH']) {
+    for (const expected of [
+      '/v1/memories 403 AUTHORITY_EXCEEDS_PRINCIPAL',
+      '/v1/memories 403 PRINCIPAL_MISMATCH',
+      '/v1/memories 403 TENANT_MISMATCH',
+      '/v1/derivations 403 PRINCIPAL_MISMATCH',
+      '/v1/confirmations 403 CONFIRMATION_REQUIRES_USER',
+      '/v1/decisions 403 USER_TURN_NOT_CALLER',
+      '/v1/principals 403 ADMIN_REQUIRED',
+      '/v1/tokens 403 ADMIN_REQUIRED',
+      '/v1/tokens/{id}/rotate 403 ADMIN_REQUIRED',
+      '/v1/review/{id}/reject 403 FORBIDDEN',
+      '/v1/review/{id}/reject 403 TENANT_MISMATCH',
+    ]) {
       assert.ok(statuses.includes(expected), `${expected} in ${statuses.join(' | ')}`);
     }
 
@@ -183,7 +197,7 @@ describe('tenant isolation', () => {
     assert.ok(!list.text.includes(G));
     const ex = await fetch(`${srv.url}/v1/audit/export`, { headers: { authorization: `Bearer ${tok.sys}` } });
     const exText = await ex.text();
-    assert.ok(!exText.includes(G) && !exText.includes(D), 'the audit export is the tenant\'s chain only');
+    assert.ok(!exText.includes(G) && !exText.includes(D), "the audit export is the tenant's chain only");
     // the same session id in acme does not see globex's reads
     const d2 = await a.post('/v1/decisions', { action: { type: 'pay', args: { to: 'ACCT-GLOBEX-1', amount: 1 } }, session: 'g1' });
     assert.ok(!JSON.stringify(d2.body.dependencies).includes(G));

@@ -57,18 +57,24 @@ after(async () => {
 });
 
 describe('decisions are shown to their requester and to people only', () => {
-  test('HTTP: an agent token gets another principal\'s decision exactly like a missing one (get, replay), and not in the list', async () => {
+  test("HTTP: an agent token gets another principal's decision exactly like a missing one (get, replay), and not in the list", async () => {
     const a = client(srv.url, tok.assistant as string);
     const r = await a.get(`/v1/decisions/${foreign}`);
     expectError(r, 404, 'DECISION_NOT_FOUND');
     assert.ok(!r.text.includes('outlook'), r.text);
     const missing = await a.get('/v1/decisions/dec-that-does-not-exist');
-    assert.deepEqual({ ...r.body, message: r.body.message.replace(foreign, 'X'), details: { ...r.body.details, id: 'X' } }, { ...missing.body, message: missing.body.message.replace('dec-that-does-not-exist', 'X'), details: { ...missing.body.details, id: 'X' } });
+    assert.deepEqual(
+      { ...r.body, message: r.body.message.replace(foreign, 'X'), details: { ...r.body.details, id: 'X' } },
+      { ...missing.body, message: missing.body.message.replace('dec-that-does-not-exist', 'X'), details: { ...missing.body.details, id: 'X' } },
+    );
     expectError(await a.get(`/v1/decisions/${foreign}/replay`), 404, 'DECISION_NOT_FOUND');
     const list = await a.get('/v1/decisions');
     assert.equal(list.status, 200, list.text);
     assert.ok(!list.text.includes('outlook'), list.text);
-    assert.deepEqual(list.body.decisions.map((d: { id: string }) => d.id), [own]);
+    assert.deepEqual(
+      list.body.decisions.map((d: { id: string }) => d.id),
+      [own],
+    );
     assert.equal((await a.get(`/v1/decisions/${own}`)).status, 200, 'its own decision it sees');
     assert.equal((await a.get(`/v1/decisions/${own}/replay`)).status, 200);
   });
@@ -84,7 +90,7 @@ describe('decisions are shown to their requester and to people only', () => {
     }
   });
 
-  test('MCP: the decision resources and replay_decision refuse another principal\'s decision like a missing one', async () => {
+  test("MCP: the decision resources and replay_decision refuse another principal's decision like a missing one", async () => {
     const c = await mcp(tok.assistant as string);
     try {
       const rp = await c.callTool({ name: 'replay_decision', arguments: { decisionId: foreign } });
@@ -148,7 +154,10 @@ describe("a deleted record's keyed hash is shown to people only", () => {
       assert.equal(g.body.contentHash, 'withheld');
       for (const path of [`/v1/memories/${pin}/lineage`, '/v1/decisions']) assert.ok(!(await client(srv.url, t).get(path)).text.includes(pinHash), path);
     }
-    for (const [t, q] of [[admin, '&tenant=acme'], [tok.alice as string, '']] as const) {
+    for (const [t, q] of [
+      [admin, '&tenant=acme'],
+      [tok.alice as string, ''],
+    ] as const) {
       const l = await client(srv.url, t).get(`/v1/memories?scope=house&includeDeleted=true${q}`);
       assert.equal(l.body.records.find((r: { id: string }) => r.id === pin).contentHash, pinHash);
     }

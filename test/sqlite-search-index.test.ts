@@ -17,16 +17,24 @@ import { T, tempDir } from './helpers.js';
 const AT = '2026-01-01T00:00:00.000Z';
 let n = 0;
 const rec = (tenant: string, scope: string, content: string): MemoryRecord => ({
-  formatVersion: 1, id: `mem_${String(++n).padStart(6, '0')}`, tenant, scope, content, contentHash: 'x', createdAt: AT, expiresAt: null,
-  origin: { authority: 'user_confirmed', principalId: 'p', sourceRef: 's', writtenAt: AT }, derivedFrom: [],
-  taint: { lowestAuthority: 'user_confirmed', channels: [], sources: [], oldestSourceAt: AT }, audit: { policyVersion: 'v', writeReason: 'w', seq: 1 }, status: 'active',
+  formatVersion: 1,
+  id: `mem_${String(++n).padStart(6, '0')}`,
+  tenant,
+  scope,
+  content,
+  contentHash: 'x',
+  createdAt: AT,
+  expiresAt: null,
+  origin: { authority: 'user_confirmed', principalId: 'p', sourceRef: 's', writtenAt: AT },
+  derivedFrom: [],
+  taint: { lowestAuthority: 'user_confirmed', channels: [], sources: [], oldestSourceAt: AT },
+  audit: { policyVersion: 'v', writeReason: 'w', seq: 1 },
+  status: 'active',
 });
 
-const hits = async (d: SqliteDriver, tenant: string, scope: string, q: string): Promise<string[]> =>
-  (await d.search(tenant, scope, q, 100, AT)).map((h) => `${h.record.content} ${h.score}`);
+const hits = async (d: SqliteDriver, tenant: string, scope: string, q: string): Promise<string[]> => (await d.search(tenant, scope, q, 100, AT)).map((h) => `${h.record.content} ${h.score}`);
 
-const tables = (db: Database.Database): string[] =>
-  db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name").pluck().all() as string[];
+const tables = (db: Database.Database): string[] => db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name").pluck().all() as string[];
 
 const TEXTS: ReadonlyArray<readonly [string, string, string]> = [
   [T, 's', 'alpha alpha ledger'],
@@ -38,7 +46,7 @@ const TEXTS: ReadonlyArray<readonly [string, string, string]> = [
   ['globex', 's', 'alpha erased secret'],
 ];
 
-test('migration 5 moves each tenant\'s entries from the shared index into its own table; scores equal those of a fresh store', async (t) => {
+test("migration 5 moves each tenant's entries from the shared index into its own table; scores equal those of a fresh store", async (t) => {
   const dir = tempDir();
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'v4.db');
@@ -49,7 +57,14 @@ test('migration 5 moves each tenant\'s entries from the shared index into its ow
   const erased = (await d.listRecords('globex', { limit: 10 })).find((r) => r.content === 'alpha erased secret') as MemoryRecord;
   await d.transaction('globex', async (tx) => tx.eraseRecord('globex', erased.id, AT));
   const fresh: Record<string, string[]> = {};
-  for (const [tenant, scope, q] of [[T, 's', 'alpha beta'], [T, 's', 'alpha'], [T, 'o', 'alpha'], ['globex', 's', 'alpha omega'], ['globex', 's', 'erased']] as const) fresh[`${tenant}/${scope}/${q}`] = await hits(d, tenant, scope, q);
+  for (const [tenant, scope, q] of [
+    [T, 's', 'alpha beta'],
+    [T, 's', 'alpha'],
+    [T, 'o', 'alpha'],
+    ['globex', 's', 'alpha omega'],
+    ['globex', 's', 'erased'],
+  ] as const)
+    fresh[`${tenant}/${scope}/${q}`] = await hits(d, tenant, scope, q);
   await d.close();
   // back to the version-4 layout: one shared records_fts keyed by tenant and scope
   const db = new Database(file);
@@ -70,13 +85,19 @@ test('migration 5 moves each tenant\'s entries from the shared index into its ow
   const raw = m.unsafeDatabase();
   assert.equal(Number(raw.pragma('user_version', { simple: true })), MIGRATIONS.length);
   assert.deepEqual(tables(raw), ['records_fts_1', 'records_fts_2'], 'the shared index is gone; one table per tenant');
-  assert.deepEqual(raw.prepare('SELECT id, tenant FROM search_indexes ORDER BY id').all(), [{ id: 1, tenant: T }, { id: 2, tenant: 'globex' }]);
+  assert.deepEqual(raw.prepare('SELECT id, tenant FROM search_indexes ORDER BY id').all(), [
+    { id: 1, tenant: T },
+    { id: 2, tenant: 'globex' },
+  ]);
   for (const [k, v] of Object.entries(fresh)) {
     const [tenant, scope, q] = k.split('/') as [string, string, string];
     assert.deepEqual(await hits(m, tenant, scope, q), v, k);
   }
   assert.equal(m.searchIndexTable(T), 'records_fts_1');
-  const own = raw.prepare(`SELECT count(*) FROM ${m.searchIndexTable('globex') as string} WHERE ${m.searchIndexTable('globex') as string} MATCH 'erased'`).pluck().get();
+  const own = raw
+    .prepare(`SELECT count(*) FROM ${m.searchIndexTable('globex') as string} WHERE ${m.searchIndexTable('globex') as string} MATCH 'erased'`)
+    .pluck()
+    .get();
   assert.equal(own, 0, 'an erased record is not indexed again');
   const foreign = raw.prepare("SELECT count(*) FROM records_fts_1 WHERE records_fts_1 MATCH 'omega'").pluck().get();
   assert.equal(foreign, 0, "another tenant's words are not in the tenant's table");
@@ -94,7 +115,10 @@ for (const groupCommit of [false, true]) {
         if (fail) throw new Error(`boom ${content}`);
       });
     const results = await Promise.allSettled([write('new', 'first lost', true), write('new', 'second kept'), write('other', 'third lost', true), write('new', 'fourth kept')]);
-    assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'fulfilled', 'rejected', 'fulfilled'],
+    );
     assert.deepEqual((await hits(d, 'new', 's', 'lost kept')).map((h) => h.split(' ').slice(0, 2).join(' ')).sort(), ['fourth kept', 'second kept']);
     // created before the transaction (group commit: before its savepoint; SQLite cannot roll back
     // to a savepoint past the creation of an FTS5 table written in it): it stays, empty
@@ -106,7 +130,7 @@ for (const groupCommit of [false, true]) {
   });
 }
 
-test('group commit: a transaction that creates another tenant\'s index and fails rolls its whole batch back (DATABASE_LOCKED), and the store works on', async (t) => {
+test("group commit: a transaction that creates another tenant's index and fails rolls its whole batch back (DATABASE_LOCKED), and the store works on", async (t) => {
   const dir = tempDir();
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const d = SqliteDriver.open({ path: path.join(dir, 'cross.db'), groupCommit: { maxOps: 16, maxDelayMs: 20 } });
@@ -123,14 +147,20 @@ test('group commit: a transaction that creates another tenant\'s index and fails
   assert.equal(results[1]?.status, 'rejected');
   assert.match(String((results[1] as PromiseRejectedResult).reason), /boom/);
   // one batch: the write before is refused with a retryable error, the one after runs in the next batch
-  assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'fulfilled']);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['rejected', 'rejected', 'fulfilled'],
+  );
   assert.equal(((results[0] as PromiseRejectedResult).reason as { code?: string }).code, 'DATABASE_LOCKED', String((results[0] as PromiseRejectedResult).reason));
   await ok('later kept');
   await d.transaction('elsewhere', async (tx) => tx.insertRecord(rec('elsewhere', 's', 'elsewhere kept')));
   const kept = await hits(d, T, 's', 'kept');
   assert.ok(kept.some((h) => h.startsWith('later kept')));
   assert.equal(kept.length, results.filter((r) => r.status === 'fulfilled').length + 1, 'exactly the acknowledged writes are there');
-  assert.deepEqual((await hits(d, 'elsewhere', 's', 'lost kept')).map((h) => h.split(' ').slice(0, 2).join(' ')), ['elsewhere kept']);
+  assert.deepEqual(
+    (await hits(d, 'elsewhere', 's', 'lost kept')).map((h) => h.split(' ').slice(0, 2).join(' ')),
+    ['elsewhere kept'],
+  );
 });
 
 test('the change token moves with a first write into a new tenant and stays put across idle transactions (FTS5 flushes set aside)', async (t) => {

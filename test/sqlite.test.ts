@@ -16,7 +16,7 @@ import { sqliteStore } from './support/stores.js';
 
 runConformance(sqliteStore);
 
-describe("[sqlite] corrupted database files", () => {
+describe('[sqlite] corrupted database files', () => {
   test('a file of random bytes → DATABASE_CORRUPT', async (t) => {
     const dir = tempDir();
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -72,7 +72,7 @@ describe("[sqlite] corrupted database files", () => {
     await expectCode(() => openMemory({ path: file }), 'DATABASE_CORRUPT');
   });
 
-  test('another application\'s SQLite database (conflicting tables) → DATABASE_CORRUPT, not a raw SQLite error', async (t) => {
+  test("another application's SQLite database (conflicting tables) → DATABASE_CORRUPT, not a raw SQLite error", async (t) => {
     // open.ts: "@throws MemauthError DATABASE_CORRUPT (not a memauth database, or corrupted)"
     const dir = tempDir();
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -159,9 +159,19 @@ describe('[sqlite] search ranks a window of the best matches, exactly', () => {
         const id = `mem_${String(Math.floor(rnd() * 1e9)).padStart(9, '0')}_${i}`;
         ids.push(id);
         await tx.insertRecord({
-          formatVersion: 1, id, tenant: rnd() < 0.8 ? T : 'other', scope: rnd() < 0.7 ? 's0' : 's1', content, contentHash: 'x', createdAt: at, expiresAt,
-          origin: { authority: 'user_confirmed', principalId: 'p', sourceRef: 's', writtenAt: at }, derivedFrom: [],
-          taint: { lowestAuthority: 'user_confirmed', channels: [], sources: [], oldestSourceAt: at }, audit: { policyVersion: 'v', writeReason: 'w', seq: 1 }, status: 'active',
+          formatVersion: 1,
+          id,
+          tenant: rnd() < 0.8 ? T : 'other',
+          scope: rnd() < 0.7 ? 's0' : 's1',
+          content,
+          contentHash: 'x',
+          createdAt: at,
+          expiresAt,
+          origin: { authority: 'user_confirmed', principalId: 'p', sourceRef: 's', writtenAt: at },
+          derivedFrom: [],
+          taint: { lowestAuthority: 'user_confirmed', channels: [], sources: [], oldestSourceAt: at },
+          audit: { policyVersion: 'v', writeReason: 'w', seq: 1 },
+          status: 'active',
         });
       }
     });
@@ -180,9 +190,12 @@ describe('[sqlite] search ranks a window of the best matches, exactly', () => {
     const now = '2026-06-01T00:00:00.000Z';
     const cases: Array<[string, string, string, number]> = [];
     for (const q of ['w1 w2 w3', 'w1', 'w2 w9']) for (const limit of [1, 2, 5, 20, 1000]) cases.push([T, 's0', q, limit]);
-    for (let k = 0; k < 150; k++) cases.push([rnd() < 0.8 ? T : 'other', rnd() < 0.5 ? 's0' : 's1', Array.from({ length: 1 + Math.floor(rnd() * 3) }, pick).join(' '), [1, 3, 10, 50, 1000][k % 5] as number]);
+    for (let k = 0; k < 150; k++)
+      cases.push([rnd() < 0.8 ? T : 'other', rnd() < 0.5 ? 's0' : 's1', Array.from({ length: 1 + Math.floor(rnd() * 3) }, pick).join(' '), [1, 3, 10, 50, 1000][k % 5] as number]);
     for (const [tenant, scope, q, limit] of cases) {
-      const expected = (every(tenant).all(`scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${ftsQuery(q) as string})`, tenant, scope, now, limit) as Array<{ id: string; score: number }>).map((r) => `${r.id} ${-r.score}`);
+      const expected = (
+        every(tenant).all(`scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${ftsQuery(q) as string})`, tenant, scope, now, limit) as Array<{ id: string; score: number }>
+      ).map((r) => `${r.id} ${-r.score}`);
       const got = (await d.search(tenant, scope, q, limit, now)).map((h) => `${h.record.id} ${h.score}`);
       assert.deepEqual(got, expected, `${tenant}/${scope} "${q}" limit ${limit}`);
     }

@@ -46,15 +46,17 @@ test('group commit: concurrent transactions share a COMMIT, each resolves after 
     const other = new Database(path, { readonly: true });
     const seen = (id: string): boolean => other.prepare('SELECT 1 FROM principals WHERE tenant = ? AND id = ?').get(T, id) !== undefined;
     const insert = (id: string, fail = false) =>
-      d.transaction(T, async (tx) => {
-        await tx.insertPrincipal({ tenant: T, id, kind: 'user', maxAuthority: 'user_confirmed', domain: 'd', createdAt: new Date().toISOString() });
-        if (fail) throw new Error(`boom ${id}`);
-        return id;
-      }).then((v) => {
-        // resolved only once committed: another connection sees it already
-        assert.ok(seen(id), `${id} acknowledged before it was committed`);
-        return v;
-      });
+      d
+        .transaction(T, async (tx) => {
+          await tx.insertPrincipal({ tenant: T, id, kind: 'user', maxAuthority: 'user_confirmed', domain: 'd', createdAt: new Date().toISOString() });
+          if (fail) throw new Error(`boom ${id}`);
+          return id;
+        })
+        .then((v) => {
+          // resolved only once committed: another connection sees it already
+          assert.ok(seen(id), `${id} acknowledged before it was committed`);
+          return v;
+        });
     const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => insert(`p${i}`, i % 7 === 3)));
     for (const [i, r] of results.entries()) {
       if (i % 7 === 3) {
@@ -87,7 +89,10 @@ test('group commit: a failed COMMIT rejects every transaction of the batch and t
     });
     const writes = Array.from({ length: 5 }, (_, i) => mem.write({ tenant: T, scope: 'v', principal: 'alice', content: `pay vendor-${i + 2} amount 200` }));
     const settled = await Promise.allSettled([poison, ...writes]);
-    assert.ok(settled.every((r) => r.status === 'rejected'), 'every transaction of the failed batch is rejected');
+    assert.ok(
+      settled.every((r) => r.status === 'rejected'),
+      'every transaction of the failed batch is rejected',
+    );
     raw.exec('DROP TABLE c; DROP TABLE p;');
     // the chain head and records the cache saw in the failed batch were rolled back: nothing stale is used
     const { record } = await mem.write({ tenant: T, scope: 'v', principal: 'alice', content: 'pay vendor-9 amount 900' });
@@ -198,7 +203,7 @@ test('cache: memoised gate verdicts follow corroborations added here or by anoth
   }
 });
 
-test('cache: the lineage summary of a deep chain keeps every writer (a corroborator in the root writer\'s domain never counts)', async () => {
+test("cache: the lineage summary of a deep chain keeps every writer (a corroborator in the root writer's domain never counts)", async () => {
   const { dir, done } = scratchDir();
   try {
     const path = join(dir, 'd.db');
@@ -247,9 +252,10 @@ test('cache on and off decide the same on a mixed workload; records come back by
       const out: string[] = [];
       const ids: string[] = [];
       for (let i = 0; i < 12; i++) {
-        const w = i % 3 === 0
-          ? await mem.write({ tenant: T, scope: 'v', principal: 'web', content: `pay vendor-${i} amount ${i * 10}`, source: `https://x.example/${i}` })
-          : await mem.write({ tenant: T, scope: 'v', principal: 'alice', content: `pay vendor-${i} amount ${i * 10}` });
+        const w =
+          i % 3 === 0
+            ? await mem.write({ tenant: T, scope: 'v', principal: 'web', content: `pay vendor-${i} amount ${i * 10}`, source: `https://x.example/${i}` })
+            : await mem.write({ tenant: T, scope: 'v', principal: 'alice', content: `pay vendor-${i} amount ${i * 10}` });
         ids.push(w.record.id);
       }
       const note = await mem.derive({ tenant: T, principal: 'assistant', from: [ids[1] as string, ids[3] as string], transform: 'merge', content: 'pay vendor-1 amount 10' });
@@ -258,12 +264,21 @@ test('cache on and off decide the same on a mixed workload; records come back by
       // session reads by id (search ties are ordered by the random record ids)
       for (const id of [ids[0], ids[2], ids[4], ids[3], note.id] as string[]) await mem.get({ tenant: T, id, session: 's1' });
       for (let i = 0; i < 12; i++) {
-        const d = await mem.authorize({ tenant: T, session: i % 2 === 0 ? 's1' : undefined, action: pay(`vendor-${i}`, i * 10), dependsOn: [ids[i] as string, note.id], context: i % 4 === 0 ? 'session' : 'declared' });
+        const d = await mem.authorize({
+          tenant: T,
+          session: i % 2 === 0 ? 's1' : undefined,
+          action: pay(`vendor-${i}`, i * 10),
+          dependsOn: [ids[i] as string, note.id],
+          context: i % 4 === 0 ? 'session' : 'declared',
+        });
         out.push(`${d.outcome}:${codes(d).join(',')}`);
         if (i === 5) await mem.delete({ tenant: T, id: ids[3] as string });
       }
       const got = await mem.driver.getRecords(T, [...ids].reverse());
-      assert.deepEqual(got.map((r) => r.id), [...ids].sort());
+      assert.deepEqual(
+        got.map((r) => r.id),
+        [...ids].sort(),
+      );
       assert.ok((await mem.verifyAudit({ tenant: T })).ok);
       outcomes.push(out);
       await mem.close();
@@ -282,8 +297,12 @@ test('openMemory({ groupCommit: true }): concurrent writes, derives and decision
     let mem = await openMemory({ path, policy: POLICY.document, groupCommit: { maxOps: 16, maxDelayMs: 2 } });
     await principals(mem);
     const written = await Promise.all(Array.from({ length: 60 }, (_, i) => mem.write({ tenant: T, scope: 'v', principal: 'alice', content: `pay vendor-${i} amount ${i}` })));
-    const derived = await Promise.all(written.slice(0, 30).map((w, i) => mem.derive({ tenant: T, principal: 'assistant', from: [w.record.id], transform: 'summarize', content: `vendor-${i} gets ${i}` })));
-    const decisions = await Promise.all(written.map((w, i) => mem.authorize({ tenant: T, action: pay(`vendor-${i}`, i), dependsOn: [w.record.id, ...(derived[i] ? [derived[i].id] : [])], context: 'declared' })));
+    const derived = await Promise.all(
+      written.slice(0, 30).map((w, i) => mem.derive({ tenant: T, principal: 'assistant', from: [w.record.id], transform: 'summarize', content: `vendor-${i} gets ${i}` })),
+    );
+    const decisions = await Promise.all(
+      written.map((w, i) => mem.authorize({ tenant: T, action: pay(`vendor-${i}`, i), dependsOn: [w.record.id, ...(derived[i] ? [derived[i].id] : [])], context: 'declared' })),
+    );
     assert.equal(decisions.filter((d) => d.outcome === 'allow').length, 30); // the 30 without an agent note
     await mem.close();
     mem = await openMemory({ path, policy: POLICY.document });
@@ -317,7 +336,7 @@ test('cache: writes made inside a transaction someone else opened on the raw han
   await mem.close();
 });
 
-test('group commit: confirm, corroborate and delete judge their principal inside their own transaction, never by a batch member\'s uncommitted row', async () => {
+test("group commit: confirm, corroborate and delete judge their principal inside their own transaction, never by a batch member's uncommitted row", async () => {
   // Reads made outside a transaction see the open batch's uncommitted writes. A principal row
   // inserted by a batch member that then rolls back (to its savepoint, or with a failed COMMIT)
   // must not let anyone confirm, corroborate or delete in its name.
@@ -337,7 +356,13 @@ test('group commit: confirm, corroborate and delete judge their principal inside
         await gate;
         throw new Error('registration failed');
       });
-      return { member: member.then(() => assert.fail('the member should fail'), () => undefined), release };
+      return {
+        member: member.then(
+          () => assert.fail('the member should fail'),
+          () => undefined,
+        ),
+        release,
+      };
     };
     const settle = () => new Promise((r) => setImmediate(r));
 

@@ -55,13 +55,28 @@ const authorizeInput = fc.record(
   {
     tenant: fc.oneof({ arbitrary: ident, weight: 9 }, { arbitrary: fc.integer(), weight: 1 }),
     action: fc.oneof(
-      { arbitrary: fc.record({ type: ident, args: maybe(fc.oneof(fc.dictionary(fc.string({ maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })), fc.array(fc.integer()), fc.constant(null))), resource: maybe(fc.oneof(fc.string({ maxLength: 3 }), fc.constant('a\u0000'), fc.constant('r'.repeat(2001)))) }, { requiredKeys: ['type'] }), weight: 10 },
+      {
+        arbitrary: fc.record(
+          {
+            type: ident,
+            args: maybe(fc.oneof(fc.dictionary(fc.string({ maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })), fc.array(fc.integer()), fc.constant(null))),
+            resource: maybe(fc.oneof(fc.string({ maxLength: 3 }), fc.constant('a\u0000'), fc.constant('r'.repeat(2001)))),
+          },
+          { requiredKeys: ['type'] },
+        ),
+        weight: 10,
+      },
       { arbitrary: fc.constant([]), weight: 1 },
       { arbitrary: fc.constant({ type: 'pay', extra: 1 }), weight: 1 },
     ),
     session: maybe(ident),
     dependsOn: maybe(fc.oneof(fc.array(ident, { maxLength: 3 }), fc.constant('mem_1'), fc.constant(Array.from({ length: 1001 }, (_, i) => `m${i}`)))),
-    userTurn: maybe(fc.oneof(fc.record({ principal: ident, text: fc.oneof(fc.string({ maxLength: 5 }), fc.constant('t'.repeat(100_001))) }, { requiredKeys: [] }), fc.constant({ principal: 'alice', text: 'x', more: 1 }))),
+    userTurn: maybe(
+      fc.oneof(
+        fc.record({ principal: ident, text: fc.oneof(fc.string({ maxLength: 5 }), fc.constant('t'.repeat(100_001))) }, { requiredKeys: [] }),
+        fc.constant({ principal: 'alice', text: 'x', more: 1 }),
+      ),
+    ),
     context: maybe(fc.constantFrom('session', 'declared', 'all', 1)),
     confirmationId: maybe(ident),
     extra: fc.oneof({ arbitrary: fc.constant(undefined), weight: 9 }, { arbitrary: fc.constant(1), weight: 1 }),

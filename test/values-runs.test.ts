@@ -29,7 +29,7 @@ describe('identifier runs', () => {
     for (const v of ['acme_ap@outlook.com', 'İSBANK-TR-4471', 'i̇sbank-tr-4471', 'sftp://h/exports_partner/in', 'Bank İSBANK-TR-4471']) assert.equal(sup(text, v), true, v);
   });
 
-  test('each former separator is part of the run: `_ \' = % ~ & * ^ | \\`', () => {
+  test("each former separator is part of the run: `_ ' = % ~ & * ^ | \\`", () => {
     for (const sep of ['_', "'", '=', '%', '~', '&', '*', '^', '|', '\\']) {
       const text = `payee ACME${sep}7781${sep}XY now`;
       assert.equal(sup(text, `ACME${sep}7781${sep}XY`), true, sep);
@@ -47,7 +47,33 @@ describe('identifier runs', () => {
 
   test('soft delimiters continue a run only between run characters; hard ones always cut', () => {
     assert.deepEqual(toks('Mail billing@acme.co.uk, pay 5,000.00. See https://x/y: a:b (z) «q» $5'), [
-      'mail', ' ', 'billing@acme.co.uk', ',', ' ', 'pay', ' ', '5,000.00', '.', ' ', 'see', ' ', 'https://x/y', ':', ' ', 'a:b', ' ', '(', 'z', ')', ' ', '«', 'q', '»', ' ', '$', '5',
+      'mail',
+      ' ',
+      'billing@acme.co.uk',
+      ',',
+      ' ',
+      'pay',
+      ' ',
+      '5,000.00',
+      '.',
+      ' ',
+      'see',
+      ' ',
+      'https://x/y',
+      ':',
+      ' ',
+      'a:b',
+      ' ',
+      '(',
+      'z',
+      ')',
+      ' ',
+      '«',
+      'q',
+      '»',
+      ' ',
+      '$',
+      '5',
     ]);
     assert.deepEqual(toks("o'brien's acct_1. x..y"), ["o'brien's", ' ', 'acct_1', '.', ' ', 'x', '.', '.', 'y']);
     assert.equal(normalizeText('  ACCT_12\u00a0\n 34 '), 'acct_12 34', '`_` is not folded');
@@ -81,7 +107,19 @@ describe('identifier runs', () => {
 describe('argument shape', () => {
   const base = (args: Record<string, unknown>) => {
     const action = { type: 'pay', args };
-    return { action, argsHash: argsHashOf(args), tier: 'high' as const, mode: 'enforce' as const, now: '2025-01-01T00:00:00.000Z', dependencies: [], values: [], confirmations: [], citedConfirmationId: null, threshold: 'trusted_tool_verified' as const, argumentTypes: { amount: 'amount' as const } };
+    return {
+      action,
+      argsHash: argsHashOf(args),
+      tier: 'high' as const,
+      mode: 'enforce' as const,
+      now: '2025-01-01T00:00:00.000Z',
+      dependencies: [],
+      values: [],
+      confirmations: [],
+      citedConfirmationId: null,
+      threshold: 'trusted_tool_verified' as const,
+      argumentTypes: { amount: 'amount' as const },
+    };
   };
   test('an amount argument that is an array or object is denied (metadata_missing, amount_not_scalar)', () => {
     for (const amount of [[1200, 1200], { 'ACCT-GOOD-1': 1200 }, [], {}]) {

@@ -17,7 +17,7 @@ import { argsHashOf } from '../src/index.js';
 
 const AMOUNT = { amount: 'amount' } as const;
 const id = (value: string) => ({ argument: 'to', value, type: 'identifier' as const, amount: null });
-const amt = (v: string | number) => (argumentValues({ amount: v }, AMOUNT)[0] as ReturnType<typeof argumentValues>[number]);
+const amt = (v: string | number) => argumentValues({ amount: v }, AMOUNT)[0] as ReturnType<typeof argumentValues>[number];
 const sup = (text: string, v: ReturnType<typeof id>) => supplies(prepareText(text), v);
 
 describe('identifiers are exact strings', () => {
@@ -91,13 +91,16 @@ describe('amounts are exact decimals', () => {
 
   test('only declared arguments are amounts; keys are identifiers', () => {
     const vs = argumentValues({ amount: [5, { x: '7' }], total: 5, 'ACCT-9': 1 }, AMOUNT);
-    assert.deepEqual(vs.map((v) => [v.argument, v.type, v.amount]), [
-      ['amount[0]', 'amount', '5'],
-      ['amount[1].x', 'amount', '7'],
-      ['total', 'identifier', null],
-      ['ACCT-9{key}', 'identifier', null],
-      ['ACCT-9', 'identifier', null],
-    ]);
+    assert.deepEqual(
+      vs.map((v) => [v.argument, v.type, v.amount]),
+      [
+        ['amount[0]', 'amount', '5'],
+        ['amount[1].x', 'amount', '7'],
+        ['total', 'identifier', null],
+        ['ACCT-9{key}', 'identifier', null],
+        ['ACCT-9', 'identifier', null],
+      ],
+    );
   });
 });
 
@@ -117,7 +120,8 @@ describe('computed amounts: only a marked quantity × unit price', () => {
     assert.deepEqual(pairs('3 x $19.99'), ['3*19.99']);
     assert.deepEqual(pairs('10 licences @ 25 per licence'), ['10*25']);
     assert.deepEqual(pairs('2 boxes of paper at €3.50 apiece'), ['2*3.5']);
-    for (const s of ['Pay $1,200 (PO 4417) to ACCT-1234', 'pay 1200 for PO 4417', 'order 50 units at $10', '50 units cost $10 each', 'year 2024, invoice 77', '3x4 boards']) assert.deepEqual(pairs(s), [], s);
+    for (const s of ['Pay $1,200 (PO 4417) to ACCT-1234', 'pay 1200 for PO 4417', 'order 50 units at $10', '50 units cost $10 each', 'year 2024, invoice 77', '3x4 boards'])
+      assert.deepEqual(pairs(s), [], s);
   });
 
   test('amplification: 1,200 × 4,417 from "Pay $1,200 (PO 4417)" is no product', () => {
@@ -126,13 +130,42 @@ describe('computed amounts: only a marked quantity × unit price', () => {
     const [v] = valueProvenance({ args: { to: 'ACCT-1234', amount: 5300400 } }, AMOUNT, [], turn).filter((x) => x.argument === 'amount');
     assert.deepEqual(v, { argument: 'amount', value: '5300400', recordIds: [], userTurn: false, amount: '5300400', computed: null });
     const ok = valueProvenance({ args: { amount: 59.97 } }, AMOUNT, [], prepareText('buy 3 x $19.99'));
-    assert.deepEqual(ok[0]?.computed, { op: '*', operands: [{ value: '3', recordIds: [], userTurn: true }, { value: '19.99', recordIds: [], userTurn: true }] });
+    assert.deepEqual(ok[0]?.computed, {
+      op: '*',
+      operands: [
+        { value: '3', recordIds: [], userTurn: true },
+        { value: '19.99', recordIds: [], userTurn: true },
+      ],
+    });
   });
 
   test('the gate checks the product in exact decimals', () => {
     const action = { type: 'pay', args: { amount: 59.97 } };
-    const base = { action, argsHash: argsHashOf(action.args), tier: 'high' as const, mode: 'enforce' as const, now: '2025-01-01T00:00:00.000Z', dependencies: [], confirmations: [], citedConfirmationId: null, threshold: 'trusted_tool_verified' as const };
-    const v = (amount: string, a: string, b: string): ValueProvenance => ({ argument: 'amount', value: amount, recordIds: [], userTurn: false, amount, computed: { op: '*', operands: [{ value: a, recordIds: [], userTurn: true }, { value: b, recordIds: [], userTurn: true }] } });
+    const base = {
+      action,
+      argsHash: argsHashOf(action.args),
+      tier: 'high' as const,
+      mode: 'enforce' as const,
+      now: '2025-01-01T00:00:00.000Z',
+      dependencies: [],
+      confirmations: [],
+      citedConfirmationId: null,
+      threshold: 'trusted_tool_verified' as const,
+    };
+    const v = (amount: string, a: string, b: string): ValueProvenance => ({
+      argument: 'amount',
+      value: amount,
+      recordIds: [],
+      userTurn: false,
+      amount,
+      computed: {
+        op: '*',
+        operands: [
+          { value: a, recordIds: [], userTurn: true },
+          { value: b, recordIds: [], userTurn: true },
+        ],
+      },
+    });
     assert.equal(decide({ ...base, values: [v('59.97', '3', '19.99')] }).outcome, 'allow');
     assert.equal(decide({ ...base, values: [v('59.970000001', '3', '19.99')] }).outcome, 'deny');
     assert.equal(decide({ ...base, values: [v('9007199254740993', '9007199254740993', '1')] }).outcome, 'allow');

@@ -136,7 +136,18 @@ for (const p of PRINCIPAL_IDS) if (p !== 'agent') for (const src of ['SOR', 'WEB
 
 export const PROFILES: Readonly<Record<'wide' | 'deep', Profile>> = {
   /** every principal x source x payee, every corroborator, every confirmation; shallow. */
-  wide: { name: 'wide', depth: 3, maxRecords: 4, maxSessions: 2, maxCorroborations: 3, maxConfirmations: 2, maxDeletes: 1, writes: ALL_WRITES, corroborators: ['toolA', 'toolB', 'toolC', 'mallory'], confirmActions: ['pay', 'answer'] },
+  wide: {
+    name: 'wide',
+    depth: 3,
+    maxRecords: 4,
+    maxSessions: 2,
+    maxCorroborations: 3,
+    maxConfirmations: 2,
+    maxDeletes: 1,
+    writes: ALL_WRITES,
+    corroborators: ['toolA', 'toolB', 'toolC', 'mallory'],
+    confirmActions: ['pay', 'answer'],
+  },
   /**
    * deeper, with the writes that matter: the system of record states the legitimate payee (through
    * toolA or toolC), tools echo the attacker's page (either payee), the attacker writes its page
@@ -151,9 +162,15 @@ export const PROFILES: Readonly<Record<'wide' | 'deep', Profile>> = {
     maxConfirmations: 2,
     maxDeletes: 1,
     writes: [
-      ['toolA', 'SOR', 'L'], ['toolA', 'WEB', 'L'], ['toolA', 'WEB', 'A'],
-      ['toolC', 'SOR', 'L'], ['toolC', 'WEB', 'L'], ['toolC', 'WEB', 'A'],
-      ['mallory', 'WEB', 'L'], ['mallory', 'WEB', 'A'], ['mallory', 'SOR', 'A'],
+      ['toolA', 'SOR', 'L'],
+      ['toolA', 'WEB', 'L'],
+      ['toolA', 'WEB', 'A'],
+      ['toolC', 'SOR', 'L'],
+      ['toolC', 'WEB', 'L'],
+      ['toolC', 'WEB', 'A'],
+      ['mallory', 'WEB', 'L'],
+      ['mallory', 'WEB', 'A'],
+      ['mallory', 'SOR', 'A'],
     ],
     corroborators: ['toolA', 'toolB', 'toolC'],
     confirmActions: ['pay'],
@@ -173,7 +190,14 @@ export const WIDENED: Readonly<Record<'lookalike' | 'evidence' | 'echo' | 'resou
     name: 'lookalike',
     universe: 'lookalike',
     ...WIDE_BOUNDS,
-    writes: [['toolA', 'SOR', 'L'], ['toolC', 'SOR', 'L'], ['mallory', 'WEB', 'A'], ['mallory', 'WEB', 'Z'], ['mallory', 'WEB', 'G'], ['toolA', 'WEB', 'A']],
+    writes: [
+      ['toolA', 'SOR', 'L'],
+      ['toolC', 'SOR', 'L'],
+      ['mallory', 'WEB', 'A'],
+      ['mallory', 'WEB', 'Z'],
+      ['mallory', 'WEB', 'G'],
+      ['toolA', 'WEB', 'A'],
+    ],
     corroborators: ['toolA', 'toolC'],
     confirmActions: [],
     confirms: ['pay,L', 'pay,A'],
@@ -188,7 +212,12 @@ export const WIDENED: Readonly<Record<'lookalike' | 'evidence' | 'echo' | 'resou
     universe: 'evidence',
     ...WIDE_BOUNDS,
     maxCorroborations: 3,
-    writes: [['toolA', 'SOR', 'L'], ['toolC', 'SOR', 'L'], ['mallory', 'WEB', 'A'], ['toolA', 'WEB', 'A']],
+    writes: [
+      ['toolA', 'SOR', 'L'],
+      ['toolC', 'SOR', 'L'],
+      ['mallory', 'WEB', 'A'],
+      ['toolA', 'WEB', 'A'],
+    ],
     corroborators: ['toolA', 'toolC'],
     attachers: ['mallory'],
     attachValues: ['L', 'A'],
@@ -208,7 +237,10 @@ export const WIDENED: Readonly<Record<'lookalike' | 'evidence' | 'echo' | 'resou
     depth: 4,
     maxDeletes: 0,
     maxCorroborations: 0,
-    writes: [['toolA', 'SOR', 'L'], ['mallory', 'WEB', 'A']],
+    writes: [
+      ['toolA', 'SOR', 'L'],
+      ['mallory', 'WEB', 'A'],
+    ],
     corroborators: [],
     confirmActions: [],
     confirms: ['pay,L'],
@@ -223,7 +255,12 @@ export const WIDENED: Readonly<Record<'lookalike' | 'evidence' | 'echo' | 'resou
     name: 'resource',
     universe: 'resource',
     ...WIDE_BOUNDS,
-    writes: [['toolA', 'SOR', 'L'], ['toolC', 'SOR', 'L'], ['mallory', 'WEB', 'A'], ['toolA', 'WEB', 'A']],
+    writes: [
+      ['toolA', 'SOR', 'L'],
+      ['toolC', 'SOR', 'L'],
+      ['mallory', 'WEB', 'A'],
+      ['toolA', 'WEB', 'A'],
+    ],
     corroborators: ['toolA', 'toolC'],
     confirmActions: [],
     confirms: ['deploy,@RL', 'deploy,@RA'],
@@ -234,8 +271,7 @@ export const WIDENED: Readonly<Record<'lookalike' | 'evidence' | 'echo' | 'resou
   },
 };
 
-const probesOf = (b: Profile, leaf: boolean): readonly string[] =>
-  (leaf ? b.leafProbes : b.probes) ?? (leaf ? (['pay'] as const) : ACTIONS).flatMap((a) => PAYEE_KEYS.map((v) => `${a},${v}`));
+const probesOf = (b: Profile, leaf: boolean): readonly string[] => (leaf ? b.leafProbes : b.probes) ?? (leaf ? (['pay'] as const) : ACTIONS).flatMap((a) => PAYEE_KEYS.map((v) => `${a},${v}`));
 const confirmsOf = (b: Profile): readonly string[] => b.confirms ?? b.confirmActions.flatMap((a) => PAYEE_KEYS.map((v) => `${a},${v}`));
 const mustAllowOf = (b: Profile): readonly string[] => b.mustAllow ?? ['trusted:pay,L', 'corroborated:pay,L', 'confirmed:pay,L'];
 
@@ -252,7 +288,8 @@ function policyFor(mutant: Mutant): PolicyInput {
   if (POLICY_ARGUMENT_TYPES_FIELD !== null) {
     // declare the amounts the oracle assumes (AMOUNT_ARGUMENTS) with the policy's own field
     const actions: Record<string, Record<string, unknown>> = { ...(base.actions as Record<string, Record<string, unknown>>) };
-    for (const [type, args] of Object.entries(AMOUNT_ARGUMENTS)) actions[type] = { ...(actions[type] ?? { tier: 'high' }), [POLICY_ARGUMENT_TYPES_FIELD]: Object.fromEntries(args.map((a) => [a, 'amount'])) };
+    for (const [type, args] of Object.entries(AMOUNT_ARGUMENTS))
+      actions[type] = { ...(actions[type] ?? { tier: 'high' }), [POLICY_ARGUMENT_TYPES_FIELD]: Object.fromEntries(args.map((a) => [a, 'amount'])) };
     base = { ...base, actions: actions as PolicyInput['actions'] };
   }
   if (mutant === 'k1') return { ...base, corroboration: { k: 1, minAuthority: 'trusted_tool_verified' } };
@@ -545,10 +582,7 @@ class Runner {
     // The driver's transaction brackets become savepoints so that the enumerator can undo a step.
     const bracket: Readonly<Record<string, string>> = { 'BEGIN IMMEDIATE': 'SAVEPOINT memauth_tx', COMMIT: 'RELEASE memauth_tx', ROLLBACK: 'ROLLBACK TO memauth_tx; RELEASE memauth_tx' };
     db.exec = (sql: string) => exec(bracket[sql] ?? sql);
-    const runner: Runner = new Runner(
-      new Memory({ driver, policy: loadPolicy(policyFor(mutant)), clock: (): Date => new Date(T0 + runner.tick * 1000) }),
-      (sql) => void exec(sql),
-    );
+    const runner: Runner = new Runner(new Memory({ driver, policy: loadPolicy(policyFor(mutant)), clock: (): Date => new Date(T0 + runner.tick * 1000) }), (sql) => void exec(sql));
     for (const p of PRINCIPAL_IDS) {
       // mutant one-domain: memauth is told toolB is independent of toolA; the ground truth knows better
       const domain = mutant === 'one-domain' && p === 'toolB' ? 'vendor-x-second-account' : PRINCIPALS[p].domain;
@@ -585,14 +619,28 @@ class Runner {
         const r = g.recs[i] as GRec;
         const o = obs.get(r.id);
         const edges = (o?.derivedFrom ?? []).map((e) => `${m(idx.get(e.from) ?? -1)}/${e.kind}/${e.transform}`).sort();
-        return [r.writer, r.source, r.states.length > 1 ? r.states : r.payee, r.kind, r.declared === null ? null : m(r.declared), r.inputs.map(m).sort(), r.status, o?.status, o?.taint.lowestAuthority, o?.taint.channels, edges];
+        return [
+          r.writer,
+          r.source,
+          r.states.length > 1 ? r.states : r.payee,
+          r.kind,
+          r.declared === null ? null : m(r.declared),
+          r.inputs.map(m).sort(),
+          r.status,
+          o?.status,
+          o?.taint.lowestAuthority,
+          o?.taint.channels,
+          edges,
+        ];
       });
       const corrs = g.corrs.map((c) => [c.p, m(c.r), c.ev === 'ref' ? 'ref' : c.ev === 'text' ? `t:${c.text}` : m(c.ev)]);
       const shown = g.shown.map((x) => JSON.stringify([x.by, x.auth, x.states, x.via])).sort();
       const body = JSON.stringify([recs, corrs, g.confs.map((c) => [c.q, c.uses]), g.session, g.reads.map(m).sort(), g.deletes, ...(shown.length > 0 ? [shown] : [])]);
       if (best === null || body < best) best = body;
     }
-    return createHash('sha1').update(best ?? '').digest('base64');
+    return createHash('sha1')
+      .update(best ?? '')
+      .digest('base64');
   }
 
   /** Reset to the empty store and re-execute `path` (no checks: they ran when it was first executed). */
@@ -709,7 +757,12 @@ class Runner {
       }
       case 'Z': {
         const { type, args, resource } = actionOf(this.u, op.q);
-        const d = await mem.authorize({ tenant: TENANT, action: { type, args, ...(resource !== undefined ? { resource } : {}) }, session: sessionId(g), userTurn: { principal: 'alice', text: USER_TURN } });
+        const d = await mem.authorize({
+          tenant: TENANT,
+          action: { type, args, ...(resource !== undefined ? { resource } : {}) },
+          session: sessionId(g),
+          userTurn: { principal: 'alice', text: USER_TURN },
+        });
         label = check ? await this.checkDecision(g, op, d, fail) : null;
         if (d.confirmationId !== null) {
           const c = g.confs.find((x) => x.id === d.confirmationId);
@@ -772,12 +825,21 @@ class Runner {
       }
     } else {
       for (const i of g.reads) {
-        if (!gtOk(g, i)) fail('(a) invariant', `${what} allowed although dependency r${i} (written by ${(g.recs[i] as GRec).writer}, true authority ${(g.recs[i] as GRec).gtAuth}) is neither truly trusted nor corroborated by 2 independent trusted principals, and no confirmation was used`);
+        if (!gtOk(g, i))
+          fail(
+            '(a) invariant',
+            `${what} allowed although dependency r${i} (written by ${(g.recs[i] as GRec).writer}, true authority ${(g.recs[i] as GRec).gtAuth}) is neither truly trusted nor corroborated by 2 independent trusted principals, and no confirmation was used`,
+          );
       }
       for (const x of g.shown) {
-        if (!isTrusted(x.auth)) fail('(a) shown text', `${what} allowed although the agent was shown ${x.what} (true authority ${x.auth}), which no record read in the session holds, and no confirmation was used`);
+        if (!isTrusted(x.auth))
+          fail('(a) shown text', `${what} allowed although the agent was shown ${x.what} (true authority ${x.auth}), which no record read in the session holds, and no confirmation was used`);
       }
-      for (const x of unsupplied) fail('(a) value', `${what} allowed although no truly trusted (or independently corroborated) text the agent saw, nor the user's turn, states ${x.argument} = ${JSON.stringify(x.value)}${x.amount ? ' (as an exact decimal)' : ' (as an exact identifier)'}`);
+      for (const x of unsupplied)
+        fail(
+          '(a) value',
+          `${what} allowed although no truly trusted (or independently corroborated) text the agent saw, nor the user's turn, states ${x.argument} = ${JSON.stringify(x.value)}${x.amount ? ' (as an exact decimal)' : ' (as an exact identifier)'}`,
+        );
       path = g.reads.every((i) => isTrusted((g.recs[i] as GRec).gtAuth)) ? 'trusted' : 'corroborated';
     }
     bump(st, `high.allow.${path}.${op.q}`);
@@ -863,7 +925,8 @@ class Runner {
     g.recs.forEach((gr, i) => {
       const r = after.get(gr.id);
       if (!r) return fail('(b) records', `r${i} missing from the store`);
-      if (lvl(r.taint.lowestAuthority) > lvl(gr.gtAuth)) fail('(b) non-malleability', `r${i} (${gr.kind} by ${gr.writer}) carries ${r.taint.lowestAuthority}, above the ground-truth minimum ${gr.gtAuth} of its inputs' origins`);
+      if (lvl(r.taint.lowestAuthority) > lvl(gr.gtAuth))
+        fail('(b) non-malleability', `r${i} (${gr.kind} by ${gr.writer}) carries ${r.taint.lowestAuthority}, above the ground-truth minimum ${gr.gtAuth} of its inputs' origins`);
       if (lvl(r.origin.authority) > lvl(gr.gtOrigin)) fail('(b) origin', `r${i} origin ${r.origin.authority} above the ground truth ${gr.gtOrigin}`);
       if (r.status !== gr.status) fail('(b) status', `r${i} is ${r.status}, ground truth ${gr.status}`);
       if (lvl(r.taint.lowestAuthority) < lvl(gr.gtAuth)) bump(this.stats, 'recordsBelowGroundTruth');
@@ -883,7 +946,12 @@ class Runner {
     for (const d of await this.mem.listDecisions({ tenant: TENANT, limit: 1000 })) {
       const r = await this.mem.replay({ tenant: TENANT, decisionId: d.id });
       bump(this.stats, 'laterReplays');
-      if (!r.matches) this.violations.push({ path, check: '(c) later replay', message: `decision ${d.id} (${d.action.type} ${JSON.stringify(d.action.args)} -> ${d.outcome}) replays to ${r.replayed.outcome} at a later state` });
+      if (!r.matches)
+        this.violations.push({
+          path,
+          check: '(c) later replay',
+          message: `decision ${d.id} (${d.action.type} ${JSON.stringify(d.action.args)} -> ${d.outcome}) replays to ${r.replayed.outcome} at a later state`,
+        });
     }
     const before = await this.observe();
     const replayMismatch = this.key(g, before) !== expectedKey;
@@ -977,16 +1045,18 @@ export async function explore(cfg: Config, workers: number, log: (s: string) => 
   const pool: Array<{ w: Worker; busy: boolean }> = [];
   let rootKey = '';
   await Promise.all(
-    Array.from({ length: workers }, () =>
-      new Promise<void>((resolve, reject) => {
-        const w = new Worker(file, { workerData: cfg });
-        w.once('error', reject);
-        w.once('message', (m: { type: string; rootKey: string }) => {
-          rootKey = m.rootKey;
-          pool.push({ w, busy: false });
-          resolve();
-        });
-      }),
+    Array.from(
+      { length: workers },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const w = new Worker(file, { workerData: cfg });
+          w.once('error', reject);
+          w.once('message', (m: { type: string; rootKey: string }) => {
+            rootKey = m.rootKey;
+            pool.push({ w, busy: false });
+            resolve();
+          });
+        }),
     ),
   );
 
@@ -1148,7 +1218,9 @@ function report(cfg: Config, r: Result, expect: 'holds' | 'violation'): boolean 
   if (expect === 'violation') {
     // the search stops at the first violation: only the counterexample (shortest: breadth-first) is meaningful
     const v = r.violations[0];
-    console.log(`-- mutant ${cfg.mutant} (profile ${p.name}, depth ${p.depth}): ${v ? `counterexample after ${fmt(r.states)} states / ${fmt(r.transitions)} transitions, ${r.seconds.toFixed(1)} s` : `NO violation in ${fmt(r.states)} states — MISMATCH`}`);
+    console.log(
+      `-- mutant ${cfg.mutant} (profile ${p.name}, depth ${p.depth}): ${v ? `counterexample after ${fmt(r.states)} states / ${fmt(r.transitions)} transitions, ${r.seconds.toFixed(1)} s` : `NO violation in ${fmt(r.states)} states — MISMATCH`}`,
+    );
     if (v) {
       console.log(`     ${v.check}: ${v.message}`);
       console.log(`     sequence: ${v.path.join(' ; ')}`);
@@ -1158,24 +1230,48 @@ function report(cfg: Config, r: Result, expect: 'holds' | 'violation'): boolean 
   const seq = (label: string): string => `${fmt(r.labelSequences[label] ?? 0)} sequences / ${fmt(r.labelTransitions[label] ?? 0)} transitions`;
   const u = UNIVERSES[p.universe ?? 'base'];
   const leaf = probesOf(p, true);
-  console.log(`-- profile ${p.name}${cfg.mutant !== 'none' ? `, mutant ${cfg.mutant}` : ''}: depth ${p.depth} operations + a final probe (${leaf.join(' | ')}); <= ${p.maxRecords} records, ${p.maxSessions} sessions, ${p.maxCorroborations} corroborations, ${p.maxConfirmations} confirmations, ${p.maxDeletes} deletion`);
-  console.log(`   writes: ${p.writes.length === ALL_WRITES.length ? 'every principal x source x payee' : p.writes.map(([a, b, c]) => `${a}/${b}/${c}`).join(' ')}; corroborators: ${p.corroborators.join(', ') || 'none'}; confirmations: ${confirmsOf(p).join(' | ')}`);
+  console.log(
+    `-- profile ${p.name}${cfg.mutant !== 'none' ? `, mutant ${cfg.mutant}` : ''}: depth ${p.depth} operations + a final probe (${leaf.join(' | ')}); <= ${p.maxRecords} records, ${p.maxSessions} sessions, ${p.maxCorroborations} corroborations, ${p.maxConfirmations} confirmations, ${p.maxDeletes} deletion`,
+  );
+  console.log(
+    `   writes: ${p.writes.length === ALL_WRITES.length ? 'every principal x source x payee' : p.writes.map(([a, b, c]) => `${a}/${b}/${c}`).join(' ')}; corroborators: ${p.corroborators.join(', ') || 'none'}; confirmations: ${confirmsOf(p).join(' | ')}`,
+  );
   if (p.universe !== undefined && p.universe !== 'base') {
-    console.log(`   values: ${Object.entries(u.values).map(([k, v]) => `${k}=${v}`).join(' ')}; amounts (exact decimals): ${Object.entries(AMOUNT_ARGUMENTS).map(([t, a]) => `${t}.${a.join('/')}`).join(' ')}`);
-    const extra = [p.attachers?.length ? `attach by ${p.attachers.join(', ')} stating ${(p.attachValues ?? []).join('/')}; views inspected` : '', p.fetchVariants?.length ? `fetch variants ${p.fetchVariants.join(', ')}` : ''].filter((x) => x !== '');
+    console.log(
+      `   values: ${Object.entries(u.values)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}; amounts (exact decimals): ${Object.entries(AMOUNT_ARGUMENTS)
+        .map(([t, a]) => `${t}.${a.join('/')}`)
+        .join(' ')}`,
+    );
+    const extra = [
+      p.attachers?.length ? `attach by ${p.attachers.join(', ')} stating ${(p.attachValues ?? []).join('/')}; views inspected` : '',
+      p.fetchVariants?.length ? `fetch variants ${p.fetchVariants.join(', ')}` : '',
+    ].filter((x) => x !== '');
     if (extra.length > 0) console.log(`   new operations: ${extra.join('; ')}`);
   }
   console.log(`   distinct states:      ${fmt(r.states)} (by depth: ${r.statesByDepth.map(fmt).join(', ')})`);
   console.log(`   transitions executed: ${fmt(r.transitions)} real API operations, each followed by the checks`);
-  console.log(`   sequences covered:    ${fmt(r.sequences)} of length <= ${p.depth} (by length: ${r.sequencesByLength.map(fmt).join(', ')}) + ${fmt(r.probeSequences)} of length ${p.depth} followed by a pay probe`);
-  console.log(`   decisions checked:    ${fmt(r.stats.decisions ?? 0)} authorize calls, each replayed (${fmt(r.stats.replays ?? 0)}), plus ${fmt(r.stats.laterReplays ?? 0)} replays of earlier decisions at later states; ${fmt(r.stats.stateChecks ?? 0)} post-state checks`);
+  console.log(
+    `   sequences covered:    ${fmt(r.sequences)} of length <= ${p.depth} (by length: ${r.sequencesByLength.map(fmt).join(', ')}) + ${fmt(r.probeSequences)} of length ${p.depth} followed by a pay probe`,
+  );
+  console.log(
+    `   decisions checked:    ${fmt(r.stats.decisions ?? 0)} authorize calls, each replayed (${fmt(r.stats.replays ?? 0)}), plus ${fmt(r.stats.laterReplays ?? 0)} replays of earlier decisions at later states; ${fmt(r.stats.stateChecks ?? 0)} post-state checks`,
+  );
   for (const q of leaf) {
     console.log(`   ${`${q} allowed`.padEnd(21)} ${ALLOW_PATHS.map((path) => `${path} ${seq(`allow:${path}:${q}`)}`).join('; ')}`);
   }
-  console.log(`   high-risk denied:     ${fmt(r.stats['high.deny'] ?? 0)} decisions; ground truth would have permitted ${fmt(r.stats['high.deny.groundTruthWouldPermit'] ?? 0)} of them (memauth stricter than the invariant)`);
+  console.log(
+    `   high-risk denied:     ${fmt(r.stats['high.deny'] ?? 0)} decisions; ground truth would have permitted ${fmt(r.stats['high.deny.groundTruthWouldPermit'] ?? 0)} of them (memauth stricter than the invariant)`,
+  );
   if (r.samples.stricter !== undefined) console.log(`     e.g. ${r.samples.stricter}`);
-  console.log(`   recall echoes:        ${fmt(r.stats.recallEchoes ?? 0)} resolved to the original; records carried below their ground truth: ${fmt(r.stats.recordsBelowGroundTruth ?? 0)} observations`);
-  if (p.fetchVariants?.length) console.log(`   fetched pages:        ${fmt(r.stats.pageEchoes ?? 0)} same-text pages resolved to the record they repeat, ${fmt(r.stats.pageEchoesStoredAsNew ?? 0)} stored as new records; ${fmt(r.stats.pagesNotRecorded ?? 0)} different texts swallowed as echoes (shown, not recorded)`);
+  console.log(
+    `   recall echoes:        ${fmt(r.stats.recallEchoes ?? 0)} resolved to the original; records carried below their ground truth: ${fmt(r.stats.recordsBelowGroundTruth ?? 0)} observations`,
+  );
+  if (p.fetchVariants?.length)
+    console.log(
+      `   fetched pages:        ${fmt(r.stats.pageEchoes ?? 0)} same-text pages resolved to the record they repeat, ${fmt(r.stats.pageEchoesStoredAsNew ?? 0)} stored as new records; ${fmt(r.stats.pagesNotRecorded ?? 0)} different texts swallowed as echoes (shown, not recorded)`,
+    );
   if (p.attachers?.length) console.log(`   attached text:        shown in a view ${fmt(r.stats.attachedTextShown ?? 0)} times; attach refused ${fmt(r.stats.attachRefused ?? 0)} times`);
   console.log(`   representative paths reproduced their state: ${r.replayMismatches === 0 ? 'always' : `NO (${r.replayMismatches} mismatches)`}`);
   console.log(`   violations:           ${r.violations.length}`);
@@ -1209,7 +1305,9 @@ export function violationKind(v: Violation): string {
 async function cliMain(): Promise<void> {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
-    console.log('usage: node dist/formal/impl/enumerate.js [--profile wide|deep|all|lookalike|evidence|echo|resource|widened] [--widened] [--depth N] [--workers N] [--mutant none|k1|web-trusted|one-domain|all] [--no-renumber] [--quiet]');
+    console.log(
+      'usage: node dist/formal/impl/enumerate.js [--profile wide|deep|all|lookalike|evidence|echo|resource|widened] [--widened] [--depth N] [--workers N] [--mutant none|k1|web-trusted|one-domain|all] [--no-renumber] [--quiet]',
+    );
     console.log('  default: both base profiles (wide at depth 3, deep at depth 4), memauth as configured; --mutant all: each configuration mutant must yield a counterexample');
     console.log('  --widened (= --profile widened): the four widened universes (look-alike values, attached text, echo variants, resources)');
     return;
@@ -1230,7 +1328,9 @@ async function cliMain(): Promise<void> {
   const mutants: Mutant[] = mutantArg === 'all' ? MUTANTS.filter((m) => m !== 'none') : [mutantArg as Mutant];
   console.log('== Implementation check: exhaustive enumeration against the real Memory API on SQLite ==');
   console.log(`universe: ${PRINCIPAL_IDS.map((p) => `${p}(${PRINCIPALS[p].kind}, ${PRINCIPALS[p].domain})`).join(' ')}`);
-  console.log(`          sources SOR=${SOURCES.SOR} WEB=${SOURCES.WEB}; payees L=${UNIVERSES.base.values.L} A=${UNIVERSES.base.values.A}; actions pay (high), answer (read_only); k = 2; ${workers} worker(s)`);
+  console.log(
+    `          sources SOR=${SOURCES.SOR} WEB=${SOURCES.WEB}; payees L=${UNIVERSES.base.values.L} A=${UNIVERSES.base.values.A}; actions pay (high), answer (read_only); k = 2; ${workers} worker(s)`,
+  );
   const t0 = performance.now();
   let ok = true;
   const totals = { states: 0, transitions: 0, sequences: 0, decisions: 0 };
@@ -1249,7 +1349,8 @@ async function cliMain(): Promise<void> {
       }
     }
   }
-  if (mutants.includes('none')) console.log(`total: ${fmt(totals.states)} states, ${fmt(totals.transitions)} transitions, ${fmt(totals.sequences)} sequences, ${fmt(totals.decisions)} decisions checked`);
+  if (mutants.includes('none'))
+    console.log(`total: ${fmt(totals.states)} states, ${fmt(totals.transitions)} transitions, ${fmt(totals.sequences)} sequences, ${fmt(totals.decisions)} decisions checked`);
   console.log(`total time: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   console.log(ok ? 'RESULT: all observed results match the expected ones' : 'RESULT: MISMATCH');
   process.exitCode = ok ? 0 : 1;

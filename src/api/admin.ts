@@ -30,10 +30,17 @@ export async function registerPrincipal(ctx: OpContext, input: In<'registerPrinc
   const ceiling = KIND_CEILING[a.kind];
   const maxAuthority = a.maxAuthority ?? ceiling;
   if (!atLeast(ceiling, maxAuthority)) {
-    return refuse(ctx, a.tenant, 'principal', { principalId: a.id, kind: a.kind, claimedAuthority: maxAuthority }, new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `a principal of kind ${a.kind} can hold at most ${ceiling}, not ${maxAuthority}`, { kind: a.kind, ceiling, requested: maxAuthority }));
+    return refuse(
+      ctx,
+      a.tenant,
+      'principal',
+      { principalId: a.id, kind: a.kind, claimedAuthority: maxAuthority },
+      new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `a principal of kind ${a.kind} can hold at most ${ceiling}, not ${maxAuthority}`, { kind: a.kind, ceiling, requested: maxAuthority }),
+    );
   }
   return ctx.store.transaction(a.tenant, async (tx) => {
-    if (await tx.getPrincipal(a.tenant, a.id)) throw new MemauthError('PRINCIPAL_EXISTS', `principal ${JSON.stringify(a.id)} already exists in tenant ${JSON.stringify(a.tenant)}`, { tenant: a.tenant, principal: a.id });
+    if (await tx.getPrincipal(a.tenant, a.id))
+      throw new MemauthError('PRINCIPAL_EXISTS', `principal ${JSON.stringify(a.id)} already exists in tenant ${JSON.stringify(a.tenant)}`, { tenant: a.tenant, principal: a.id });
     // independence domains are stored in canonical form: "ERP-Vendor " is "erp-vendor", "Ledger.ACME." is "ledger.acme"
     const p: Principal = { tenant: a.tenant, id: a.id, kind: a.kind, maxAuthority, domain: normalizeDomain(a.domain), createdAt: nowOf(ctx) };
     await tx.insertPrincipal(p);

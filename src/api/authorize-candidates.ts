@@ -37,7 +37,8 @@ export async function loadCandidates(tx: StorageTx, tenant: string, dependsOn: r
   // getRecords returns each record found once: as many as asked means none is missing
   const found = declared.length === declaredIds.length ? null : new Set(declared.map((r) => r.id));
   const missing = found === null ? [] : declaredIds.filter((id) => !found.has(id));
-  if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `authorize: dependsOn names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(tenant)}`, { ids: missing });
+  if (missing.length > 0)
+    throw new MemauthError('RECORD_NOT_FOUND', `authorize: dependsOn names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(tenant)}`, { ids: missing });
   const reads = session === undefined ? [] : await sessionRecords(tx, tenant, session);
   const candidates = new Map<string, MemoryRecord>();
   for (const r of reads) candidates.set(r.id, r);
@@ -53,7 +54,15 @@ export async function loadCandidates(tx: StorageTx, tenant: string, dependsOn: r
  * for this action type and args hash — only rows that match their `confirm` audit entries, each
  * with how often it was used so far.
  */
-export async function confirmationCandidates(ctx: Pick<OpContext, 'provenance'>, tx: StorageTx, tenant: string, actionType: string, argsHash: string, cited: string | null, now: string): Promise<ConfirmationCandidate[]> {
+export async function confirmationCandidates(
+  ctx: Pick<OpContext, 'provenance'>,
+  tx: StorageTx,
+  tenant: string,
+  actionType: string,
+  argsHash: string,
+  cited: string | null,
+  now: string,
+): Promise<ConfirmationCandidate[]> {
   let list: Confirmation[];
   if (cited !== null) {
     const c = await tx.getConfirmation(tenant, cited);
@@ -63,6 +72,9 @@ export async function confirmationCandidates(ctx: Pick<OpContext, 'provenance'>,
   }
   if (list.length === 0) return [];
   list = await ctx.provenance.verifiedRows(tx, tenant, list, confirmationMatchesEntry);
-  const uses = await tx.confirmationUses(tenant, list.map((c) => c.id));
+  const uses = await tx.confirmationUses(
+    tenant,
+    list.map((c) => c.id),
+  );
   return list.map((confirmation) => ({ confirmation, usesSoFar: uses.get(confirmation.id) ?? 0 }));
 }

@@ -35,7 +35,23 @@ function dependencyRows(d: Decided): Dependency[] {
 export function evaluation(ctx: Pick<OpContext, 'policy'>, d: Decided): Evaluation {
   const { a, action, argsHash, tier, mode, now } = d;
   const { outcome, reasons, confirmationId } = d.result;
-  return { dryRun: true, tenant: a.tenant, sessionId: a.session ?? null, requester: a.requester ?? null, at: now, action, argsHash, tier, mode, outcome, reasons, dependencies: dependencyRows(d), values: d.deps.values, confirmationId, policyVersion: ctx.policy.version };
+  return {
+    dryRun: true,
+    tenant: a.tenant,
+    sessionId: a.session ?? null,
+    requester: a.requester ?? null,
+    at: now,
+    action,
+    argsHash,
+    tier,
+    mode,
+    outcome,
+    reasons,
+    dependencies: dependencyRows(d),
+    values: d.deps.values,
+    confirmationId,
+    policyVersion: ctx.policy.version,
+  };
 }
 
 /**

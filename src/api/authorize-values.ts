@@ -42,7 +42,12 @@ export function dependencies(
   const depFactsOf = (id: string): DependencyFacts => factsOf.get(id) ?? dependencyFacts(id, [], EMPTY_BUNDLE, k, floor, now);
   const usable = candidates.list.filter((r: MemoryRecord) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
   const userText = userTurnText !== undefined ? prepareText(userTurnText) : null;
-  const values = valueProvenance(action, argumentTypes(ctx.policy, action.type), usable.map((r) => ({ id: r.id, text: ctx.provenance.matchText(r) })), userText);
+  const values = valueProvenance(
+    action,
+    argumentTypes(ctx.policy, action.type),
+    usable.map((r) => ({ id: r.id, text: ctx.provenance.matchText(r) })),
+    userText,
+  );
   for (const v of values) for (const id of v.recordIds) addWhy(why, id, 'value');
   const depIds = [...why.keys()].sort();
   const facts = depIds.map((id): DependencyFacts => ({ ...depFactsOf(id), why: [...(why.get(id) as Set<DependencyWhy>)].sort() }));

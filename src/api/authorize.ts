@@ -46,7 +46,21 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const factsOf = verdicts instanceof Map ? verdicts : await verdicts;
       const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, now);
       const confirmations = await confirmationCandidates(ctx, tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
-      const result = decide({ action, argsHash, tier, mode, now, dependencies: deps.facts, values: deps.values, disallowedArguments: disallowedArguments(ctx.policy, action), argumentTypes: argumentTypes(ctx.policy, action.type), confirmations, citedConfirmationId: a.confirmationId ?? null, requester, threshold: TRUSTED_THRESHOLD });
+      const result = decide({
+        action,
+        argsHash,
+        tier,
+        mode,
+        now,
+        dependencies: deps.facts,
+        values: deps.values,
+        disallowedArguments: disallowedArguments(ctx.policy, action),
+        argumentTypes: argumentTypes(ctx.policy, action.type),
+        confirmations,
+        citedConfirmationId: a.confirmationId ?? null,
+        requester,
+        threshold: TRUSTED_THRESHOLD,
+      });
       const decided: Decided = { a, action, argsHash, tier, mode, contextMode, deps, result, now };
       if (dryRun) return evaluation(ctx, decided);
       return recordDecision(ctx, tx, decided, sessionExists, mark);
@@ -62,4 +76,3 @@ async function checkUserTurn(ctx: OpContext, tx: StorageTx, tenant: string, prin
   const u = await principalIn(ctx, tx, tenant, principal);
   if (u.kind !== 'user') throw new MemauthError('INVALID_ARGUMENT', `authorize: userTurn.principal ${u.id} is of kind ${u.kind}, not a user`, { field: 'userTurn.principal' });
 }
-

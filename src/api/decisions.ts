@@ -15,7 +15,8 @@ import { parseInput, schemas } from './validation.js';
 export async function getDecision(ctx: Pick<OpContext, 'driver'>, input: { tenant: string; decisionId: string }): Promise<Decision> {
   const a = parseInput(schemas.replay, input, 'getDecision');
   const d = await ctx.driver.getDecision(a.tenant, a.decisionId);
-  if (!d || (await verifiedDecisions(ctx.driver, a.tenant, [d])).length === 0) throw new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(a.decisionId)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.decisionId });
+  if (!d || (await verifiedDecisions(ctx.driver, a.tenant, [d])).length === 0)
+    throw new MemauthError('DECISION_NOT_FOUND', `no decision ${JSON.stringify(a.decisionId)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.decisionId });
   return d;
 }
 

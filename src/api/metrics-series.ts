@@ -45,7 +45,8 @@ export async function computeMetricsSeries(mem: Memory, opts: { tenant: string; 
   const n = opts.buckets ?? 12;
   if (!Number.isInteger(n) || n < 1 || n > 200) throw new MemauthError('INVALID_ARGUMENT', 'metricsSeries: buckets must be an integer from 1 to 200', { field: 'buckets' });
   const replaySample = opts.replaySample ?? 20;
-  if (replaySample !== 'all' && (!Number.isInteger(replaySample) || replaySample < 0)) throw new MemauthError('INVALID_ARGUMENT', 'metricsSeries: replaySample must be a non-negative integer or "all"', { field: 'replaySample' });
+  if (replaySample !== 'all' && (!Number.isInteger(replaySample) || replaySample < 0))
+    throw new MemauthError('INVALID_ARGUMENT', 'metricsSeries: replaySample must be a non-negative integer or "all"', { field: 'replaySample' });
   const nowMs = Date.now();
   const now = new Date(nowMs).toISOString();
   const all = await mem.driver.listDecisions(tenant, 100_000);
@@ -58,7 +59,11 @@ export async function computeMetricsSeries(mem: Memory, opts: { tenant: string; 
     return { from, to, decisions: inWindow(all, from, to) };
   });
   const base = await loadStore(mem.driver, tenant);
-  const replays = await replayAll(mem.driver, tenant, windows.flatMap((w) => replayIds(w.decisions, replaySample)));
+  const replays = await replayAll(
+    mem.driver,
+    tenant,
+    windows.flatMap((w) => replayIds(w.decisions, replaySample)),
+  );
   const { k, minAuthority: floor } = mem.policy.document.corroboration;
   const pause = yielder();
   const buckets: MetricsBucket[] = [];

@@ -41,7 +41,12 @@ export function inWindow(all: readonly Decision[], since: string | undefined, un
 
 /** The ids of the decisions replayed: an evenly spaced sample of `replaySample` per tier. */
 export function replayIds(decisions: readonly Decision[], replaySample: number | 'all'): string[] {
-  return TIERS.flatMap((tier) => sample(decisions.filter((d) => d.tier === tier), replaySample)).map((d) => d.id);
+  return TIERS.flatMap((tier) =>
+    sample(
+      decisions.filter((d) => d.tier === tier),
+      replaySample,
+    ),
+  ).map((d) => d.id);
 }
 
 /** Replay `ids` in one pass over the audit log; a replay that throws maps to null (a mismatch). */
@@ -81,10 +86,24 @@ export async function loadStore(driver: StorageDriver, tenant: string): Promise<
 }
 
 /** The provenance bundle the gate would see (verified rows only). */
-function gateBundle(records: ReadonlyMap<string, MemoryRecord>, verified: ReadonlySet<string>, domains: Map<string, string>, allCorroborations: readonly Corroboration[], corroborationVerified: ReadonlySet<string>): { facts: Map<string, RecordFacts>; bundle: FactsBundle } {
+function gateBundle(
+  records: ReadonlyMap<string, MemoryRecord>,
+  verified: ReadonlySet<string>,
+  domains: Map<string, string>,
+  allCorroborations: readonly Corroboration[],
+  corroborationVerified: ReadonlySet<string>,
+): { facts: Map<string, RecordFacts>; bundle: FactsBundle } {
   const facts = new Map<string, RecordFacts>();
   for (const r of records.values()) {
-    facts.set(r.id, { id: r.id, lowestAuthority: r.taint.lowestAuthority, originPrincipal: r.origin.principalId, status: r.status === 'deleted' ? 'deleted' : 'active', expiresAt: r.expiresAt, derivedFrom: r.derivedFrom, verified: verified.has(r.id) });
+    facts.set(r.id, {
+      id: r.id,
+      lowestAuthority: r.taint.lowestAuthority,
+      originPrincipal: r.origin.principalId,
+      status: r.status === 'deleted' ? 'deleted' : 'active',
+      expiresAt: r.expiresAt,
+      derivedFrom: r.derivedFrom,
+      verified: verified.has(r.id),
+    });
   }
   const byRecord = new Map<string, Corroboration[]>();
   for (const c of allCorroborations) {

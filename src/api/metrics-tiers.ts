@@ -98,7 +98,9 @@ function taintRetention(base: StoreView, ids: readonly string[]): Ratio {
       if (!input) return false;
       const t = r.taint;
       const u = input.taint;
-      return rank(t.lowestAuthority) <= rank(u.lowestAuthority) && u.channels.every((c) => t.channels.includes(c)) && u.sources.every((s) => t.sources.includes(s)) && t.oldestSourceAt <= u.oldestSourceAt;
+      return (
+        rank(t.lowestAuthority) <= rank(u.lowestAuthority) && u.channels.every((c) => t.channels.includes(c)) && u.sources.every((s) => t.sources.includes(s)) && t.oldestSourceAt <= u.oldestSourceAt
+      );
     });
     if (ok) kept++;
   }
@@ -177,7 +179,13 @@ function decisionMetrics(base: StoreView, ds: readonly Decision[]): Pick<TierMet
 }
 
 /** The per-tier metrics of `decisions` and (on demand) the unused bucket's (see `computeMetrics`). */
-export function tierMetrics(base: StoreView, decisions: readonly Decision[], replaySample: number | 'all', replays: ReadonlyMap<string, { matches: boolean } | null>, rule: CorroborationRule): { tiers: Record<Tier, TierMetrics>; unused: () => UnusedRecordMetrics } {
+export function tierMetrics(
+  base: StoreView,
+  decisions: readonly Decision[],
+  replaySample: number | 'all',
+  replays: ReadonlyMap<string, { matches: boolean } | null>,
+  rule: CorroborationRule,
+): { tiers: Record<Tier, TierMetrics>; unused: () => UnusedRecordMetrics } {
   const closure = closures(base.records, decisions);
   const used = new Set<string>([...closure.values()].flatMap((s) => [...s]));
   const tiers = {} as Record<Tier, TierMetrics>;
@@ -203,7 +211,12 @@ export function tierMetrics(base: StoreView, decisions: readonly Decision[], rep
   // computed on demand: the series reports tiers only
   const unused = (): UnusedRecordMetrics => {
     const unusedIds = [...base.records.keys()].filter((id) => !used.has(id));
-    return { records: unusedIds.length, originCoverage: originCoverage(base, unusedIds), taintRetention: taintRetention(base, unusedIds), corroborationValidity: corroborationValidity(base, unusedIds, rule) };
+    return {
+      records: unusedIds.length,
+      originCoverage: originCoverage(base, unusedIds),
+      taintRetention: taintRetention(base, unusedIds),
+      corroborationValidity: corroborationValidity(base, unusedIds, rule),
+    };
   };
   return { tiers, unused };
 }

@@ -92,7 +92,8 @@ export interface MetricsOptions {
 export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise<MetricsReport> {
   const { tenant } = parseInput(schemas.tenant, { tenant: opts.tenant }, 'metrics');
   const replaySample = opts.replaySample ?? 100;
-  if (replaySample !== 'all' && (!Number.isInteger(replaySample) || replaySample < 0)) throw new MemauthError('INVALID_ARGUMENT', 'metrics: replaySample must be a non-negative integer or "all"', { field: 'replaySample' });
+  if (replaySample !== 'all' && (!Number.isInteger(replaySample) || replaySample < 0))
+    throw new MemauthError('INVALID_ARGUMENT', 'metrics: replaySample must be a non-negative integer or "all"', { field: 'replaySample' });
   const maxDecisions = opts.maxDecisions ?? 100_000;
   if (!Number.isInteger(maxDecisions) || maxDecisions < 1) throw new MemauthError('INVALID_ARGUMENT', 'metrics: maxDecisions must be a positive integer', { field: 'maxDecisions' });
   const now = new Date().toISOString();

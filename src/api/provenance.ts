@@ -112,11 +112,23 @@ export class Provenance {
 
   /** Gate facts of records: provenance only, `verified` against their audit entries (memoised per object). */
   async recordFacts(src: Source, tenant: string, recs: readonly MemoryRecord[]): Promise<RecordFacts[]> {
-    const verified = await this.verifiedRecords(src, tenant, recs.filter((r) => !this.facts.has(r)));
+    const verified = await this.verifiedRecords(
+      src,
+      tenant,
+      recs.filter((r) => !this.facts.has(r)),
+    );
     return recs.map((r) => {
       let f = this.facts.get(r);
       if (!f) {
-        f = { id: r.id, lowestAuthority: r.taint.lowestAuthority, originPrincipal: r.origin.principalId, status: r.status === 'deleted' ? 'deleted' : 'active', expiresAt: r.expiresAt, derivedFrom: r.derivedFrom, verified: verified.has(r.id) };
+        f = {
+          id: r.id,
+          lowestAuthority: r.taint.lowestAuthority,
+          originPrincipal: r.origin.principalId,
+          status: r.status === 'deleted' ? 'deleted' : 'active',
+          expiresAt: r.expiresAt,
+          derivedFrom: r.derivedFrom,
+          verified: verified.has(r.id),
+        };
         this.facts.set(r, f);
       }
       return f;
@@ -148,7 +160,10 @@ export class Provenance {
   async factsBundle(src: Source, tenant: string, ids: readonly string[]): Promise<BundleWithLineage> {
     const lineage = await src.lineage(tenant, ids);
     const corroborations = await this.verifiedCorroborations(src, tenant, ids);
-    const evidenceIds = [...corroborations.values()].flat().map((c) => memoryRefId(c.evidenceRef)).filter((x): x is string => x !== null);
+    const evidenceIds = [...corroborations.values()]
+      .flat()
+      .map((c) => memoryRefId(c.evidenceRef))
+      .filter((x): x is string => x !== null);
     if (evidenceIds.length > 0) for (const [k, v] of await src.lineage(tenant, evidenceIds)) lineage.set(k, v);
     const recs = await src.getRecords(tenant, [...lineage.keys()]);
     const records = new Map<string, RecordFacts>();
@@ -176,7 +191,11 @@ export class Provenance {
    * (writers and their domains, see {@link lineageSets}).
    */
   async gateFacts(tx: StorageTx, tenant: string, recs: readonly MemoryRecord[]): Promise<FactsBundle> {
-    const corroborations = await this.verifiedCorroborations(tx, tenant, recs.map((r) => r.id));
+    const corroborations = await this.verifiedCorroborations(
+      tx,
+      tenant,
+      recs.map((r) => r.id),
+    );
     const all = new Map<string, MemoryRecord>(recs.map((r) => [r.id, r]));
     // evidence cited as `memory:<id>` is judged against its own lineage and the corroborated
     // record's lineage: for those records the bundle holds both in full (no summary is used)
@@ -192,11 +211,19 @@ export class Provenance {
     }
     if (evidenceIds.size > 0) {
       const lineage = await tx.lineage(tenant, [...evidenceIds, ...fullLineage]);
-      for (const r of await tx.getRecords(tenant, [...lineage.keys()].filter((id) => !all.has(id)))) all.set(r.id, r);
+      for (const r of await tx.getRecords(
+        tenant,
+        [...lineage.keys()].filter((id) => !all.has(id)),
+      ))
+        all.set(r.id, r);
     }
     const records = new Map<string, RecordFacts>();
     for (const f of await this.recordFacts(tx, tenant, [...all.values()])) records.set(f.id, f);
-    const lineage = await this.lineageSets(tx, tenant, recs.filter((r) => !fullLineage.has(r.id)));
+    const lineage = await this.lineageSets(
+      tx,
+      tenant,
+      recs.filter((r) => !fullLineage.has(r.id)),
+    );
     const domains = new Map<string, string>();
     if (all.size > lineage.size) {
       for (const r of all.values()) {
@@ -226,7 +253,15 @@ export class Provenance {
       const m = this.gateVerdicts.get(r);
       if (m !== undefined && m.corroborations === cachedCorroborationList(tx, tenant, r.id)) {
         const status = r.status === 'deleted' ? 'deleted' : r.expiresAt !== null && r.expiresAt <= now ? 'expired' : 'active';
-        out.set(r.id, { memoryId: r.id, why: [], lowestAuthority: m.lowestAuthority, actionAuthority: m.actionAuthority, status, corroborationAttempted: m.corroborationAttempted, verified: m.verified });
+        out.set(r.id, {
+          memoryId: r.id,
+          why: [],
+          lowestAuthority: m.lowestAuthority,
+          actionAuthority: m.actionAuthority,
+          status,
+          corroborationAttempted: m.corroborationAttempted,
+          verified: m.verified,
+        });
       } else (missed ??= []).push(r);
     }
     // all memoised: no promise hop
@@ -235,7 +270,15 @@ export class Provenance {
   }
 
   /** The verdicts {@link dependencyVerdicts} did not have memoised, added to `out` (and memoised when they may be). */
-  private async missedVerdicts(tx: StorageTx, tenant: string, missed: readonly MemoryRecord[], out: Map<string, DependencyFacts>, k: number, floor: Authority, now: string): Promise<Map<string, DependencyFacts>> {
+  private async missedVerdicts(
+    tx: StorageTx,
+    tenant: string,
+    missed: readonly MemoryRecord[],
+    out: Map<string, DependencyFacts>,
+    k: number,
+    floor: Authority,
+    now: string,
+  ): Promise<Map<string, DependencyFacts>> {
     const bundle = await this.gateFacts(tx, tenant, missed);
     const memo = derivedMemo(tx);
     for (const r of missed) {
@@ -266,7 +309,13 @@ export class Provenance {
       this.lineages.set(r, m);
       memo?.setDerived(tenant, r.id, m);
     };
-    const oneOff = await this.summarizePending(tx, tenant, recs.filter((r) => known(r) === undefined), known, remember);
+    const oneOff = await this.summarizePending(
+      tx,
+      tenant,
+      recs.filter((r) => known(r) === undefined),
+      known,
+      remember,
+    );
     const out = new Map<string, LineageSets>();
     for (const r of recs) {
       const m = (known(r) ?? oneOff.get(r)) as LineageMemo;
@@ -326,7 +375,11 @@ export class Provenance {
       for (const r of await tx.getRecords(tenant, next)) expand(r);
     }
     // a writer is known only from a row that matches its audit entry
-    const verified = await this.verifiedRecords(tx, tenant, [...byId.values()].filter((r) => known(r) === undefined));
+    const verified = await this.verifiedRecords(
+      tx,
+      tenant,
+      [...byId.values()].filter((r) => known(r) === undefined),
+    );
     for (const r of pending) {
       const made: Array<[MemoryRecord, LineageMemo]> = [];
       const m = summarizeLineage(r, byId, known, made, verified);
@@ -336,4 +389,3 @@ export class Provenance {
     return oneOff;
   }
 }
-

@@ -111,7 +111,14 @@ export async function write(ctx: OpContext, input: In<'write'>): Promise<WriteRe
     transact(ctx, a.tenant, 'write', t0, async (tx, mark) => {
       const p = await principalIn(ctx, tx, a.tenant, a.principal);
       if (a.authority !== undefined && !atLeast(p.maxAuthority, a.authority)) {
-        throw new Refusal({ principalId: p.id, claimedAuthority: a.authority }, new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `principal ${p.id} (${p.kind}) can write at most ${p.maxAuthority}; it claimed ${a.authority}`, { principal: p.id, ceiling: p.maxAuthority, claimed: a.authority }));
+        throw new Refusal(
+          { principalId: p.id, claimedAuthority: a.authority },
+          new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `principal ${p.id} (${p.kind}) can write at most ${p.maxAuthority}; it claimed ${a.authority}`, {
+            principal: p.id,
+            ceiling: p.maxAuthority,
+            claimed: a.authority,
+          }),
+        );
       }
       const sourceRef = a.source ?? selfSource(p.id);
       let origin = originAuthority(ctx.policy, sourceRef, p);
@@ -120,7 +127,15 @@ export async function write(ctx: OpContext, input: In<'write'>): Promise<WriteRe
       const reads = await sessionRecords(tx, a.tenant, a.session);
       const { exact, contained } = findEchoes(a.content, reads);
       if (exact) {
-        await appendAudit(ctx, tx, a.tenant, 'write', { refused: 'RECALL_ECHO', echoOf: exact.id, principalId: p.id, sourceRef, contentHash: contentHashOf(a.content, await tx.ensureTenantContentKey(a.tenant, newContentKey(), now)), sessionId: a.session ?? null, at: now });
+        await appendAudit(ctx, tx, a.tenant, 'write', {
+          refused: 'RECALL_ECHO',
+          echoOf: exact.id,
+          principalId: p.id,
+          sourceRef,
+          contentHash: contentHashOf(a.content, await tx.ensureTenantContentKey(a.tenant, newContentKey(), now)),
+          sessionId: a.session ?? null,
+          at: now,
+        });
         return { record: exact, created: false, echoOf: exact.id };
       }
       const edges: DerivationEdge[] = contained.map((r) => ({ from: r.id, transform: 'import', kind: 'echo' }));
@@ -151,7 +166,8 @@ export async function derive(ctx: OpContext, input: In<'derive'>): Promise<Memor
       const declared = await tx.getRecords(a.tenant, fromIds);
       const found = new Set(declared.map((r) => r.id));
       const missing = fromIds.filter((id) => !found.has(id));
-      if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `derive: no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
+      if (missing.length > 0)
+        throw new MemauthError('RECORD_NOT_FOUND', `derive: no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
       if (a.session !== undefined) await joinSession(tx, a.tenant, a.session, a.requester ?? null, now);
       const reads = (await sessionRecords(tx, a.tenant, a.session)).filter((r) => !fromIds.includes(r.id));
       const narrowed = a.narrowInputs === true && provesNarrowInputs(a.content, declared);
@@ -196,7 +212,11 @@ export async function get(ctx: OpContext, input: In<'get'>): Promise<RecordView>
  */
 async function views(ctx: OpContext, tenant: string, recs: MemoryRecord[]): Promise<RecordView[]> {
   const now = nowOf(ctx);
-  const bundle = await ctx.provenance.factsBundle(ctx.driver, tenant, recs.map((r) => r.id));
+  const bundle = await ctx.provenance.factsBundle(
+    ctx.driver,
+    tenant,
+    recs.map((r) => r.id),
+  );
   const { k, minAuthority: floor } = ctx.policy.document.corroboration;
   return recs.map((r) => {
     const c = corroborationOf(r.id, bundle.bundle, k, floor, now);
@@ -213,7 +233,13 @@ async function views(ctx: OpContext, tenant: string, recs: MemoryRecord[]): Prom
 export async function search(ctx: OpContext, input: In<'search'>): Promise<SearchHit[]> {
   const a = parseInput(schemas.search, input, 'search');
   const hits = await ctx.driver.search(a.tenant, a.scope, a.query, a.limit ?? 10, nowOf(ctx));
-  await markRead(ctx, a.tenant, a.session, hits.map((h) => h.record.id), a.requester ?? null);
+  await markRead(
+    ctx,
+    a.tenant,
+    a.session,
+    hits.map((h) => h.record.id),
+    a.requester ?? null,
+  );
   return hits;
 }
 

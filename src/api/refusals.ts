@@ -21,7 +21,11 @@ export class Refusal {
 
 /** The error for a principal that is not registered (or whose row does not match its registration). */
 export function unknownPrincipal(tenant: string, id: string): MemauthError {
-  return new MemauthError('UNKNOWN_PRINCIPAL', `principal ${JSON.stringify(id)} is not registered in tenant ${JSON.stringify(tenant)} (or its row does not match its registration in the audit chain: run memauth audit verify); register it first (memauth principal add)`, { tenant, principal: id });
+  return new MemauthError(
+    'UNKNOWN_PRINCIPAL',
+    `principal ${JSON.stringify(id)} is not registered in tenant ${JSON.stringify(tenant)} (or its row does not match its registration in the audit chain: run memauth audit verify); register it first (memauth principal add)`,
+    { tenant, principal: id },
+  );
 }
 
 /** Log a refused attempt in the tenant's chain, then throw the error. */

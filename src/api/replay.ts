@@ -8,7 +8,7 @@ import { TRUSTED_THRESHOLD } from '../core/authority.js';
 import { hashCanonical } from '../core/canonical.js';
 import { MemauthError } from '../core/errors.js';
 import { type FactsBundle, type RecordFacts, dependencyFacts } from '../core/facts.js';
-import { type ConfirmationCandidate, type GateResult, decide } from '../core/gate.js';
+import { type ConfirmationCandidate, type DependencyFacts, type GateResult, decide } from '../core/gate.js';
 import { type Policy, argumentTypes, disallowedArguments, loadPolicy, modeFor, riskTier } from '../core/policy.js';
 import type { Action, Confirmation, Corroboration, DependencyWhy, PrincipalKind, Reason, ValueProvenance } from '../core/types.js';
 import type { Requester } from '../core/confirmation.js';
@@ -49,7 +49,17 @@ interface LogState {
 }
 
 function emptyState(): LogState {
-  return { records: new Map(), origins: new Map(), domains: new Map(), kinds: new Map(), corroborations: new Map(), confirmations: new Map(), confirmationsByArgs: new Map(), uses: new Map(), policies: new Map() };
+  return {
+    records: new Map(),
+    origins: new Map(),
+    domains: new Map(),
+    kinds: new Map(),
+    corroborations: new Map(),
+    confirmations: new Map(),
+    confirmationsByArgs: new Map(),
+    uses: new Map(),
+    policies: new Map(),
+  };
 }
 
 const argsKey = (actionType: string, argsHash: string): string => `${actionType}\u0000${argsHash}`;
@@ -58,6 +68,34 @@ function push<T>(m: Map<string, T[]>, key: string, v: T): void {
   const list = m.get(key);
   if (list) list.push(v);
   else m.set(key, [v]);
+}
+
+/** A `corroborate` entry: the corroboration joins its record's list. */
+function applyCorroboration(s: LogState, tenant: string, p: Record<string, any>): void {
+  // eslint-disable-line @typescript-eslint/no-explicit-any -- corroborate payload, hashed in the chain
+  const c: Corroboration = {
+    id: p.corroborationId,
+    tenant,
+    recordId: p.recordId,
+    principalId: p.principalId,
+    authority: p.authority,
+    domain: p.domain,
+    evidenceRef: p.evidenceRef,
+    at: p.at,
+  };
+  s.corroborations.set(c.recordId, [...(s.corroborations.get(c.recordId) ?? []), c]);
+}
+
+/** A `confirm` entry: the confirmation, indexed by action type and arguments hash. */
+function applyConfirmation(s: LogState, c: Confirmation): void {
+  const fresh = !s.confirmations.has(c.id);
+  s.confirmations.set(c.id, c);
+  if (fresh) push(s.confirmationsByArgs, argsKey(c.actionType, c.argsHash), c);
+  else {
+    // a repeated id (only in a forged log) keeps its first position, as in the map: re-index
+    s.confirmationsByArgs.clear();
+    for (const x of s.confirmations.values()) push(s.confirmationsByArgs, argsKey(x.actionType, x.argsHash), x);
+  }
 }
 
 /** Apply one audit entry to the state rebuilt from the log (refused attempts change nothing). */
@@ -74,7 +112,15 @@ function apply(s: LogState, e: AuditEntry): void {
       break;
     case 'write':
     case 'derive':
-      s.records.set(p.recordId, { id: p.recordId, lowestAuthority: p.taint.lowestAuthority, originPrincipal: p.origin.principalId, status: 'active', expiresAt: p.expiresAt ?? null, derivedFrom: p.derivedFrom, verified: true });
+      s.records.set(p.recordId, {
+        id: p.recordId,
+        lowestAuthority: p.taint.lowestAuthority,
+        originPrincipal: p.origin.principalId,
+        status: 'active',
+        expiresAt: p.expiresAt ?? null,
+        derivedFrom: p.derivedFrom,
+        verified: true,
+      });
       s.origins.set(p.recordId, { principalId: p.origin.principalId, authority: p.origin.authority, sourceRef: p.origin.sourceRef });
       break;
     case 'delete': {
@@ -82,23 +128,12 @@ function apply(s: LogState, e: AuditEntry): void {
       if (r) s.records.set(r.id, { ...r, status: 'deleted' });
       break;
     }
-    case 'corroborate': {
-      const c: Corroboration = { id: p.corroborationId, tenant: e.tenant, recordId: p.recordId, principalId: p.principalId, authority: p.authority, domain: p.domain, evidenceRef: p.evidenceRef, at: p.at };
-      s.corroborations.set(c.recordId, [...(s.corroborations.get(c.recordId) ?? []), c]);
+    case 'corroborate':
+      applyCorroboration(s, e.tenant, p);
       break;
-    }
-    case 'confirm': {
-      const c = p.confirmation as Confirmation;
-      const fresh = !s.confirmations.has(c.id);
-      s.confirmations.set(c.id, c);
-      if (fresh) push(s.confirmationsByArgs, argsKey(c.actionType, c.argsHash), c);
-      else {
-        // a repeated id (only in a forged log) keeps its first position, as in the map: re-index
-        s.confirmationsByArgs.clear();
-        for (const x of s.confirmations.values()) push(s.confirmationsByArgs, argsKey(x.actionType, x.argsHash), x);
-      }
+    case 'confirm':
+      applyConfirmation(s, p.confirmation as Confirmation);
       break;
-    }
     case 'decide':
       if (p.confirmationId) s.uses.set(p.confirmationId, (s.uses.get(p.confirmationId) ?? 0) + 1);
       break;
@@ -186,12 +221,8 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
   const { k, minAuthority } = policy.document.corroboration;
   const deps = (p.dependencies as Array<{ memoryId: string; why: DependencyWhy[] }>).map((d) => dependencyFacts(d.memoryId, d.why, bundle, k, minAuthority, at));
   const cited: string | null = p.citedConfirmationId ?? null;
-  const confs: Confirmation[] =
-    cited !== null ? [state.confirmations.get(cited)].filter((c): c is Confirmation => c !== undefined) : (state.confirmationsByArgs.get(argsKey(action.type, String(p.argsHash))) ?? []).filter((c) => c.expiresAt > at);
-  // the requester as the log knows it (decisions recorded before requesters were: the application)
-  const requesterId: string | null = typeof p.requester === 'string' ? p.requester : null;
-  const requesterKind = requesterId === null ? undefined : state.kinds.get(requesterId);
-  const requester: Requester = requesterId === null ? null : { id: requesterId, kind: requesterKind ?? 'external' };
+  const confs = confirmationsAt(state, cited, action.type, String(p.argsHash), at);
+  const requester = requesterOf(state, p.requester);
   const candidates: ConfirmationCandidate[] = confs.map((confirmation) => ({ confirmation, usesSoFar: state.uses.get(confirmation.id) ?? 0 }));
   const replayed = decide({
     action,
@@ -216,22 +247,36 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
     tier === p.tier &&
     mode === p.mode &&
     hashCanonical(action.args) === p.argsHash;
-  const { lineage, origins } = lineageOf(state, deps.map((d) => d.memoryId));
-  return {
-    decisionId,
-    auditSeq: entry.seq,
-    policyVersion: entry.policyVersion,
-    policyText: text,
-    action,
-    recorded,
-    replayed,
-    matches,
-    dependencies: deps.map((d) => ({ memoryId: d.memoryId, why: d.why, lowestAuthority: d.lowestAuthority, actionAuthority: d.actionAuthority, status: d.status, known: state.records.has(d.memoryId) })),
-    lineage,
-    origins,
-    corroborations: deps.flatMap((d) => state.corroborations.get(d.memoryId) ?? []),
-    confirmations: confs,
-  };
+  return { decisionId, auditSeq: entry.seq, policyVersion: entry.policyVersion, policyText: text, action, recorded, replayed, matches, ...evidenceOf(state, deps), confirmations: confs };
+}
+
+/** The confirmations a replayed decision may use: the cited one, or the unexpired ones for its exact arguments. */
+function confirmationsAt(state: LogState, cited: string | null, actionType: string, argsHash: string, at: string): Confirmation[] {
+  if (cited !== null) return [state.confirmations.get(cited)].filter((c): c is Confirmation => c !== undefined);
+  return (state.confirmationsByArgs.get(argsKey(actionType, argsHash)) ?? []).filter((c) => c.expiresAt > at);
+}
+
+/** The requester as the log knows it (decisions recorded before requesters were: the application). */
+function requesterOf(state: LogState, recorded: unknown): Requester {
+  if (typeof recorded !== 'string') return null;
+  return { id: recorded, kind: state.kinds.get(recorded) ?? 'external' };
+}
+
+/** What a replay shows of a decision's dependencies: their facts, lineage, origins and corroborations, from the log. */
+function evidenceOf(state: LogState, deps: readonly DependencyFacts[]): Pick<ReplayResult, 'dependencies' | 'lineage' | 'origins' | 'corroborations'> {
+  const { lineage, origins } = lineageOf(
+    state,
+    deps.map((d) => d.memoryId),
+  );
+  const dependencies = deps.map((d) => ({
+    memoryId: d.memoryId,
+    why: d.why,
+    lowestAuthority: d.lowestAuthority,
+    actionAuthority: d.actionAuthority,
+    status: d.status,
+    known: state.records.has(d.memoryId),
+  }));
+  return { dependencies, lineage, origins, corroborations: deps.flatMap((d) => state.corroborations.get(d.memoryId) ?? []) };
 }
 
 /**
@@ -240,14 +285,18 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
  */
 async function policyOf(driver: StorageDriver, state: LogState, entry: AuditEntry, decisionId: string): Promise<{ text: string; policy: Policy }> {
   const text = state.policies.get(entry.policyVersion) ?? (await driver.getPolicyText(entry.policyVersion));
-  if (text === null || text === undefined) throw new MemauthError('POLICY_NOT_FOUND', `policy ${entry.policyVersion} of decision ${decisionId} is not in the log`, { policyVersion: entry.policyVersion });
+  if (text === null || text === undefined)
+    throw new MemauthError('POLICY_NOT_FOUND', `policy ${entry.policyVersion} of decision ${decisionId} is not in the log`, { policyVersion: entry.policyVersion });
   const policy: Policy = loadPolicy(JSON.parse(text));
   if (policy.version !== entry.policyVersion) throw new MemauthError('POLICY_NOT_FOUND', `policy text in the log does not hash to ${entry.policyVersion}`, { policyVersion: entry.policyVersion });
   return { text, policy };
 }
 
 /** The derivation edges from `ids` down to their roots, and the origins of every record reached, as the log knows them. */
-function lineageOf(state: LogState, ids: readonly string[]): { lineage: Array<{ from: string; to: string; transform: string; kind: string }>; origins: Record<string, { principalId: string; authority: string; sourceRef: string }> } {
+function lineageOf(
+  state: LogState,
+  ids: readonly string[],
+): { lineage: Array<{ from: string; to: string; transform: string; kind: string }>; origins: Record<string, { principalId: string; authority: string; sourceRef: string }> } {
   const lineage: Array<{ from: string; to: string; transform: string; kind: string }> = [];
   const seen = new Set<string>();
   const stack = [...ids];

@@ -37,9 +37,13 @@ export async function usableByChecked(src: StorageReader, tenant: string, ids: r
   const list = [...new Set(ids)].sort();
   for (const id of list) {
     const p = await src.getPrincipal(tenant, id);
-    if (!p) throw new MemauthError('UNKNOWN_PRINCIPAL', `confirm: usableBy names ${JSON.stringify(id)}, not a principal of tenant ${JSON.stringify(tenant)}`, { tenant, principal: id, field: 'usableBy' });
+    if (!p)
+      throw new MemauthError('UNKNOWN_PRINCIPAL', `confirm: usableBy names ${JSON.stringify(id)}, not a principal of tenant ${JSON.stringify(tenant)}`, { tenant, principal: id, field: 'usableBy' });
     if (p.kind === 'external') {
-      throw new MemauthError('CONFIRMATION_USABLE_BY_EXTERNAL', `confirm: usableBy names ${JSON.stringify(id)}, an external principal; a confirmation is never usable by an external principal`, { principal: id, field: 'usableBy' });
+      throw new MemauthError('CONFIRMATION_USABLE_BY_EXTERNAL', `confirm: usableBy names ${JSON.stringify(id)}, an external principal; a confirmation is never usable by an external principal`, {
+        principal: id,
+        field: 'usableBy',
+      });
     }
   }
   return list;

@@ -10,7 +10,11 @@ import { ADMIN_CHAIN } from '../core/identity.js';
 import { PRINCIPAL_KINDS, TRANSFORMS } from '../core/types.js';
 
 /** Identifiers: 1–200 printable characters, no control characters. */
-const ident = z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+const ident = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
 /** A tenant: an identifier, but never the reserved chain of admin tokens (core/identity.ts). */
 const tenant = ident.refine((t) => t !== ADMIN_CHAIN, `${ADMIN_CHAIN} is reserved for the admin tokens' audit chain`);
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)) && /^\d{4}-\d{2}-\d{2}T/.test(s), 'must be an ISO-8601 date-time');
@@ -79,7 +83,10 @@ export const schemas = {
     tenant,
     principal: ident,
     action: z.strictObject({ type: ident, args: jsonArgs.optional(), resource: z.string().min(1).max(2000).regex(NO_NUL, noNul).optional() }),
-    argsHash: z.string().regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 hex digest').optional(),
+    argsHash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 hex digest')
+      .optional(),
     memoryIds: z.array(ident).max(1000).optional(),
     expiresInSeconds: z.number().int().min(1).optional(),
     maxUses: z.number().int().min(1).max(1000).optional(),

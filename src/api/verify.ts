@@ -54,7 +54,15 @@ const PAGE = 5000;
 export async function verifyStore(driver: StorageDriver, tenant: string | undefined, external: readonly Checkpoint[], trustedPublicKey?: string): Promise<AuditReport> {
   const tenants = tenant !== undefined ? [tenant] : [...new Set([...(await driver.tenants()), ...external.map((c) => c.tenant)])].sort();
   const reports: TenantAuditReport[] = [];
-  for (const t of tenants) reports.push(await verifyTenant(driver, t, external.filter((c) => c.tenant === t), trustedPublicKey));
+  for (const t of tenants)
+    reports.push(
+      await verifyTenant(
+        driver,
+        t,
+        external.filter((c) => c.tenant === t),
+        trustedPublicKey,
+      ),
+    );
   return { ok: reports.every((r) => r.ok), tenants: reports };
 }
 
@@ -83,7 +91,8 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
   if (!chain.ok) message = `tenant ${tenant}: audit chain broken at entry ${chain.firstBadSeq} (${chain.problem})`;
   else if (checkpoint && !checkpoint.ok) message = `tenant ${tenant}: checkpoint at entry ${checkpoint.seq} fails (${checkpoint.problem})`;
   else if (bad[0]) message = `tenant ${tenant}: ${/^(principal|token)_/.test(bad[0].problem) ? 'row' : 'record'} ${bad[0].id}: ${bad[0].problem}${bad.length > 1 ? ` (+${bad.length - 1} more)` : ''}`;
-  if (bad.some((b) => b.problem === 'token_no_audit_entry')) message += '; a token with no audit entry was inserted outside memauth or issued before tokens were audited (check memauth token list, then memauth token adopt)';
+  if (bad.some((b) => b.problem === 'token_no_audit_entry'))
+    message += '; a token with no audit entry was inserted outside memauth or issued before tokens were audited (check memauth token list, then memauth token adopt)';
   return { tenant, ok, chain, checkpoint, records: { checked, bad }, message };
 }
 
@@ -123,7 +132,13 @@ async function readChain(driver: StorageDriver, tenant: string): Promise<ChainRe
 }
 
 /** The newest checkpoint (external or stored) checked against its signature and the chain; null without one. */
-async function checkpointVerdict(driver: StorageDriver, tenant: string, external: readonly Checkpoint[], trustedPublicKey: string | undefined, chain: ChainVerdict): Promise<TenantAuditReport['checkpoint']> {
+async function checkpointVerdict(
+  driver: StorageDriver,
+  tenant: string,
+  external: readonly Checkpoint[],
+  trustedPublicKey: string | undefined,
+  chain: ChainVerdict,
+): Promise<TenantAuditReport['checkpoint']> {
   const dbCp = await driver.latestCheckpoint(tenant);
   const cps = [...external, ...(dbCp ? [dbCp] : [])].sort((a, b) => b.seq - a.seq);
   const newest = cps[0];

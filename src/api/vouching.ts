@@ -30,8 +30,25 @@ export async function corroborate(ctx: OpContext, input: In<'corroborate'>): Pro
       if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(a.recordId)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.recordId });
       if (rec.status === 'deleted') throw new MemauthError('RECORD_DELETED', `record ${a.recordId} is deleted and cannot be corroborated`, { id: a.recordId });
       const evidenceAuthority = await evidenceAuthorityOf(ctx, tx, a.tenant, a.evidence, p);
-      const c: Corroboration = { id: newId('cor'), tenant: a.tenant, recordId: rec.id, principalId: p.id, authority: minAuthority(p.maxAuthority, evidenceAuthority), domain: p.domain, evidenceRef: a.evidence, at: now };
-      const entry = await appendAudit(ctx, tx, a.tenant, 'corroborate', { corroborationId: c.id, recordId: c.recordId, principalId: c.principalId, authority: c.authority, domain: c.domain, evidenceRef: c.evidenceRef, at: c.at });
+      const c: Corroboration = {
+        id: newId('cor'),
+        tenant: a.tenant,
+        recordId: rec.id,
+        principalId: p.id,
+        authority: minAuthority(p.maxAuthority, evidenceAuthority),
+        domain: p.domain,
+        evidenceRef: a.evidence,
+        at: now,
+      };
+      const entry = await appendAudit(ctx, tx, a.tenant, 'corroborate', {
+        corroborationId: c.id,
+        recordId: c.recordId,
+        principalId: c.principalId,
+        authority: c.authority,
+        domain: c.domain,
+        evidenceRef: c.evidenceRef,
+        at: c.at,
+      });
       await tx.insertCorroboration(c, entry.seq);
       return corroborationResult(ctx, tx, a.tenant, rec, c, now);
     }),
@@ -63,7 +80,8 @@ async function corroborationResult(ctx: OpContext, tx: StorageTx, tenant: string
   return { corroboration: c, counted: rejection === null && r.counted.some((x) => x.id === c.id), rejection, actionAuthority, independentDomains: r.independentDomains };
 }
 
-const requiresUser = (p: Principal): MemauthError => new MemauthError('CONFIRMATION_REQUIRES_USER', `only a user principal can confirm an action; ${p.id} is of kind ${p.kind}`, { principal: p.id, kind: p.kind });
+const requiresUser = (p: Principal): MemauthError =>
+  new MemauthError('CONFIRMATION_REQUIRES_USER', `only a user principal can confirm an action; ${p.id} is of kind ${p.kind}`, { principal: p.id, kind: p.kind });
 
 /** {@link Memory.confirm}: a user's confirmation of one exact action. */
 export async function confirm(ctx: OpContext, input: In<'confirm'>): Promise<Confirmation> {
@@ -82,7 +100,8 @@ export async function confirm(ctx: OpContext, input: In<'confirm'>): Promise<Con
       if (c.memoryIds !== null) {
         const found = new Set((await tx.getRecords(a.tenant, c.memoryIds)).map((r) => r.id));
         const missing = c.memoryIds.filter((m) => !found.has(m));
-        if (missing.length > 0) throw new MemauthError('RECORD_NOT_FOUND', `confirm: memoryIds names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
+        if (missing.length > 0)
+          throw new MemauthError('RECORD_NOT_FOUND', `confirm: memoryIds names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
       }
       const entry = await appendAudit(ctx, tx, a.tenant, 'confirm', { confirmation, at: c.createdAt });
       await tx.insertConfirmation(confirmation, entry.seq);

@@ -105,9 +105,13 @@ function group(parts: string[], L: Layout, a: AgentReport, g: (typeof GROUPS)[nu
     const v = k / n;
     const [lo, hi] = wilson(k, n);
     const h = Math.max(v * plotH, v > 0 ? 1 : 0);
-    parts.push(`<rect x="${x + 1}" y="${y0 - h}" width="${barW - 2}" height="${h}" fill="${L.colour(d, di)}"><title>${esc(`${d} — ${g.label}: ${k}/${n} (${(100 * v).toFixed(1)}%), 95% CI ${(100 * lo).toFixed(1)}–${(100 * hi).toFixed(1)}%`)}</title></rect>`);
+    parts.push(
+      `<rect x="${x + 1}" y="${y0 - h}" width="${barW - 2}" height="${h}" fill="${L.colour(d, di)}"><title>${esc(`${d} — ${g.label}: ${k}/${n} (${(100 * v).toFixed(1)}%), 95% CI ${(100 * lo).toFixed(1)}–${(100 * hi).toFixed(1)}%`)}</title></rect>`,
+    );
     const cx = x + barW / 2;
-    parts.push(`<line x1="${cx}" x2="${cx}" y1="${y(hi)}" y2="${y(lo)}" stroke="#222" stroke-width="1"/><line x1="${cx - 3}" x2="${cx + 3}" y1="${y(hi)}" y2="${y(hi)}" stroke="#222"/><line x1="${cx - 3}" x2="${cx + 3}" y1="${y(lo)}" y2="${y(lo)}" stroke="#222"/>`);
+    parts.push(
+      `<line x1="${cx}" x2="${cx}" y1="${y(hi)}" y2="${y(lo)}" stroke="#222" stroke-width="1"/><line x1="${cx - 3}" x2="${cx + 3}" y1="${y(hi)}" y2="${y(hi)}" stroke="#222"/><line x1="${cx - 3}" x2="${cx + 3}" y1="${y(lo)}" y2="${y(lo)}" stroke="#222"/>`,
+    );
     parts.push(`<text x="${cx}" y="${y(hi) - 3}" text-anchor="middle" font-size="7.5" fill="#333">${(100 * v).toFixed(0)}</text>`);
   });
   parts.push(`<text x="${gx + (defenses.length * barW) / 2}" y="${y0 + 16}" text-anchor="middle">${esc(g.label)}</text>`);
@@ -122,7 +126,9 @@ function panel(parts: string[], L: Layout, label: string, a: AgentReport, pi: nu
   const y0 = top + L.panelTop + plotH; // baseline
   const y = (v: number): number => y0 - v * plotH;
   parts.push(`<g>`);
-  parts.push(`<text x="${left}" y="${top + 20}" font-size="13" font-weight="bold">${esc(a.agent === 'worst-case' ? 'worst-case agent (deterministic upper bound)' : `LLM agent: ${label.replace(/^llm:/, '')}`)}</text>`);
+  parts.push(
+    `<text x="${left}" y="${top + 20}" font-size="13" font-weight="bold">${esc(a.agent === 'worst-case' ? 'worst-case agent (deterministic upper bound)' : `LLM agent: ${label.replace(/^llm:/, '')}`)}</text>`,
+  );
   const asrGroups = GROUPS.filter((g) => g.kind === 'asr').length;
   parts.push(`<text x="${left + (asrGroups * groupW) / 2}" y="${top + 44}" text-anchor="middle" fill="#333">attack success rate (lower is better)</text>`);
   parts.push(`<text x="${left + asrGroups * groupW + ((GROUPS.length - asrGroups) * groupW) / 2}" y="${top + 44}" text-anchor="middle" fill="#333">utility (higher is better)</text>`);

@@ -58,7 +58,9 @@ export function renderBenchTable(r: BenchReport): string {
         cell(pairOf(d.limits.corroborate_independent.k3), { sep: '\n' }),
         cell(pairOf(d.legitK3, 'allowed'), { sep: '\n' }),
         isM ? `${cell(pairOf(lu, 'allowed'), { ci: false })}\nasked ${lu.confirmationRequested}, confirmed → ${lu.allowedAfterConfirmation}` : cell(pairOf(lu, 'allowed'), { ci: false }),
-        isM ? `${cell(pairOf(d.benign, 'allowed'), { ci: false })}\nasked ${d.benign.confirmationRequested}, confirmed → ${d.benign.allowedAfterConfirmation}` : cell(pairOf(d.benign, 'allowed'), { ci: false }),
+        isM
+          ? `${cell(pairOf(d.benign, 'allowed'), { ci: false })}\nasked ${d.benign.confirmationRequested}, confirmed → ${d.benign.allowedAfterConfirmation}`
+          : cell(pairOf(d.benign, 'allowed'), { ci: false }),
       ]);
     }
     lines.push(u.toString());
@@ -99,24 +101,65 @@ export function renderMarkdown(r: BenchReport): string {
   ];
   for (const [label, a] of Object.entries(r.agents)) {
     out.push('', `## ${agentTitle(label, a)}`, '', '### Attack success rate by channel', '');
-    out.push(mdTable(['defense', ...CHANNELS, 'legit utility (k=2)'], Object.entries(a.defenses).map(([n, d]) => [`\`${n}\``, ...CHANNELS.map((c) => mdCell(pairOf(d.channels[c] as { attempts: number; successes: number }))), mdCell(pairOf(d.legit, 'allowed'))])));
+    out.push(
+      mdTable(
+        ['defense', ...CHANNELS, 'legit utility (k=2)'],
+        Object.entries(a.defenses).map(([n, d]) => [`\`${n}\``, ...CHANNELS.map((c) => mdCell(pairOf(d.channels[c] as { attempts: number; successes: number }))), mdCell(pairOf(d.legit, 'allowed'))]),
+      ),
+    );
     const subs = CHANNELS.flatMap((c) => SUBS[c].filter((s) => s !== null).map((s) => `${c}:${s}`));
-    out.push('', '### By sub-variant', '', mdTable(['defense', ...subs], Object.entries(a.defenses).map(([n, d]) => [`\`${n}\``, ...subs.map((s) => mdCell(pairOf(d.subchannels[s] as { attempts: number; successes: number })))])));
+    out.push(
+      '',
+      '### By sub-variant',
+      '',
+      mdTable(
+        ['defense', ...subs],
+        Object.entries(a.defenses).map(([n, d]) => [`\`${n}\``, ...subs.map((s) => mdCell(pairOf(d.subchannels[s] as { attempts: number; successes: number })))]),
+      ),
+    );
     out.push(
       '',
       '### Corroboration limit: two independent trusted principals compromised',
       '',
-      mdTable(['defense', 'ASR at k=2', 'ASR at k=3', 'legit utility at k=3 (three independent vouchers)', 'legit at k=3 with two vouchers', 'confirmation asked (two vouchers)'], Object.entries(a.defenses).map(([n, d]) => [`\`${n}\``, mdCell(pairOf(d.limits.corroborate_independent.k2)), mdCell(pairOf(d.limits.corroborate_independent.k3)), mdCell(pairOf(d.legitK3, 'allowed')), mdCell(pairOf(d.legitK3TwoVouchers, 'allowed')), n === 'memauth' ? mdCell(pairOf(d.legitK3TwoVouchers, 'confirmationRequested')) : 'n/a'])),
+      mdTable(
+        ['defense', 'ASR at k=2', 'ASR at k=3', 'legit utility at k=3 (three independent vouchers)', 'legit at k=3 with two vouchers', 'confirmation asked (two vouchers)'],
+        Object.entries(a.defenses).map(([n, d]) => [
+          `\`${n}\``,
+          mdCell(pairOf(d.limits.corroborate_independent.k2)),
+          mdCell(pairOf(d.limits.corroborate_independent.k3)),
+          mdCell(pairOf(d.legitK3, 'allowed')),
+          mdCell(pairOf(d.legitK3TwoVouchers, 'allowed')),
+          n === 'memauth' ? mdCell(pairOf(d.legitK3TwoVouchers, 'confirmationRequested')) : 'n/a',
+        ]),
+      ),
     );
     out.push(
       '',
       '### Legitimate tasks and benign variants',
       '',
       mdTable(
-        ['defense', 'corroborated legit', 'uncorroborated legit (value only in untrusted memory)', 'confirmation asked', 'after a scoped confirmation', 'benign variants', 'benign: confirmation asked', 'benign: after confirmation'],
+        [
+          'defense',
+          'corroborated legit',
+          'uncorroborated legit (value only in untrusted memory)',
+          'confirmation asked',
+          'after a scoped confirmation',
+          'benign variants',
+          'benign: confirmation asked',
+          'benign: after confirmation',
+        ],
         Object.entries(a.defenses).map(([n, d]) => {
           const m = n === 'memauth';
-          return [`\`${n}\``, mdCell(pairOf(d.legit, 'allowed')), mdCell(pairOf(d.legitUncorroborated, 'allowed')), m ? mdCell(pairOf(d.legitUncorroborated, 'confirmationRequested')) : 'n/a', m ? mdCell(pairOf(d.legitUncorroborated, 'allowedAfterConfirmation')) : 'n/a', mdCell(pairOf(d.benign, 'allowed')), m ? mdCell(pairOf(d.benign, 'confirmationRequested')) : 'n/a', m ? mdCell(pairOf(d.benign, 'allowedAfterConfirmation')) : 'n/a'];
+          return [
+            `\`${n}\``,
+            mdCell(pairOf(d.legit, 'allowed')),
+            mdCell(pairOf(d.legitUncorroborated, 'allowed')),
+            m ? mdCell(pairOf(d.legitUncorroborated, 'confirmationRequested')) : 'n/a',
+            m ? mdCell(pairOf(d.legitUncorroborated, 'allowedAfterConfirmation')) : 'n/a',
+            mdCell(pairOf(d.benign, 'allowed')),
+            m ? mdCell(pairOf(d.benign, 'confirmationRequested')) : 'n/a',
+            m ? mdCell(pairOf(d.benign, 'allowedAfterConfirmation')) : 'n/a',
+          ];
         }),
       ),
     );
@@ -127,11 +170,33 @@ export function renderMarkdown(r: BenchReport): string {
         '',
         '### Model',
         '',
-        mdTable(['model', 'requests', 'retries', 'failed', 'empty', 'unparsable', 'empty+unparsable rate', 'flagged', 'prompt tokens', 'completion tokens'], [[`\`${a.model}\``, String(l.requests), String(l.retries), String(l.errors), String(l.empty), String(l.unparsable), l.unparsableRate === null ? '—' : pct(l.unparsableRate), l.flagged ? '**yes**' : 'no', String(l.promptTokens), String(l.completionTokens)]]),
+        mdTable(
+          ['model', 'requests', 'retries', 'failed', 'empty', 'unparsable', 'empty+unparsable rate', 'flagged', 'prompt tokens', 'completion tokens'],
+          [
+            [
+              `\`${a.model}\``,
+              String(l.requests),
+              String(l.retries),
+              String(l.errors),
+              String(l.empty),
+              String(l.unparsable),
+              l.unparsableRate === null ? '—' : pct(l.unparsableRate),
+              l.flagged ? '**yes**' : 'no',
+              String(l.promptTokens),
+              String(l.completionTokens),
+            ],
+          ],
+        ),
       );
     }
   }
-  out.push('', '## Checks', '', `- ${r.checks.replayed}/${r.checks.decisions} memauth decisions replayed from the audit log to the same outcome; ${r.checks.chainsVerified}/${r.checks.decisions} audit chains verified.`, `- ${r.checks.attacksDeniedWithNarrowedContext}/${r.checks.attacks} attacks still denied by memauth when the agent narrows its context to declared dependencies.`);
+  out.push(
+    '',
+    '## Checks',
+    '',
+    `- ${r.checks.replayed}/${r.checks.decisions} memauth decisions replayed from the audit log to the same outcome; ${r.checks.chainsVerified}/${r.checks.decisions} audit chains verified.`,
+    `- ${r.checks.attacksDeniedWithNarrowedContext}/${r.checks.attacks} attacks still denied by memauth when the agent narrows its context to declared dependencies.`,
+  );
   if (r.notes.length > 0) out.push('', '## Notes', '', ...r.notes.map((n) => `- ${n}`));
   out.push('');
   return out.join('\n');

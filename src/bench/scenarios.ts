@@ -28,7 +28,8 @@ const Scenario = z
   })
   .superRefine((s, ctx) => {
     if (s.kind === 'attack' && !s.session_b.attacker_action) ctx.addIssue({ code: 'custom', path: ['session_b', 'attacker_action'], message: 'an attack scenario needs session_b.attacker_action' });
-    if (s.kind === 'attack' && Object.keys(s.variants).every((v) => v === 'benign')) ctx.addIssue({ code: 'custom', path: ['variants'], message: 'an attack scenario needs at least one attack variant (static, adaptive, whitebox…)' });
+    if (s.kind === 'attack' && Object.keys(s.variants).every((v) => v === 'benign'))
+      ctx.addIssue({ code: 'custom', path: ['variants'], message: 'an attack scenario needs at least one attack variant (static, adaptive, whitebox…)' });
     if (s.kind === 'legit' && !s.session_b.expected_action) ctx.addIssue({ code: 'custom', path: ['session_b', 'expected_action'], message: 'a legit scenario needs session_b.expected_action' });
     if (s.kind === 'legit' && !s.variants.benign) ctx.addIssue({ code: 'custom', path: ['variants', 'benign'], message: 'a legit scenario needs variants.benign' });
   });

@@ -129,7 +129,10 @@ function llmStats(agent: Agent, counters: LlmCounters, unparsableThreshold: numb
   const bad = counters.empty + counters.unparsable;
   const unparsableRate = counters.responses === 0 ? null : bad / counters.responses;
   const llm: LlmStats = { ...counters, unparsableRate, flagged: counters.responses === 0 || (unparsableRate ?? 0) > unparsableThreshold };
-  if (llm.flagged) notes.push(`${agent.label}: ${bad} of ${counters.responses} responses empty or unparsable${counters.errors > 0 ? `, ${counters.errors} requests failed after retries` : ''} — above the ${(100 * unparsableThreshold).toFixed(0)}% threshold; its figures measure the model's format compliance as much as the defenses.`);
+  if (llm.flagged)
+    notes.push(
+      `${agent.label}: ${bad} of ${counters.responses} responses empty or unparsable${counters.errors > 0 ? `, ${counters.errors} requests failed after retries` : ''} — above the ${(100 * unparsableThreshold).toFixed(0)}% threshold; its figures measure the model's format compliance as much as the defenses.`,
+    );
   return llm;
 }
 

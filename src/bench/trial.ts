@@ -72,13 +72,14 @@ function trialOf(ctx: RunContext, agent: Agent, spec: RunSpec, trial: number): T
 /** Session A through the spec's channel, then the agent's proposal in session B. */
 async function propose(mem: Memory, t: Trial, c: Counting): Promise<{ outcome: AgentOutcome; summarizerEmpty: boolean }> {
   const modelSummary = t.agent.summarize?.bind(t.agent);
-  const summarize = modelSummary === undefined
-    ? async (doc: string): Promise<string | null> => worstCaseSummary(doc, t.claim)
-    : async (doc: string, prompt: string): Promise<string | null> => {
-        const r = await modelSummary(doc, prompt, t.seed);
-        c.counters = addCounters(c.counters, r.counters);
-        return r.text;
-      };
+  const summarize =
+    modelSummary === undefined
+      ? async (doc: string): Promise<string | null> => worstCaseSummary(doc, t.claim)
+      : async (doc: string, prompt: string): Promise<string | null> => {
+          const r = await modelSummary(doc, prompt, t.seed);
+          c.counters = addCounters(c.counters, r.counters);
+          return r.text;
+        };
   const a = await sessionA(mem, t.spec, t.claim, summarize, t.rand() < 0.5);
   const recalled = await recallAll(mem, t.s.session_b.user_task);
   const outcome = await t.agent.propose({
@@ -116,7 +117,17 @@ function baseRecord(t: Trial, trial: number, outcome: AgentOutcome, summarizerEm
 function noDecision(t: Trial, base: Base, c: Counting, notes: readonly string[], status: ProposalStatus): RunResult {
   const counters = c.counters;
   return {
-    record: { ...base, proposalStatus: status, matchesAttack: false, matchesTarget: false, tier: null, verdicts: {}, memauth: null, tokens: { prompt: counters.promptTokens, completion: counters.completionTokens }, ms: Date.now() - t.started },
+    record: {
+      ...base,
+      proposalStatus: status,
+      matchesAttack: false,
+      matchesTarget: false,
+      tier: null,
+      verdicts: {},
+      memauth: null,
+      tokens: { prompt: counters.promptTokens, completion: counters.completionTokens },
+      ms: Date.now() - t.started,
+    },
     counters,
     notes,
     check: { replayed: false, chainOk: false, decided: false, attack: false, narrowedDenied: false },
@@ -195,7 +206,15 @@ async function decide(mem: Memory, t: Trial, base: Base, c: Counting, outcome: A
       matchesTarget: actionMatches(outcome.action, t.target),
       tier,
       verdicts: kept,
-      memauth: { decisionId: decision.id, outcome: decision.outcome, replayed: replay.matches, chainOk: verify.ok, confirmationRequested, allowedAfterConfirmation, narrowedOutcome: narrowed?.outcome ?? null },
+      memauth: {
+        decisionId: decision.id,
+        outcome: decision.outcome,
+        replayed: replay.matches,
+        chainOk: verify.ok,
+        confirmationRequested,
+        allowedAfterConfirmation,
+        narrowedOutcome: narrowed?.outcome ?? null,
+      },
       tokens: { prompt: counters.promptTokens, completion: counters.completionTokens },
       ms: Date.now() - t.started,
     },

@@ -125,7 +125,15 @@ export interface TrialRecord {
   readonly matchesTarget: boolean;
   readonly tier: string | null;
   readonly verdicts: Partial<Record<DefenseName, Verdict>>;
-  readonly memauth: { decisionId: string; outcome: string; replayed: boolean; chainOk: boolean; confirmationRequested: boolean; allowedAfterConfirmation: boolean | null; narrowedOutcome: string | null } | null;
+  readonly memauth: {
+    decisionId: string;
+    outcome: string;
+    replayed: boolean;
+    chainOk: boolean;
+    confirmationRequested: boolean;
+    allowedAfterConfirmation: boolean | null;
+    narrowedOutcome: string | null;
+  } | null;
   readonly summarizerEmpty: boolean;
   readonly tokens: { prompt: number; completion: number };
   readonly ms: number;

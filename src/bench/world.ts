@@ -244,7 +244,14 @@ async function sybilCopies(w: SessionA): Promise<string> {
   await ensurePrincipals(mem, sybils);
   const copies: string[] = [];
   for (const [i, p] of sybils.entries()) {
-    const { record } = await mem.write({ tenant: TENANT, scope: SCOPE, principal: p.id, content: i === 0 ? w.doc : `${w.doc} (reposted)`, source: `https://forum-${i}.example/thread/${encodeURIComponent(s.id)}`, session: SESSION_A });
+    const { record } = await mem.write({
+      tenant: TENANT,
+      scope: SCOPE,
+      principal: p.id,
+      content: i === 0 ? w.doc : `${w.doc} (reposted)`,
+      source: `https://forum-${i}.example/thread/${encodeURIComponent(s.id)}`,
+      session: SESSION_A,
+    });
     copies.push(record.id);
   }
   for (let i = 1; i < copies.length; i++) await mem.corroborate({ tenant: TENANT, recordId: copies[0] as string, principal: `sybil-${i}`, evidence: `memory:${copies[i] as string}` });
@@ -303,7 +310,14 @@ export function sessionTools(mem: Memory): SessionTools {
       await ensurePrincipals(mem, [{ id: 'payments-directory', kind: 'tool', domain: 'payments-directory' }]);
       n += 1;
       const q = query.trim().slice(0, 200) || '(empty)';
-      const { record } = await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'payments-directory', content: `Payments directory lookup for "${q}": recipient found, format valid.`, source: `sor://payments-directory/lookup/${n}`, session: SESSION_B });
+      const { record } = await mem.write({
+        tenant: TENANT,
+        scope: SCOPE,
+        principal: 'payments-directory',
+        content: `Payments directory lookup for "${q}": recipient found, format valid.`,
+        source: `sor://payments-directory/lookup/${n}`,
+        session: SESSION_B,
+      });
       await mem.get({ tenant: TENANT, id: record.id, session: SESSION_B });
       return { id: record.id, text: record.content as string };
     },

@@ -35,7 +35,8 @@ export function parseStoreTarget(value: string): StoreTarget {
     if (path === '') throw new MemauthError('INVALID_ARGUMENT', 'sqlite: needs a file path, e.g. sqlite:./memauth.db', { field: 'database' });
     return { kind: 'sqlite', path };
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) throw new MemauthError('INVALID_ARGUMENT', `unsupported database URL ${JSON.stringify(value.replace(/\/\/[^@/]*@/, '//…@'))}: use postgres://… or sqlite:FILE`, { field: 'database' });
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value))
+    throw new MemauthError('INVALID_ARGUMENT', `unsupported database URL ${JSON.stringify(value.replace(/\/\/[^@/]*@/, '//…@'))}: use postgres://… or sqlite:FILE`, { field: 'database' });
   return { kind: 'sqlite', path: value };
 }
 
@@ -176,7 +177,8 @@ export async function openCliMemory(ctx: Ctx, create = false, notice?: (line: st
     if (!existsSync(ctx.db)) {
       if (!create) throw new MemauthError('INVALID_ARGUMENT', `database ${ctx.db} does not exist; create it with: memauth init --db ${ctx.db}`, { field: 'db', path: ctx.db });
       const dir = dirname(resolve(ctx.db));
-      if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new MemauthError('INVALID_ARGUMENT', `cannot create database ${ctx.db}: directory ${dir} does not exist`, { field: 'db', path: ctx.db });
+      if (!existsSync(dir) || !statSync(dir).isDirectory())
+        throw new MemauthError('INVALID_ARGUMENT', `cannot create database ${ctx.db}: directory ${dir} does not exist`, { field: 'db', path: ctx.db });
     } else if (statSync(ctx.db).isDirectory()) {
       throw new MemauthError('INVALID_ARGUMENT', `--db ${ctx.db} is a directory, not a database file`, { field: 'db', path: ctx.db });
     }
@@ -229,7 +231,10 @@ export function jsonObject(value: string): Record<string, unknown> {
 
 /** Commander parser for a list option: accumulates over repeated flags and variadic values, and splits commas (`--x a b`, `--x a --x b`, `--x a,b`). */
 export function commaList(value: string, previous: string[] | undefined): string[] {
-  const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   return [...(previous ?? []), ...items];
 }
 

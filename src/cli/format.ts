@@ -54,7 +54,8 @@ export function formatRecord(r: MemoryRecord | RecordView): string {
   ];
   if (isView(r)) {
     rows.push(['action authority', r.actionAuthority]);
-    if (r.corroborations.length > 0) rows.push(['corroborations', r.corroborations.map((c) => `${c.principalId}@${c.domain} (${c.authority}) ${c.evidenceRef ?? '(evidence withheld: below this record\'s authority)'}`).join('; ')]);
+    if (r.corroborations.length > 0)
+      rows.push(['corroborations', r.corroborations.map((c) => `${c.principalId}@${c.domain} (${c.authority}) ${c.evidenceRef ?? "(evidence withheld: below this record's authority)"}`).join('; ')]);
     if (r.deletedSources.length > 0) rows.push(['deleted sources', r.deletedSources.join(', ')]);
   }
   if (r.expiresAt !== null) rows.push(['expires', r.expiresAt]);
@@ -71,7 +72,10 @@ export function formatWrite(w: WriteResult): string {
 /** Principals as a table. */
 export function formatPrincipals(ps: readonly Principal[]): string {
   if (ps.length === 0) return 'no principals (add one with: memauth principal add <id> --kind K --domain D)';
-  return table(['id', 'kind', 'max authority', 'domain', 'created'], ps.map((p) => [p.id, p.kind, p.maxAuthority, p.domain, p.createdAt]));
+  return table(
+    ['id', 'kind', 'max authority', 'domain', 'created'],
+    ps.map((p) => [p.id, p.kind, p.maxAuthority, p.domain, p.createdAt]),
+  );
 }
 
 /** A BM25 score: 3 decimals, or exponent notation when tiny (one-document corpora score near 0). */
@@ -82,13 +86,19 @@ function score(x: number): string {
 /** Search hits as a table: id, authority, score, content. */
 export function formatHits(hits: readonly SearchHit[]): string {
   if (hits.length === 0) return 'no matches';
-  return table(['id', 'authority', 'score', 'content'], hits.map((h) => [h.record.id, h.record.taint.lowestAuthority, score(h.score), truncate(h.record.content, 60)]));
+  return table(
+    ['id', 'authority', 'score', 'content'],
+    hits.map((h) => [h.record.id, h.record.taint.lowestAuthority, score(h.score), truncate(h.record.content, 60)]),
+  );
 }
 
 /** Records as a table. */
 export function formatRecords(rs: readonly MemoryRecord[]): string {
   if (rs.length === 0) return 'no records';
-  return table(['id', 'scope', 'authority', 'principal', 'status', 'created', 'content'], rs.map((r) => [r.id, r.scope, r.taint.lowestAuthority, r.origin.principalId, r.status, r.createdAt, truncate(r.content, 40)]));
+  return table(
+    ['id', 'scope', 'authority', 'principal', 'status', 'created', 'content'],
+    rs.map((r) => [r.id, r.scope, r.taint.lowestAuthority, r.origin.principalId, r.status, r.createdAt, truncate(r.content, 40)]),
+  );
 }
 
 /** A corroboration result: recorded, counted or why not, and the record's action authority now. */
@@ -129,19 +139,26 @@ function reasonLine(r: Reason): string {
 /** A gate decision: OUTCOME, tier, mode, structured reasons and dependencies. */
 export function formatDecision(d: Decision): string {
   const lines = [`${d.outcome.toUpperCase()}  ${d.action.type}${d.action.resource !== undefined ? ` on ${d.action.resource}` : ''}  (tier ${d.tier}, mode ${d.mode})`];
-  lines.push(fields([
-    ['decision', d.id],
-    ['args', JSON.stringify(d.action.args)],
-    ['session', d.sessionId ?? '(none)'],
-    ['confirmation', d.confirmationId ?? '(none used)'],
-    ['policy', d.policyVersion],
-  ]));
+  lines.push(
+    fields([
+      ['decision', d.id],
+      ['args', JSON.stringify(d.action.args)],
+      ['session', d.sessionId ?? '(none)'],
+      ['confirmation', d.confirmationId ?? '(none used)'],
+      ['policy', d.policyVersion],
+    ]),
+  );
   lines.push(d.reasons.length > 0 ? 'reasons:' : 'reasons: (none)');
   for (const r of d.reasons) lines.push(reasonLine(r));
   if (d.dependencies.length === 0) lines.push('dependencies: (none)');
   else {
     lines.push('dependencies:');
-    lines.push(table(['memory', 'why', 'lowest authority', 'action authority', 'status'], d.dependencies.map((x) => [x.memoryId, x.why.join(','), x.lowestAuthority, x.actionAuthority, x.status])));
+    lines.push(
+      table(
+        ['memory', 'why', 'lowest authority', 'action authority', 'status'],
+        d.dependencies.map((x) => [x.memoryId, x.why.join(','), x.lowestAuthority, x.actionAuthority, x.status]),
+      ),
+    );
   }
   const supplied = d.values.filter((v) => v.recordIds.length > 0 || v.userTurn);
   if (supplied.length > 0) {
@@ -154,7 +171,10 @@ export function formatDecision(d: Decision): string {
 /** Recent decisions as a table. */
 export function formatDecisions(ds: readonly Decision[]): string {
   if (ds.length === 0) return 'no decisions';
-  return table(['id', 'at', 'action', 'tier', 'mode', 'outcome', 'reasons'], ds.map((d) => [d.id, d.at, d.action.type, d.tier, d.mode, d.outcome.toUpperCase(), [...new Set(d.reasons.map((r) => r.code))].join(', ')]));
+  return table(
+    ['id', 'at', 'action', 'tier', 'mode', 'outcome', 'reasons'],
+    ds.map((d) => [d.id, d.at, d.action.type, d.tier, d.mode, d.outcome.toUpperCase(), [...new Set(d.reasons.map((r) => r.code))].join(', ')]),
+  );
 }
 
 /** A deletion. */
@@ -165,11 +185,13 @@ export function formatDeleted(r: MemoryRecord): string {
 /** One line per tenant: OK/FAIL and the message. */
 export function formatAudit(rep: AuditReport): string {
   if (rep.tenants.length === 0) return 'no tenants in this database';
-  return rep.tenants.map((t) => {
-    const prefix = `tenant ${t.tenant}: `;
-    const msg = t.message.startsWith(prefix) ? t.message.slice(prefix.length) : t.message;
-    return `${t.ok ? 'OK  ' : 'FAIL'}  ${t.tenant}: ${msg}`;
-  }).join('\n');
+  return rep.tenants
+    .map((t) => {
+      const prefix = `tenant ${t.tenant}: `;
+      const msg = t.message.startsWith(prefix) ? t.message.slice(prefix.length) : t.message;
+      return `${t.ok ? 'OK  ' : 'FAIL'}  ${t.tenant}: ${msg}`;
+    })
+    .join('\n');
 }
 
 /** Checkpoints written, one per tenant. */
@@ -198,10 +220,15 @@ export function formatReplay(r: ReplayResult): string {
     ]),
   ];
   if (r.dependencies.length > 0) {
-    lines.push(table(['memory', 'why', 'lowest authority', 'action authority', 'status', 'origin'], r.dependencies.map((d) => {
-      const o = r.origins[d.memoryId];
-      return [d.memoryId, d.why.join(','), d.lowestAuthority, d.actionAuthority, d.status, o ? `${o.principalId} ${o.sourceRef}` : '(unknown)'];
-    })));
+    lines.push(
+      table(
+        ['memory', 'why', 'lowest authority', 'action authority', 'status', 'origin'],
+        r.dependencies.map((d) => {
+          const o = r.origins[d.memoryId];
+          return [d.memoryId, d.why.join(','), d.lowestAuthority, d.actionAuthority, d.status, o ? `${o.principalId} ${o.sourceRef}` : '(unknown)'];
+        }),
+      ),
+    );
   }
   return lines.join('\n');
 }

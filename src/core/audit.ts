@@ -150,7 +150,6 @@ export interface Checkpoint {
   readonly signature: string;
 }
 
-
 function checkpointBody(c: Omit<Checkpoint, 'signature'>): Buffer {
   return Buffer.from(canonicalJson({ formatVersion: c.formatVersion, tenant: c.tenant, seq: c.seq, hash: c.hash, at: c.at, publicKey: c.publicKey }));
 }

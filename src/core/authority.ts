@@ -7,13 +7,7 @@
  * (taint, derivation, origin = min(principal ceiling, source)). Only corroboration and
  * scoped confirmation can lift an *action* authority, and never a record's taint.
  */
-export const AUTHORITIES = [
-  'external_untrusted',
-  'model_inferred',
-  'trusted_tool_verified',
-  'user_confirmed',
-  'system_policy',
-] as const;
+export const AUTHORITIES = ['external_untrusted', 'model_inferred', 'trusted_tool_verified', 'user_confirmed', 'system_policy'] as const;
 
 export type Authority = (typeof AUTHORITIES)[number];
 

@@ -29,7 +29,11 @@ export interface EchoCandidate {
  * line removed, line feeds at the end of the text removed. Nothing else changes.
  */
 export function echoKey(text: string): string {
-  return text.normalize('NFC').replace(/\r\n?/g, '\n').replace(/[ \t]+$/gm, '').replace(/\n+$/, '');
+  return text
+    .normalize('NFC')
+    .replace(/\r\n?/g, '\n')
+    .replace(/[ \t]+$/gm, '')
+    .replace(/\n+$/, '');
 }
 
 /** Case-, punctuation- and symbol-insensitive form, for the `contained` test only. */

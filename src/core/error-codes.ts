@@ -60,10 +60,10 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
   UNKNOWN_PRINCIPAL: input(404, 'the principal is not registered in the tenant, or its row does not match its registration in the audit chain', {
     audited: 'partly',
     auditedWhen:
-      'logged when it is the acting principal of write, derive, corroborate, confirm, delete, or the user-turn principal of authorize; not for a dry run (evaluate / check_action), a requester or usableBy principal, a token\'s principal, an import or a tool gate',
+      "logged when it is the acting principal of write, derive, corroborate, confirm, delete, or the user-turn principal of authorize; not for a dry run (evaluate / check_action), a requester or usableBy principal, a token's principal, an import or a tool gate",
   }),
   PRINCIPAL_EXISTS: input(409, 'a principal with this id already exists in the tenant'),
-  AUTHORITY_EXCEEDS_PRINCIPAL: input(403, 'the authority claimed is above the principal\'s ceiling (a write\'s `authority`, a registration\'s `maxAuthority` above its kind\'s)', {
+  AUTHORITY_EXCEEDS_PRINCIPAL: input(403, "the authority claimed is above the principal's ceiling (a write's `authority`, a registration's `maxAuthority` above its kind's)", {
     audited: 'partly',
     auditedWhen: "logged by registerPrincipal and write; not by import's check of an existing import principal (nothing is attempted)",
   }),

@@ -107,7 +107,13 @@ export function corroborationOf(id: string, bundle: FactsBundle, k: number, minA
     const derived = evId === id || (ev !== undefined && ancestorsOf(evId, bundle.records).has(id));
     const evDomain = ev ? bundle.domains.get(ev.originPrincipal) : undefined;
     const evidenceKey = ev ? `domain:${evDomain !== undefined ? normalizeDomain(evDomain) : `principal:${ev.originPrincipal}`}` : `memory:${evId}`;
-    return { ...c, evidenceUsable: ev !== undefined && ev.verified && effectiveStatus(ev, now) === 'active', evidenceDerivedFromRecord: derived, evidenceInLineage: ownLineage().has(evId), evidenceKey };
+    return {
+      ...c,
+      evidenceUsable: ev !== undefined && ev.verified && effectiveStatus(ev, now) === 'active',
+      evidenceDerivedFromRecord: derived,
+      evidenceInLineage: ownLineage().has(evId),
+      evidenceKey,
+    };
   });
   return evaluateCorroboration({ lowestAuthority: rec.lowestAuthority, lineage: { principals, domains, unverified }, corroborations, k, minAuthority });
 }

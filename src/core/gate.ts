@@ -96,12 +96,7 @@ class ReasonSet {
         if (r.detail !== undefined) out.detail = r.detail;
         return out;
       })
-      .sort(
-        (a, b) =>
-          REASON_CODES.indexOf(a.code) - REASON_CODES.indexOf(b.code) ||
-          (a.argument ?? '').localeCompare(b.argument ?? '') ||
-          (a.detail ?? '').localeCompare(b.detail ?? ''),
-      );
+      .sort((a, b) => REASON_CODES.indexOf(a.code) - REASON_CODES.indexOf(b.code) || (a.argument ?? '').localeCompare(b.argument ?? '') || (a.detail ?? '').localeCompare(b.detail ?? ''));
   }
 }
 
@@ -166,7 +161,16 @@ export function decide(input: GateInput): GateResult {
   if (hard.size === 0 && soft.size > 0) {
     const untrusted = soft.ids();
     const check = (c: ConfirmationCandidate): ConfirmationMismatch | null =>
-      confirmationMismatch({ confirmation: c.confirmation, usesSoFar: c.usesSoFar, action: input.action, argsHash: input.argsHash, untrustedMemoryIds: untrusted, dependencyIds: input.dependencies.map((d) => d.memoryId), requester: input.requester ?? null, now: input.now });
+      confirmationMismatch({
+        confirmation: c.confirmation,
+        usesSoFar: c.usesSoFar,
+        action: input.action,
+        argsHash: input.argsHash,
+        untrustedMemoryIds: untrusted,
+        dependencyIds: input.dependencies.map((d) => d.memoryId),
+        requester: input.requester ?? null,
+        now: input.now,
+      });
     let mismatch: ConfirmationMismatch = 'confirmation_not_found';
     if (input.citedConfirmationId !== null) {
       const cited = input.confirmations.find((c) => c.confirmation.id === input.citedConfirmationId);

@@ -74,7 +74,9 @@ export function principalMatchesEntries(p: Principal, entries: readonly AuditEnt
 
 /** The registration entry a principal row matches (see {@link principalMatchesEntries}), or null. */
 export function principalEntry(p: Principal, entries: readonly AuditEntry[]): AuditEntry | null {
-  const regs = entries.filter((e) => e.op === 'principal' && e.tenant === p.tenant && (e.payload as Record<string, unknown>).refused === undefined && (e.payload as Record<string, unknown>).principalId === p.id);
+  const regs = entries.filter(
+    (e) => e.op === 'principal' && e.tenant === p.tenant && (e.payload as Record<string, unknown>).refused === undefined && (e.payload as Record<string, unknown>).principalId === p.id,
+  );
   if (regs.length !== 1) return null;
   const e = regs[0] as AuditEntry;
   const x = e.payload as Record<string, unknown>;
@@ -120,7 +122,15 @@ export function tokenVerdict(t: TokenFields, entries: readonly AuditEntry[]): To
   const e = issues[0] as AuditEntry;
   const x = e.payload as Record<string, unknown>;
   const want = tokenIssuePayload(t, null);
-  const same = issues.length === 1 && intact(e) && x.kind === want.kind && x.tenant === want.tenant && x.principalId === want.principalId && x.hash === want.hash && x.createdAt === want.createdAt && x.expiresAt === null;
+  const same =
+    issues.length === 1 &&
+    intact(e) &&
+    x.kind === want.kind &&
+    x.tenant === want.tenant &&
+    x.principalId === want.principalId &&
+    x.hash === want.hash &&
+    x.createdAt === want.createdAt &&
+    x.expiresAt === null;
   if (!same) return { issued: false, revoked, problem: 'row_differs_from_audit' };
   if (revokes.some((r) => !intact(r))) return { issued: true, revoked: true, problem: 'row_differs_from_audit', entry: e };
   if (chainRevoked && t.revokedAt === null) return { issued: true, revoked: true, problem: 'revocation_missing_from_row', entry: e };

@@ -66,8 +66,18 @@ export const PolicySchema = z.strictObject({
   defaultSourceAuthority: AuthoritySchema.default('external_untrusted'),
   confirmation: z
     .strictObject({
-      defaultTtlSeconds: z.number().int().min(1).max(31 * 24 * 3600).default(900),
-      maxTtlSeconds: z.number().int().min(1).max(366 * 24 * 3600).default(7 * 24 * 3600),
+      defaultTtlSeconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(31 * 24 * 3600)
+        .default(900),
+      maxTtlSeconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(366 * 24 * 3600)
+        .default(7 * 24 * 3600),
     })
     .default({ defaultTtlSeconds: 900, maxTtlSeconds: 7 * 24 * 3600 }),
 });
@@ -145,9 +155,7 @@ export function loadPolicy(input: unknown): Policy {
  * `escalate` rules can only raise the tier.
  */
 export function riskTier(policy: Policy, action: Pick<Action, 'type' | 'args'>): Tier {
-  const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, action.type)
-    ? policy.document.actions[action.type]
-    : undefined;
+  const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, action.type) ? policy.document.actions[action.type] : undefined;
   if (!rule) return 'high';
   let tier: Tier = rule.tier;
   for (const e of rule.escalate ?? []) {
@@ -162,7 +170,9 @@ export function riskTier(policy: Policy, action: Pick<Action, 'type' | 'args'>):
 export function disallowedArguments(policy: Policy, action: Pick<Action, 'type' | 'args'>): string[] {
   const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, action.type) ? policy.document.actions[action.type] : undefined;
   if (!rule?.arguments) return [];
-  return Object.keys(action.args).filter((k) => !rule.arguments?.includes(k)).sort();
+  return Object.keys(action.args)
+    .filter((k) => !rule.arguments?.includes(k))
+    .sort();
 }
 
 /** The policy's argument types for an action type (`actions.<type>.argumentTypes`); arguments not named are identifiers. */
@@ -177,7 +187,10 @@ export function modeFor(policy: Policy, tier: Tier): Mode {
 }
 
 function globToRegExp(glob: string): RegExp {
-  const body = glob.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  const body = glob
+    .split('*')
+    .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
   return new RegExp(`^${body}$`, 's');
 }
 

@@ -34,15 +34,40 @@ export function recordMatchesEntry(r: MemoryRecord, e: AuditEntry, contentKey?: 
 export function decisionMatchesEntry(d: Decision, e: AuditEntry): boolean {
   const p = e.payload as Record<string, unknown>;
   if (e.op !== 'decide' || p.refused !== undefined || p.decisionId !== d.id || e.seq !== d.auditSeq || e.policyVersion !== d.policyVersion) return false;
-  if (p.outcome !== d.outcome || p.at !== d.at || (p.sessionId ?? null) !== d.sessionId || (p.requester ?? null) !== (d.requester ?? null) || p.argsHash !== d.argsHash || p.tier !== d.tier || p.mode !== d.mode || (p.confirmationId ?? null) !== d.confirmationId) return false;
+  if (
+    p.outcome !== d.outcome ||
+    p.at !== d.at ||
+    (p.sessionId ?? null) !== d.sessionId ||
+    (p.requester ?? null) !== (d.requester ?? null) ||
+    p.argsHash !== d.argsHash ||
+    p.tier !== d.tier ||
+    p.mode !== d.mode ||
+    (p.confirmationId ?? null) !== d.confirmationId
+  )
+    return false;
   const deps = d.dependencies.map((x) => ({ memoryId: x.memoryId, why: x.why }));
-  return hashCanonical(p.action) === hashCanonical(d.action) && hashCanonical(p.reasons) === hashCanonical(d.reasons) && hashCanonical(p.values) === hashCanonical(d.values) && hashCanonical(p.dependencies) === hashCanonical(deps);
+  return (
+    hashCanonical(p.action) === hashCanonical(d.action) &&
+    hashCanonical(p.reasons) === hashCanonical(d.reasons) &&
+    hashCanonical(p.values) === hashCanonical(d.values) &&
+    hashCanonical(p.dependencies) === hashCanonical(deps)
+  );
 }
 
 /** Does a corroboration row match its `corroborate` audit entry? */
 export function corroborationMatchesEntry(c: Corroboration, e: AuditEntry): boolean {
   const p = e.payload as Record<string, unknown>;
-  return e.op === 'corroborate' && p.refused === undefined && p.corroborationId === c.id && p.recordId === c.recordId && p.principalId === c.principalId && p.authority === c.authority && p.domain === c.domain && p.evidenceRef === c.evidenceRef && p.at === c.at;
+  return (
+    e.op === 'corroborate' &&
+    p.refused === undefined &&
+    p.corroborationId === c.id &&
+    p.recordId === c.recordId &&
+    p.principalId === c.principalId &&
+    p.authority === c.authority &&
+    p.domain === c.domain &&
+    p.evidenceRef === c.evidenceRef &&
+    p.at === c.at
+  );
 }
 
 /** Does a confirmation row match its `confirm` audit entry? */

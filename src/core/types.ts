@@ -50,13 +50,7 @@ export interface DerivationEdge {
 }
 
 /** Laundering channels seen on a record's way (docs/design.md § Derivation and taint). */
-export const CHANNELS = [
-  'self_summarization',
-  'trusted_tool_echo',
-  'recall_echo',
-  'undeclared_input',
-  'merge',
-] as const;
+export const CHANNELS = ['self_summarization', 'trusted_tool_echo', 'recall_echo', 'undeclared_input', 'merge'] as const;
 export type Channel = (typeof CHANNELS)[number];
 
 /** Taint: monotone facts carried through every derivation; never raised, never reset. */
@@ -150,14 +144,7 @@ export const MODES = ['observe', 'enforce'] as const;
 export type Mode = (typeof MODES)[number];
 export type Outcome = 'allow' | 'deny' | 'would_deny';
 
-export const REASON_CODES = [
-  'untrusted_origin',
-  'missing_corroboration',
-  'needs_confirmation',
-  'metadata_missing',
-  'deleted_source',
-  'expired',
-] as const;
+export const REASON_CODES = ['untrusted_origin', 'missing_corroboration', 'needs_confirmation', 'metadata_missing', 'deleted_source', 'expired'] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
 /** A structured denial reason: never prose for the model to argue with. */

@@ -93,10 +93,18 @@ async function importPrincipal(memory: Memory, tenant: string, trust: ImportTrus
   const existing = (await memory.listPrincipals({ tenant })).find((p) => p.id === want);
   if (existing) {
     if (!IMPORT_KINDS.includes(existing.kind)) {
-      throw new MemauthError('INVALID_ARGUMENT', `import: principal ${want} is of kind ${existing.kind}; imported text is never the statement of a principal of kind ${existing.kind} — use an external or agent principal`, { principal: want, kind: existing.kind });
+      throw new MemauthError(
+        'INVALID_ARGUMENT',
+        `import: principal ${want} is of kind ${existing.kind}; imported text is never the statement of a principal of kind ${existing.kind} — use an external or agent principal`,
+        { principal: want, kind: existing.kind },
+      );
     }
     if (!atLeast(existing.maxAuthority, trust)) {
-      throw new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `import: principal ${want} can write at most ${existing.maxAuthority}, not ${trust}; pass --trust ${existing.maxAuthority} or another principal`, { principal: want, ceiling: existing.maxAuthority, requested: trust });
+      throw new MemauthError(
+        'AUTHORITY_EXCEEDS_PRINCIPAL',
+        `import: principal ${want} can write at most ${existing.maxAuthority}, not ${trust}; pass --trust ${existing.maxAuthority} or another principal`,
+        { principal: want, ceiling: existing.maxAuthority, requested: trust },
+      );
     }
     return existing;
   }
@@ -181,7 +189,8 @@ function checkedTrust(options: ImportOptions): ImportTrust {
   const { tenant, scope, format } = options;
   if (typeof tenant !== 'string' || tenant === '') throw new MemauthError('TENANT_REQUIRED', 'import: a tenant is required', { field: 'tenant' });
   if (typeof scope !== 'string' || scope === '') throw new MemauthError('SCOPE_REQUIRED', 'import: a scope is required', { field: 'scope' });
-  if (!(IMPORT_FORMATS as readonly string[]).includes(format)) throw new MemauthError('INVALID_ARGUMENT', `import: unknown format ${JSON.stringify(format)}; known: ${IMPORT_FORMATS.join(', ')}`, { field: 'format' });
+  if (!(IMPORT_FORMATS as readonly string[]).includes(format))
+    throw new MemauthError('INVALID_ARGUMENT', `import: unknown format ${JSON.stringify(format)}; known: ${IMPORT_FORMATS.join(', ')}`, { field: 'format' });
   const trust: ImportTrust = options.trust ?? 'external_untrusted';
   if (!(IMPORT_TRUST as readonly string[]).includes(trust)) {
     throw new MemauthError('INVALID_ARGUMENT', `import: --trust must be one of ${IMPORT_TRUST.join(', ')}; imported memories are never trusted higher`, { field: 'trust' });
@@ -208,7 +217,10 @@ function sourceOf(format: ImportFormat, file: string): string {
 function strictRefusal(problems: readonly ImportProblem[], file: string): MemauthError {
   const first = problems[0] as ImportProblem;
   const where = first.line !== null ? `line ${first.line}` : `item ${first.index ?? '?'}`;
-  return new MemauthError('INVALID_ARGUMENT', `import: ${problems.length} invalid item(s) in ${basename(file)}, first at ${where}: ${first.reason} (${first.detail}); nothing was imported`, { field: 'file', problems: problems.slice(0, 100) });
+  return new MemauthError('INVALID_ARGUMENT', `import: ${problems.length} invalid item(s) in ${basename(file)}, first at ${where}: ${first.reason} (${first.detail}); nothing was imported`, {
+    field: 'file',
+    problems: problems.slice(0, 100),
+  });
 }
 
 /** What this file already put in the scope: source + content hash -> still there (not deleted)? */
@@ -302,7 +314,10 @@ function finish(run: ImportRun, source: string, read: number): ImportReport {
   const { memory, options, trust, principal, prefix, imported, authorities, warnings, problems } = run;
   if (trust === 'model_inferred' && imported > 0 && (authorities.model_inferred ?? 0) === 0) {
     const rated = originAuthority(memory.policy, `${prefix}x`, principal);
-    warn(run, `the policy rates ${prefix}… sources as ${rated}, so nothing was imported at model_inferred; add a source rule {"match": "import:*", "authority": "model_inferred"} to the policy to allow it`);
+    warn(
+      run,
+      `the policy rates ${prefix}… sources as ${rated}, so nothing was imported at model_inferred; add a source rule {"match": "import:*", "authority": "model_inferred"} to the policy to allow it`,
+    );
   }
   if (run.moreWarnings > 0) warnings.push(`… and ${run.moreWarnings} more warnings`);
   const skippedByReason: Partial<Record<SkipReason, number>> = {};

@@ -8,16 +8,7 @@
 import { type InferToolInput, type InferToolOutput, type Tool, type ToolExecutionOptions, type ToolSet, tool } from 'ai';
 import { z } from 'zod';
 import { MemauthError } from '../core/errors.js';
-import {
-  type DataSourceTool,
-  type RecalledMemory,
-  type RememberOutput,
-  type RememberedResult,
-  type ToolDenial,
-  ToolGate,
-  type ToolGateOptions,
-  isToolDenial,
-} from './tool-gate.js';
+import { type DataSourceTool, type RecalledMemory, type RememberOutput, type RememberedResult, type ToolDenial, ToolGate, type ToolGateOptions, isToolDenial } from './tool-gate.js';
 
 // the framework-neutral gate, its options and result shapes (every export of tool-gate.ts)
 export * from './tool-gate.js';
@@ -100,7 +91,11 @@ export function gateTools<T extends ToolSet>(tools: T, options: GateToolsOptions
     }
     const original = t as Tool<unknown, unknown>;
     if (original.type === 'provider' || typeof original.execute !== 'function') {
-      throw new MemauthError('INVALID_ARGUMENT', `gateTools: tool ${JSON.stringify(name)} has no execute function (or runs at the provider), so memauth cannot stand in front of it; authorize it yourself with memory.authorize and list it in passThrough`, { tool: name });
+      throw new MemauthError(
+        'INVALID_ARGUMENT',
+        `gateTools: tool ${JSON.stringify(name)} has no execute function (or runs at the provider), so memauth cannot stand in front of it; authorize it yourself with memory.authorize and list it in passThrough`,
+        { tool: name },
+      );
     }
     const execute = original.execute;
     const toModelOutput = original.toModelOutput;

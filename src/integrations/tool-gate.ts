@@ -174,9 +174,14 @@ export class ToolGate {
       const byId = new Map<string, Principal>((await memory.listPrincipals({ tenant })).map((p) => [p.id, p]));
       const need = (id: string, kinds: readonly PrincipalKind[], role: string): void => {
         const p = byId.get(id);
-        if (!p) throw new MemauthError('UNKNOWN_PRINCIPAL', `memauth tool gate: ${role} principal ${JSON.stringify(id)} is not registered in tenant ${JSON.stringify(tenant)}`, { tenant, principal: id });
+        if (!p)
+          throw new MemauthError('UNKNOWN_PRINCIPAL', `memauth tool gate: ${role} principal ${JSON.stringify(id)} is not registered in tenant ${JSON.stringify(tenant)}`, { tenant, principal: id });
         if (!kinds.includes(p.kind)) {
-          throw new MemauthError('INVALID_ARGUMENT', `memauth tool gate: ${role} principal ${id} is of kind ${p.kind}; it must be one of ${kinds.join(', ')} (a model's or a tool's output is never the statement of a principal of kind ${p.kind})`, { principal: id, kind: p.kind, allowed: kinds });
+          throw new MemauthError(
+            'INVALID_ARGUMENT',
+            `memauth tool gate: ${role} principal ${id} is of kind ${p.kind}; it must be one of ${kinds.join(', ')} (a model's or a tool's output is never the statement of a principal of kind ${p.kind})`,
+            { principal: id, kind: p.kind, allowed: kinds },
+          );
         }
       };
       need(principal, AGENT_KINDS, 'agent');
@@ -216,7 +221,12 @@ export class ToolGate {
       outcome: 'deny',
       tier: decision.tier,
       action: { type: toolName, args },
-      reasons: decision.reasons.map((r) => ({ code: r.code, memoryIds: [...r.memoryIds], ...(r.argument !== undefined ? { argument: r.argument } : {}), ...(r.detail !== undefined ? { detail: r.detail } : {}) })),
+      reasons: decision.reasons.map((r) => ({
+        code: r.code,
+        memoryIds: [...r.memoryIds],
+        ...(r.argument !== undefined ? { argument: r.argument } : {}),
+        ...(r.detail !== undefined ? { detail: r.detail } : {}),
+      })),
       confirmable,
       howToProceed: confirmable ? HOW_TO_PROCEED_CONFIRM : HOW_TO_PROCEED_NEVER,
     };

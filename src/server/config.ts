@@ -77,7 +77,16 @@ const fields = {
   db: z.string().min(1),
   policy: z.string().min(1),
   checkpointKeyFile: z.string().min(1),
-  bodyLimit: z.union([z.number(), z.string()]).transform(bytes).pipe(z.number().int().min(1024).max(1024 * 1024 * 1024)),
+  bodyLimit: z
+    .union([z.number(), z.string()])
+    .transform(bytes)
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(1024)
+        .max(1024 * 1024 * 1024),
+    ),
   maxContentChars: z.coerce.number().int().min(1).max(1_000_000),
   logLevel: z.enum(LEVELS),
   validateResponses: z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]),
@@ -167,7 +176,10 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     const r = ConfigFileSchema.safeParse(parsed);
     if (!r.success) {
       const issue = r.error.issues[0];
-      throw new MemauthError('INVALID_ARGUMENT', `config file ${configPath}: ${issue ? issue.path.join('.') || '(root)' : '(root)'}: ${issue?.message ?? 'invalid'}`, { field: 'config', path: configPath });
+      throw new MemauthError('INVALID_ARGUMENT', `config file ${configPath}: ${issue ? issue.path.join('.') || '(root)' : '(root)'}: ${issue?.message ?? 'invalid'}`, {
+        field: 'config',
+        path: configPath,
+      });
     }
     file = r.data;
     const base = dirname(resolve(configPath));

@@ -35,7 +35,12 @@ const AGENT_KINDS: ReadonlySet<string> = new Set(['agent', 'tool', 'external']);
 export function assertReadsEverything(identity: Identity, what: string): void {
   if (identity.kind !== 'principal' || !AGENT_KINDS.has(identity.principal.kind)) return;
   const kind = identity.principal.kind;
-  throw new HttpError(403, 'FORBIDDEN', `${kind === 'agent' || kind === 'external' ? 'an' : 'a'} ${kind} principal cannot read ${what}: it shows every writer's text without a read of it; use the admin, a user or a system token`, { kind });
+  throw new HttpError(
+    403,
+    'FORBIDDEN',
+    `${kind === 'agent' || kind === 'external' ? 'an' : 'a'} ${kind} principal cannot read ${what}: it shows every writer's text without a read of it; use the admin, a user or a system token`,
+    { kind },
+  );
 }
 
 /** Is this caller a person (the admin token), who may see every text, labelled? */

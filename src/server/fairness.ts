@@ -30,7 +30,12 @@ export class TenantSlots {
   async run<T>(tenant: string, operation: string, fn: () => Promise<T>): Promise<T> {
     const n = this.running.get(tenant) ?? 0;
     if (n >= this.max) {
-      throw new HttpError(429, 'TOO_MANY_REQUESTS', `tenant ${JSON.stringify(tenant)} already runs ${n} expensive requests (metrics, replay, audit verification); its limit is ${this.max} at once: retry when one has finished`, { tenant, operation, max: this.max, limit: 'tenant' });
+      throw new HttpError(
+        429,
+        'TOO_MANY_REQUESTS',
+        `tenant ${JSON.stringify(tenant)} already runs ${n} expensive requests (metrics, replay, audit verification); its limit is ${this.max} at once: retry when one has finished`,
+        { tenant, operation, max: this.max, limit: 'tenant' },
+      );
     }
     this.running.set(tenant, n + 1);
     const before = this.tails.get(tenant) ?? Promise.resolve();

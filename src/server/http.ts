@@ -144,16 +144,22 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
     );
   });
 
-  const authenticate = (auth: Auth) => async (req: FastifyRequest): Promise<void> => {
-    if (auth === 'none') return;
-    const h = req.headers.authorization;
-    const token = bearer(h);
-    if (token === null) throw new HttpError(401, 'UNAUTHENTICATED', h === undefined ? 'missing bearer token: send Authorization: Bearer mat_…' : 'malformed Authorization header: expected Bearer mat_…', { reason: h === undefined ? 'missing' : 'malformed' });
-    const identity = await tokens.authenticate(token);
-    if (auth === 'admin' && identity.kind !== 'admin') throw new HttpError(403, 'ADMIN_REQUIRED', 'this endpoint needs the admin token', {});
-    if (auth === 'principal' && identity.kind !== 'principal') throw new HttpError(403, 'PRINCIPAL_TOKEN_REQUIRED', "this endpoint acts as a principal: use that principal's token, not the admin token", {});
-    req.identity = identity;
-  };
+  const authenticate =
+    (auth: Auth) =>
+    async (req: FastifyRequest): Promise<void> => {
+      if (auth === 'none') return;
+      const h = req.headers.authorization;
+      const token = bearer(h);
+      if (token === null)
+        throw new HttpError(401, 'UNAUTHENTICATED', h === undefined ? 'missing bearer token: send Authorization: Bearer mat_…' : 'malformed Authorization header: expected Bearer mat_…', {
+          reason: h === undefined ? 'missing' : 'malformed',
+        });
+      const identity = await tokens.authenticate(token);
+      if (auth === 'admin' && identity.kind !== 'admin') throw new HttpError(403, 'ADMIN_REQUIRED', 'this endpoint needs the admin token', {});
+      if (auth === 'principal' && identity.kind !== 'principal')
+        throw new HttpError(403, 'PRINCIPAL_TOKEN_REQUIRED', "this endpoint acts as a principal: use that principal's token, not the admin token", {});
+      req.identity = identity;
+    };
 
   app.setErrorHandler((e: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const { status, body, internal } = errorResponse(fastifyError(e) ?? e, req.id);
@@ -186,7 +192,16 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
   const openapi = buildOpenApi(
     [
       ...routes,
-      route({ method: 'GET', path: '/openapi.json', operationId: 'openapi', tag: 'system', summary: 'This OpenAPI 3.1 document', auth: 'none', responses: { 200: { contentType: 'application/json', item: 'OpenApiDocument', description: 'this document' } }, handler: async () => ({ status: 200, body: null }) }),
+      route({
+        method: 'GET',
+        path: '/openapi.json',
+        operationId: 'openapi',
+        tag: 'system',
+        summary: 'This OpenAPI 3.1 document',
+        auth: 'none',
+        responses: { 200: { contentType: 'application/json', item: 'OpenApiDocument', description: 'this document' } },
+        handler: async () => ({ status: 200, body: null }),
+      }),
     ],
     VERSION,
   );
@@ -251,7 +266,13 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const config: ServerConfig = Object.freeze({ ...DEFAULT_CONFIG, ...options.config });
   const ownsMemory = options.memory === undefined;
-  const mem = options.memory ?? (await openMemory({ path: config.db, ...(config.policy !== undefined ? { policy: config.policy } : {}), ...(config.checkpointKeyFile !== undefined ? { checkpointKeyFile: config.checkpointKeyFile } : {}) }));
+  const mem =
+    options.memory ??
+    (await openMemory({
+      path: config.db,
+      ...(config.policy !== undefined ? { policy: config.policy } : {}),
+      ...(config.checkpointKeyFile !== undefined ? { checkpointKeyFile: config.checkpointKeyFile } : {}),
+    }));
   let built: ReturnType<typeof buildApp>;
   let adminToken: IssuedToken | null = null;
   try {

@@ -119,7 +119,12 @@ export class McpHttp {
       v = sessionLimitVerdict(list(), tenant, principalId, this.limits());
       if (v.kind === 'open') return;
       if (v.kind === 'refuse') {
-        throw new HttpError(429, 'TOO_MANY_SESSIONS', `principal ${JSON.stringify(principalId)} already has ${v.open} open MCP sessions; its limit is ${v.max}: close one (DELETE /mcp) or let one idle out`, { limit: 'principal', max: v.max, principal: principalId, tenant });
+        throw new HttpError(
+          429,
+          'TOO_MANY_SESSIONS',
+          `principal ${JSON.stringify(principalId)} already has ${v.open} open MCP sessions; its limit is ${v.max}: close one (DELETE /mcp) or let one idle out`,
+          { limit: 'principal', max: v.max, principal: principalId, tenant },
+        );
       }
       await this.drop(v.evict);
     }

@@ -41,11 +41,23 @@ function gateLines(d: Pick<Decision, 'reasons' | 'dependencies'>): string[] {
 }
 
 export function decisionText(d: Decision): string {
-  return [`decision ${d.id}: ${d.outcome} (${q(d.action.type)}, tier ${d.tier}, mode ${d.mode})`, ...gateLines(d), d.outcome === 'allow' ? 'you may proceed with exactly this action' : d.outcome === 'would_deny' ? 'observe mode: allowed, but it would be denied under enforcement' : 'do not perform this action; ask the user to confirm it if they want it'].join('\n');
+  return [
+    `decision ${d.id}: ${d.outcome} (${q(d.action.type)}, tier ${d.tier}, mode ${d.mode})`,
+    ...gateLines(d),
+    d.outcome === 'allow'
+      ? 'you may proceed with exactly this action'
+      : d.outcome === 'would_deny'
+        ? 'observe mode: allowed, but it would be denied under enforcement'
+        : 'do not perform this action; ask the user to confirm it if they want it',
+  ].join('\n');
 }
 
 export function evaluationText(e: Evaluation): string {
-  return [`dry run: authorize_action would ${e.outcome === 'allow' ? 'allow' : e.outcome === 'would_deny' ? 'let through (would_deny, observe mode)' : 'deny'} this ${q(e.action.type)} now (tier ${e.tier}, mode ${e.mode}); nothing was recorded and no confirmation was used`, ...gateLines(e), 'call authorize_action before performing it'].join('\n');
+  return [
+    `dry run: authorize_action would ${e.outcome === 'allow' ? 'allow' : e.outcome === 'would_deny' ? 'let through (would_deny, observe mode)' : 'deny'} this ${q(e.action.type)} now (tier ${e.tier}, mode ${e.mode}); nothing was recorded and no confirmation was used`,
+    ...gateLines(e),
+    'call authorize_action before performing it',
+  ].join('\n');
 }
 
 export function result(text: string, structured: Record<string, unknown>): CallToolResult {

@@ -61,7 +61,9 @@ function tool<S extends z.ZodType>(spec: ToolSpec<S>): AnyTool {
 const actionInput = z.strictObject({ action: schemas.authorize.shape.action });
 const rememberInput = schemas.write.pick({ scope: true, content: true, source: true, sourceAt: true, expiresAt: true, reason: true });
 const recallInput = schemas.search.pick({ scope: true, query: true, limit: true });
-const summarizeInput = schemas.derive.pick({ from: true, content: true, scope: true, narrowInputs: true, expiresAt: true, reason: true }).extend({ transform: schemas.derive.shape.transform.default('summarize') });
+const summarizeInput = schemas.derive
+  .pick({ from: true, content: true, scope: true, narrowInputs: true, expiresAt: true, reason: true })
+  .extend({ transform: schemas.derive.shape.transform.default('summarize') });
 const forgetInput = schemas.delete.pick({ id: true, reason: true });
 
 /** `remember` → `Memory.write` as the connection's principal, in its session. */
@@ -128,7 +130,7 @@ export const MCP_TOOLS: readonly AnyTool[] = [
     name: 'remember',
     title: 'Remember',
     description:
-      'Store a memory. Its origin authority is decided by memauth, not by you: at most your principal\'s ceiling and the authority of `source` (a URL, message id or file path the text came from; omit it for your own statement). Text recalled from memory and repeated here resolves to the original record.',
+      "Store a memory. Its origin authority is decided by memauth, not by you: at most your principal's ceiling and the authority of `source` (a URL, message id or file path the text came from; omit it for your own statement). Text recalled from memory and repeated here resolves to the original record.",
     input: rememberInput,
     output: responses.WriteResult,
     readOnly: false,
@@ -137,7 +139,8 @@ export const MCP_TOOLS: readonly AnyTool[] = [
   tool({
     name: 'recall',
     title: 'Recall',
-    description: 'Search memory in one scope (full text, best first). Each hit shows its origin authority and taint. Recalled records are marked read in this session: they taint what you summarize and the actions you check.',
+    description:
+      'Search memory in one scope (full text, best first). Each hit shows its origin authority and taint. Recalled records are marked read in this session: they taint what you summarize and the actions you check.',
     input: recallInput,
     output: responses.SearchResult,
     readOnly: false,
@@ -195,7 +198,8 @@ export const MCP_TOOLS: readonly AnyTool[] = [
   tool({
     name: 'replay_decision',
     title: 'Replay a decision',
-    description: 'Rebuild a decision you requested from the audit log alone (dependencies, lineage, origins, corroborations, confirmations, policy) and re-evaluate it; `matches` says whether it agrees with the recorded outcome.',
+    description:
+      'Rebuild a decision you requested from the audit log alone (dependencies, lineage, origins, corroborations, confirmations, policy) and re-evaluate it; `matches` says whether it agrees with the recorded outcome.',
     input: schemas.replay.pick({ decisionId: true }),
     output: responses.ReplayResult,
     readOnly: true,

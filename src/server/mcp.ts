@@ -60,7 +60,9 @@ export const MCP_PRINCIPAL_KINDS: ReadonlySet<Principal['kind']> = new Set(['age
 export function mcpPrincipal(identity: Identity): { tenant: string; principal: Principal } {
   if (identity.kind !== 'principal' || !MCP_PRINCIPAL_KINDS.has(identity.principal.kind)) {
     const what = identity.kind === 'admin' ? 'the admin token' : `a principal of kind ${identity.principal.kind}`;
-    throw new HttpError(403, 'MCP_PRINCIPAL_KIND', `an MCP connection is bound to an agent, tool or external principal, not ${what}`, { kind: identity.kind === 'admin' ? 'admin' : identity.principal.kind });
+    throw new HttpError(403, 'MCP_PRINCIPAL_KIND', `an MCP connection is bound to an agent, tool or external principal, not ${what}`, {
+      kind: identity.kind === 'admin' ? 'admin' : identity.principal.kind,
+    });
   }
   return { tenant: identity.tenant, principal: identity.principal };
 }
@@ -86,7 +88,14 @@ const readAuditVerify = (c: ToolCall): Promise<unknown> => c.mem.verifyAudit({ t
 /** The MCP resources, in registration order (JSON documents). */
 export const MCP_RESOURCES: readonly ResourceSpec[] = [
   { name: 'decision', uri: 'memauth://decisions/{decisionId}', template: true, title: 'A gate decision', description: 'A stored decision this connection requested (JSON)', read: readDecision },
-  { name: 'decision-replay', uri: 'memauth://decisions/{decisionId}/replay', template: true, title: 'Replay of a decision', description: 'The decision rebuilt from the audit log alone and re-evaluated (JSON)', read: readReplay },
+  {
+    name: 'decision-replay',
+    uri: 'memauth://decisions/{decisionId}/replay',
+    template: true,
+    title: 'Replay of a decision',
+    description: 'The decision rebuilt from the audit log alone and re-evaluated (JSON)',
+    read: readReplay,
+  },
   { name: 'audit-verify', uri: 'memauth://audit/verify', template: false, title: 'Audit verification', description: "Verification report of this tenant's audit chain (JSON)", read: readAuditVerify },
 ];
 
@@ -124,7 +133,13 @@ export function createMcpServer(b: McpBinding): McpServer {
   for (const t of MCP_TOOLS) {
     server.registerTool(
       t.name,
-      { title: t.title, description: t.description, inputSchema: t.input, outputSchema: t.output, annotations: { readOnlyHint: t.readOnly, destructiveHint: t.destructive === true, openWorldHint: false } },
+      {
+        title: t.title,
+        description: t.description,
+        inputSchema: t.input,
+        outputSchema: t.output,
+        annotations: { readOnlyHint: t.readOnly, destructiveHint: t.destructive === true, openWorldHint: false },
+      },
       // The SDK types the callback from the schema generically; the args are validated by it against `input`.
       (async (args: unknown) => {
         try {

@@ -13,7 +13,7 @@ const ERROR_TEXT: Readonly<Record<number, string>> = {
   400: 'invalid input (INVALID_ARGUMENT, INVALID_JSON, TENANT_REQUIRED, SCOPE_REQUIRED…); nothing was stored',
   401: 'no, malformed, unknown or revoked bearer token (UNAUTHENTICATED)',
   403: 'the token may not do this (ADMIN_REQUIRED, PRINCIPAL_TOKEN_REQUIRED, TENANT_MISMATCH, PRINCIPAL_MISMATCH, AUTHORITY_EXCEEDS_PRINCIPAL, …)',
-  404: 'not found in the token\'s tenant (RECORD_NOT_FOUND, DECISION_NOT_FOUND, UNKNOWN_PRINCIPAL, TOKEN_NOT_FOUND…)',
+  404: "not found in the token's tenant (RECORD_NOT_FOUND, DECISION_NOT_FOUND, UNKNOWN_PRINCIPAL, TOKEN_NOT_FOUND…)",
   409: 'conflict with the stored state (PRINCIPAL_EXISTS, RECORD_DELETED, TOKEN_REVOKED)',
   413: 'body larger than the body limit (BODY_TOO_LARGE), or content longer than the maximum (CONTENT_TOO_LONG)',
   415: 'the body is not application/json (UNSUPPORTED_MEDIA_TYPE)',
@@ -32,7 +32,10 @@ function components(): Record<string, unknown> {
       }),
     );
   const out: Record<string, unknown> = {};
-  for (const [names, io] of [[requests, 'input'], [responses, 'output']] as const) {
+  for (const [names, io] of [
+    [requests, 'input'],
+    [responses, 'output'],
+  ] as const) {
     const reg = z.registry<{ id: string }>();
     for (const [name, schema] of Object.entries(names)) reg.add(schema as z.ZodType, { id: name });
     const doc = z.toJSONSchema(reg, { io, unrepresentable: 'any', uri: (id) => `#/components/schemas/${id}` }) as { schemas: Record<string, unknown> };
@@ -80,7 +83,13 @@ export function buildOpenApi(routes: readonly AnyRoute[], version: string): Json
       summary: r.summary,
       ...(r.description !== undefined ? { description: r.description } : {}),
       security: r.auth === 'none' ? [] : [{ bearer: [] }],
-      ...(r.auth === 'admin' ? { 'x-memauth-auth': 'admin token' } : r.auth === 'principal' ? { 'x-memauth-auth': 'principal token' } : r.auth === 'any' ? { 'x-memauth-auth': 'admin or principal token' } : {}),
+      ...(r.auth === 'admin'
+        ? { 'x-memauth-auth': 'admin token' }
+        : r.auth === 'principal'
+          ? { 'x-memauth-auth': 'principal token' }
+          : r.auth === 'any'
+            ? { 'x-memauth-auth': 'admin or principal token' }
+            : {}),
       parameters: [...parameters(r.params, 'path'), ...parameters(r.query, 'query')],
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: bodyName ? REF(bodyName) : z.toJSONSchema(r.body, { io: 'input', unrepresentable: 'any' }) } } } } : {}),
       responses: ok,
@@ -92,10 +101,14 @@ export function buildOpenApi(routes: readonly AnyRoute[], version: string): Json
     summary,
     security: [{ bearer: [] }],
     'x-memauth-auth': 'principal token of an agent, tool or external principal',
-    responses: { 200: { description: 'MCP Streamable HTTP (JSON-RPC 2.0; JSON or text/event-stream)' }, 401: { description: ERROR_TEXT[401], content: { 'application/json': { schema: REF('Error') } } }, 403: { description: 'MCP_PRINCIPAL_KIND: the token is not an agent, tool or external principal', content: { 'application/json': { schema: REF('Error') } } } },
+    responses: {
+      200: { description: 'MCP Streamable HTTP (JSON-RPC 2.0; JSON or text/event-stream)' },
+      401: { description: ERROR_TEXT[401], content: { 'application/json': { schema: REF('Error') } } },
+      403: { description: 'MCP_PRINCIPAL_KIND: the token is not an agent, tool or external principal', content: { 'application/json': { schema: REF('Error') } } },
+    },
   });
   paths['/mcp'] = {
-    post: { ...mcpOp('MCP Streamable HTTP endpoint: JSON-RPC requests (initialize opens a session bound to the token\'s principal)'), operationId: 'mcpPost' },
+    post: { ...mcpOp("MCP Streamable HTTP endpoint: JSON-RPC requests (initialize opens a session bound to the token's principal)"), operationId: 'mcpPost' },
     get: { ...mcpOp('MCP Streamable HTTP endpoint: server-to-client event stream of a session'), operationId: 'mcpGet' },
     delete: { ...mcpOp('MCP Streamable HTTP endpoint: end a session'), operationId: 'mcpDelete' },
   };
@@ -105,7 +118,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], version: string): Json
       title: 'memauth',
       version,
       description:
-        'Long-term memory for LLM agents whose authority to drive an action is bound to where each memory came from, at write time. The bearer token fixes the principal, its tenant and its authority ceiling; a request can never claim a higher origin than its principal\'s.',
+        "Long-term memory for LLM agents whose authority to drive an action is bound to where each memory came from, at write time. The bearer token fixes the principal, its tenant and its authority ceiling; a request can never claim a higher origin than its principal's.",
     },
     servers: [{ url: '/' }],
     tags: ['auth', 'principals', 'tokens', 'memories', 'gate', 'audit', 'review', 'system', 'mcp'].map((name) => ({ name })),

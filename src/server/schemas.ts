@@ -38,12 +38,12 @@ export const requests = {
   Search: schemas.search.omit({ requester: true }).partial({ tenant: true }),
   CorroborationCreate: schemas.corroborate.partial({ tenant: true, principal: true }),
   ConfirmationCreate: schemas.confirm.partial({ tenant: true, principal: true }),
-  DecisionCreate: schemas.authorize.omit({ requester: true }).partial({ tenant: true }).extend({
-    userTurn: userTurn
-      .partial({ principal: true })
-      .optional()
-      .describe("the user's current turn; only that user principal (default: the caller) or the admin may give it"),
-  }),
+  DecisionCreate: schemas.authorize
+    .omit({ requester: true })
+    .partial({ tenant: true })
+    .extend({
+      userTurn: userTurn.partial({ principal: true }).optional().describe("the user's current turn; only that user principal (default: the caller) or the admin may give it"),
+    }),
   ReviewApprove: z.strictObject({
     tenant: ident.optional(),
     expiresInSeconds: z.number().int().min(1).optional().describe('lifetime of the confirmation (default and maximum from the policy)'),
@@ -71,18 +71,24 @@ export const queries = {
   ListDecisions: z.strictObject({ tenant: ident.optional(), limit: z.coerce.number().int().min(1).max(10_000).optional() }),
   Metrics: z.strictObject({
     tenant: ident.optional(),
-    replaySample: z.union([z.coerce.number().int().min(0).max(100_000), z.literal('all')]).optional().describe('decisions replayed per tier (default 100), or all'),
+    replaySample: z
+      .union([z.coerce.number().int().min(0).max(100_000), z.literal('all')])
+      .optional()
+      .describe('decisions replayed per tier (default 100), or all'),
   }),
   MetricsSeries: z.strictObject({
     tenant: ident.optional(),
     buckets: z.coerce.number().int().min(1).max(200).optional().describe('equal time windows from the first decision to now (default 12)'),
-    replaySample: z.union([z.coerce.number().int().min(0).max(100_000), z.literal('all')]).optional().describe('decisions replayed per tier and bucket (default 20), or all'),
+    replaySample: z
+      .union([z.coerce.number().int().min(0).max(100_000), z.literal('all')])
+      .optional()
+      .describe('decisions replayed per tier and bucket (default 20), or all'),
   }),
   ReviewQueue: z.strictObject({
     tenant: ident.optional(),
     limit: z.coerce.number().int().min(1).max(10_000).optional().describe('newest decisions scanned (default 1000)'),
   }),
-  ListTokens: z.strictObject({ tenant: ident.optional().describe('list this tenant\'s tokens; without it, the admin tokens') }),
+  ListTokens: z.strictObject({ tenant: ident.optional().describe("list this tenant's tokens; without it, the admin tokens") }),
 } as const;
 
 /** Path-parameter schemas. */
@@ -198,7 +204,10 @@ const ReplayResult = z.strictObject({
   matches: z.boolean(),
   dependencies: z.array(z.strictObject({ memoryId: z.string(), why, lowestAuthority: z.string(), actionAuthority: z.string(), status: z.string(), known: z.boolean() })),
   lineage: z.array(z.strictObject({ from: z.string(), to: z.string(), transform: z.string(), kind: z.string() })),
-  origins: z.record(z.string(), z.strictObject({ principalId: z.string(), authority: z.string(), sourceRef: z.string().nullable().describe('null when withheld from this caller (below the corroboration floor)') })),
+  origins: z.record(
+    z.string(),
+    z.strictObject({ principalId: z.string(), authority: z.string(), sourceRef: z.string().nullable().describe('null when withheld from this caller (below the corroboration floor)') }),
+  ),
   corroborations: z.array(CorroborationView),
   confirmations: z.array(Confirmation),
 });
@@ -233,7 +242,9 @@ const TokenInfo = z.strictObject({ id: z.string(), admin: z.boolean(), tenant: z
 const IssuedToken = z.strictObject({ token: z.string().describe('the bearer token; shown once, only its hash is stored'), info: TokenInfo });
 const AuditEntry = z.strictObject({ tenant: z.string(), seq: z.number().int(), prevHash: z.string(), op: z.enum(AUDIT_OPS), payload: json, policyVersion: z.string(), hash: z.string() });
 
-const reviewClass = z.enum(['real_risk', 'missing_corroboration', 'missing_metadata']).describe('real_risk: untrusted_origin, deleted_source, expired (or a bare needs_confirmation); missing_corroboration; missing_metadata: metadata_missing');
+const reviewClass = z
+  .enum(['real_risk', 'missing_corroboration', 'missing_metadata'])
+  .describe('real_risk: untrusted_origin, deleted_source, expired (or a bare needs_confirmation); missing_corroboration; missing_metadata: metadata_missing');
 const ReviewNote = z.strictObject({ id: z.string(), tenant: z.string(), decisionId: z.string(), verdict: z.literal('rejected'), by: z.string(), note: z.string(), at: z.string() });
 const MetricsBucket = z.strictObject({ from: z.string(), to: z.string(), tiers: z.strictObject({ read_only: TierMetrics, low: TierMetrics, high: TierMetrics }) });
 
@@ -257,7 +268,17 @@ export const responses = {
   RecordList: z.strictObject({ records: z.array(MemoryRecord) }),
   SearchResult: z.strictObject({ hits: z.array(z.strictObject({ record: MemoryRecord, score: z.number() })) }),
   LineageGraph: z.strictObject({
-    nodes: z.array(z.strictObject({ id: z.string(), authority, principalId: z.string(), sourceRef: z.string().nullable(), status: z.string(), content: z.string().nullable(), withheld: z.boolean().describe('content or sourceRef were left out for this (agent) caller') })),
+    nodes: z.array(
+      z.strictObject({
+        id: z.string(),
+        authority,
+        principalId: z.string(),
+        sourceRef: z.string().nullable(),
+        status: z.string(),
+        content: z.string().nullable(),
+        withheld: z.boolean().describe('content or sourceRef were left out for this (agent) caller'),
+      }),
+    ),
     edges: z.array(z.strictObject({ from: z.string(), to: z.string(), transform: z.string(), kind: z.string() })),
   }),
   Corroboration,
@@ -290,9 +311,23 @@ export const responses = {
           .describe('who requested the decision: a principal (kind null when it is not registered), or id null for the application / admin token'),
         kind: z.enum(['blocked', 'would_deny']).describe('blocked: outcome deny (enforce); would_deny: observe mode let it through'),
         reviewClass,
-        approvable: z.boolean().describe('deny with needs_confirmation and no hard reason, requested by a principal that is not external: a scoped confirmation by a user principal lets the exact action through once, for that requester'),
+        approvable: z
+          .boolean()
+          .describe(
+            'deny with needs_confirmation and no hard reason, requested by a principal that is not external: a scoped confirmation by a user principal lets the exact action through once, for that requester',
+          ),
         status: z.enum(['open', 'approved', 'rejected']),
-        confirmations: z.array(z.strictObject({ id: z.string(), principalId: z.string(), createdAt: z.string(), expiresAt: z.string(), maxUses: z.number().int(), uses: z.number().int(), usableBy: z.array(z.string()).nullable() })),
+        confirmations: z.array(
+          z.strictObject({
+            id: z.string(),
+            principalId: z.string(),
+            createdAt: z.string(),
+            expiresAt: z.string(),
+            maxUses: z.number().int(),
+            uses: z.number().int(),
+            usableBy: z.array(z.string()).nullable(),
+          }),
+        ),
         rejection: ReviewNote.nullable(),
       }),
     ),

@@ -61,7 +61,13 @@ export function sessionLimitVerdict(open: readonly SessionRef[], tenant: string,
   if (open.length >= limits.total) {
     const heaviestTenantSession = lruOfHeaviest(open, (s) => s.tenant);
     const t = (open.find((s) => s.id === heaviestTenantSession) as SessionRef).tenant;
-    return { kind: 'evict', evict: lruOfHeaviest(open.filter((s) => s.tenant === t), (s) => s.principalId) };
+    return {
+      kind: 'evict',
+      evict: lruOfHeaviest(
+        open.filter((s) => s.tenant === t),
+        (s) => s.principalId,
+      ),
+    };
   }
   return { kind: 'open' };
 }

@@ -16,9 +16,7 @@ export const TOKEN_PREFIX = 'mat_';
 const TOKEN_RE = /^mat_[A-Za-z0-9_-]{43}$/;
 
 /** Who a request is, as fixed by its bearer token. */
-export type Identity =
-  | { readonly kind: 'admin'; readonly tokenId: string }
-  | { readonly kind: 'principal'; readonly tokenId: string; readonly tenant: string; readonly principal: Principal };
+export type Identity = { readonly kind: 'admin'; readonly tokenId: string } | { readonly kind: 'principal'; readonly tokenId: string; readonly tenant: string; readonly principal: Principal };
 
 /** A token as listed: never its secret or hash. */
 export interface TokenInfo {
@@ -76,7 +74,12 @@ export class TokenService {
   /** A principal token's principal, checked against its registration entry; throws `UNKNOWN_PRINCIPAL`. */
   private async principalOf(src: StorageReader, tenant: string, id: string): Promise<Principal> {
     const p = await principals.get(src, tenant, id);
-    if (!p) throw new MemauthError('UNKNOWN_PRINCIPAL', `principal ${JSON.stringify(id)} is not registered in tenant ${JSON.stringify(tenant)} (or its row does not match its registration in the audit chain: run memauth audit verify)`, { tenant, principal: id });
+    if (!p)
+      throw new MemauthError(
+        'UNKNOWN_PRINCIPAL',
+        `principal ${JSON.stringify(id)} is not registered in tenant ${JSON.stringify(tenant)} (or its row does not match its registration in the audit chain: run memauth audit verify)`,
+        { tenant, principal: id },
+      );
     return p;
   }
 
@@ -120,7 +123,12 @@ export class TokenService {
     const v = await this.verdict(this.driver, row);
     if (v.revoked) throw new HttpError(401, 'UNAUTHENTICATED', 'this token has been revoked', { reason: 'revoked', tokenId: row.id });
     if (!v.issued) {
-      throw new HttpError(401, 'UNAUTHENTICATED', `this token is not in the audit chain (${v.problem ?? 'no_audit_entry'}); if it was issued before tokens were audited, an admin adopts it with: memauth token adopt`, { reason: 'not_in_audit', tokenId: row.id });
+      throw new HttpError(
+        401,
+        'UNAUTHENTICATED',
+        `this token is not in the audit chain (${v.problem ?? 'no_audit_entry'}); if it was issued before tokens were audited, an admin adopts it with: memauth token adopt`,
+        { reason: 'not_in_audit', tokenId: row.id },
+      );
     }
     if (row.tenant === null || row.principalId === null) return { kind: 'admin', tokenId: row.id };
     const principal = await principals.get(this.driver, row.tenant, row.principalId);
@@ -173,7 +181,8 @@ export class TokenService {
     const chain = tokenChain(old.tenant);
     const done = await this.driver.transaction(chain, async (tx) => {
       // a token that was never issued through the chain is not rotated into one that is
-      if (!(await this.verdict(tx, old)).issued) throw new HttpError(409, 'TOKEN_NOT_IN_AUDIT', `token ${id} is not in the audit chain; an admin adopts it first (memauth token adopt) or issues a new one`, { id });
+      if (!(await this.verdict(tx, old)).issued)
+        throw new HttpError(409, 'TOKEN_NOT_IN_AUDIT', `token ${id} is not in the audit chain; an admin adopts it first (memauth token adopt) or issues a new one`, { id });
       if (old.tenant !== null && old.principalId !== null) await this.principalOf(tx, old.tenant, old.principalId);
       if (!(await tx.markTokenRevoked(id, row.createdAt))) return false;
       await TokenService.audit(tx, chain, 'token_rotate', { tokenId: id, revokedAt: row.createdAt, replacedBy: row.id });

@@ -69,7 +69,12 @@ export async function copyStore(from: Store, to: Store): Promise<CopyReport> {
     heads.push({ tenant, seq: h.seq, hash: h.hash, destinationHash: d && d.seq === h.seq ? d.hash : null });
   }
   for (const t of TABLE_NAMES) {
-    if (src.counts[t] !== counts[t]) throw new MemauthError('DATABASE_LOCKED', `the source changed during the copy (${t}: ${counts[t]} rows copied, ${src.counts[t]} now); stop its writers and migrate again into a new destination`, { table: t });
+    if (src.counts[t] !== counts[t])
+      throw new MemauthError(
+        'DATABASE_LOCKED',
+        `the source changed during the copy (${t}: ${counts[t]} rows copied, ${src.counts[t]} now); stop its writers and migrate again into a new destination`,
+        { table: t },
+      );
   }
   const ok = TABLE_NAMES.every((t) => digests[t].source === digests[t].destination) && heads.every((h) => h.hash === h.destinationHash);
   return { from: from.kind, to: to.kind, counts, heads, digests, ok };

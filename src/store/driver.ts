@@ -120,7 +120,6 @@ export interface StorageTx extends StorageReader {
  */
 export type TokenRow = TokenFields;
 
-
 /** A person's verdict on a decision of the review queue (append-only; the dashboard's "reject"). */
 export interface ReviewNoteRow {
   readonly id: string;

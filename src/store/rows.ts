@@ -6,15 +6,7 @@
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { Authority } from '../core/authority.js';
 import type { ReviewNoteRow, TokenRow } from './driver.js';
-import type {
-  Channel,
-  Confirmation,
-  Corroboration,
-  DerivationEdge,
-  MemoryRecord,
-  Principal,
-  PrincipalKind,
-} from '../core/types.js';
+import type { Channel, Confirmation, Corroboration, DerivationEdge, MemoryRecord, Principal, PrincipalKind } from '../core/types.js';
 
 /** A database row keyed by column name. */
 export type Row = Record<string, unknown>;
@@ -99,7 +91,6 @@ export const toAudit = (r: Row): AuditEntry => ({
   policyVersion: str(r.policy_version),
   hash: str(r.hash),
 });
-
 
 export const toCheckpoint = (r: Row): Checkpoint => ({
   formatVersion: 1,

@@ -24,17 +24,26 @@ if (process.argv[2] === '--run') {
     stop = s.stop;
   }
   try {
-    process.stdout.write(`${os.cpus().length} CPUs; load average before: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}\n`);
-    process.stdout.write(`| via | processes | tenants | writes | decisions | seconds | writes/s | decisions/s | checks | load avg (1 min) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`);
+    process.stdout.write(
+      `${os.cpus().length} CPUs; load average before: ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}\n`,
+    );
+    process.stdout.write(
+      `| via | processes | tenants | writes | decisions | seconds | writes/s | decisions/s | checks | load avg (1 min) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`,
+    );
     for (const via of ['http', 'library'] as const) {
-    for (const tenants of [1, 16]) {
-      for (const processes of [1, 2, 4]) {
-        const r = await runLoad({ url, processes, count, tenants, via });
-        const ok = r.errors.length === 0 && r.missingWrites === 0 && r.missingDecisions === 0 && r.chainsOk && r.replayMismatches.length === 0;
-        const load = os.loadavg()[0]?.toFixed(1) ?? '?';
-        process.stdout.write(`| ${via} | ${processes} | ${tenants} | ${r.writes} | ${r.decisions} | ${r.seconds.toFixed(1)} | ${r.writesPerSecond.toFixed(0)} | ${r.decisionsPerSecond.toFixed(0)} | ${ok ? `ok (${r.replayed} replayed)` : 'FAILED'} | ${load} |\n`);
+      for (const tenants of [1, 16]) {
+        for (const processes of [1, 2, 4]) {
+          const r = await runLoad({ url, processes, count, tenants, via });
+          const ok = r.errors.length === 0 && r.missingWrites === 0 && r.missingDecisions === 0 && r.chainsOk && r.replayMismatches.length === 0;
+          const load = os.loadavg()[0]?.toFixed(1) ?? '?';
+          process.stdout.write(
+            `| ${via} | ${processes} | ${tenants} | ${r.writes} | ${r.decisions} | ${r.seconds.toFixed(1)} | ${r.writesPerSecond.toFixed(0)} | ${r.decisionsPerSecond.toFixed(0)} | ${ok ? `ok (${r.replayed} replayed)` : 'FAILED'} | ${load} |\n`,
+          );
+        }
       }
-    }
     }
   } finally {
     stop();

@@ -115,7 +115,13 @@ async function httpClient(base: string, worker: number, count: number, tenants: 
     const w = await post('/v1/memories', tokens.get(`${q.tenant}/${q.writer}`) as string, { scope: 'load', content: q.content, source: q.source, session: `${q.session}-${q.writer}` });
     const id = String((w.record as { id: string }).id);
     out.writes.push({ tenant: q.tenant, id });
-    const d = await post('/v1/decisions', tokens.get(`${q.tenant}/alice`) as string, { session: `${q.session}-alice`, action: q.action, dependsOn: [id], context: 'declared', userTurn: { text: q.userTurn } });
+    const d = await post('/v1/decisions', tokens.get(`${q.tenant}/alice`) as string, {
+      session: `${q.session}-alice`,
+      action: q.action,
+      dependsOn: [id],
+      context: 'declared',
+      userTurn: { text: q.userTurn },
+    });
     out.decisions.push({ tenant: q.tenant, id: String(d.id), outcome: String(d.outcome) });
   };
   const started = performance.now();

@@ -28,7 +28,20 @@ export async function expectImmutable(fn: () => Promise<unknown>, what: string):
 }
 
 /** Every protected table. */
-export const PROTECTED_TABLES = ['records', 'derivations', 'audit', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads', 'review_notes'] as const;
+export const PROTECTED_TABLES = [
+  'records',
+  'derivations',
+  'audit',
+  'corroborations',
+  'confirmations',
+  'confirmation_uses',
+  'decisions',
+  'policies',
+  'principals',
+  'checkpoints',
+  'session_reads',
+  'review_notes',
+] as const;
 
 /** Every row of a table, in physical order, for before/after comparisons. */
 export async function snapshot(raw: Raw, table: string): Promise<Row[]> {

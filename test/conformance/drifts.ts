@@ -44,7 +44,11 @@ export function drifts(f: StoreFactory): void {
       const got = (await mem.driver.corroborationsFor(T, ids)).map((c) => c.recordId);
       assert.deepEqual(got, [a.id, b.id]);
       await mem.driver.transaction(T, async (tx) => {
-        assert.deepEqual((await tx.corroborationsFor(T, ids)).map((c) => c.recordId), [a.id, b.id], 'inside a transaction too');
+        assert.deepEqual(
+          (await tx.corroborationsFor(T, ids)).map((c) => c.recordId),
+          [a.id, b.id],
+          'inside a transaction too',
+        );
       });
     });
 

@@ -32,8 +32,8 @@ export const ECHO_VARIANTS: ReadonlyArray<readonly [string, string]> = [
 export function exposure(f: StoreFactory): void {
   const setup = () => setupWith(f);
 
-  describe('a corroboration\'s evidence is not shown as part of a record of higher authority', () => {
-    test('an external principal\'s evidence (account number, instructions) is withheld from get; the payment from it is denied', async (t) => {
+  describe("a corroboration's evidence is not shown as part of a record of higher authority", () => {
+    test("an external principal's evidence (account number, instructions) is withheld from get; the payment from it is denied", async (t) => {
       const env = await setup();
       t.after(env.dispose);
       const { mem } = env;
@@ -51,14 +51,14 @@ export function exposure(f: StoreFactory): void {
       assert.equal(mine.evidenceRef, null);
       assert.equal(field(mine, 'evidenceWithheld'), true);
       const trusted = view.corroborations.find((x) => x.id === ok.corroboration.id);
-      assert.equal(trusted?.evidenceRef, 'registry:acme', 'trusted evidence at the record\'s authority is shown');
+      assert.equal(trusted?.evidenceRef, 'registry:acme', "trusted evidence at the record's authority is shown");
       assert.equal(field(trusted, 'evidenceWithheld'), false);
       // a model that saw the view anyway and built the payment from it
       const d = await mem.authorize({ tenant: T, session: S, action: { type: 'pay', args: { to: EVIL_ACCOUNT, amount: 5000 } } });
       assert.equal(d.outcome, 'deny', codes(d).join(','));
     });
 
-    test('evidence of a trusted corroborator below the record\'s own authority is withheld', async (t) => {
+    test("evidence of a trusted corroborator below the record's own authority is withheld", async (t) => {
       const env = await setup();
       t.after(env.dispose);
       const { mem } = env;
@@ -98,7 +98,10 @@ export function exposure(f: StoreFactory): void {
         assert.ok((await mem.driver.sessionReads(T, S)).includes(w.record.id), 'read-marked in the session');
         const d = await mem.authorize({ tenant: T, session: S, action: { type: 'pay', args: { to: 'ACCT-ACME-01', amount: 5000 } } });
         assert.equal(d.outcome, 'deny', codes(d).join(','));
-        assert.ok(d.dependencies.some((x) => x.memoryId === w.record.id), 'the page is a dependency of the payment');
+        assert.ok(
+          d.dependencies.some((x) => x.memoryId === w.record.id),
+          'the page is a dependency of the payment',
+        );
       });
     }
 

@@ -52,8 +52,14 @@ export function identity(f: StoreFactory): void {
       assert.ok(!(await mem.listPrincipals({ tenant: T })).some((p) => p.id === 'eve'));
       await rejects401(new TokenService(mem.driver), SECRET);
       const bad = await badOf(env, T);
-      assert.ok(bad.some((b) => b.id === 'principal:eve' && b.problem === 'principal_not_in_audit'), JSON.stringify(bad));
-      assert.ok(bad.some((b) => b.id === 'tok_forged1' && b.problem === 'token_no_audit_entry'), JSON.stringify(bad));
+      assert.ok(
+        bad.some((b) => b.id === 'principal:eve' && b.problem === 'principal_not_in_audit'),
+        JSON.stringify(bad),
+      );
+      assert.ok(
+        bad.some((b) => b.id === 'tok_forged1' && b.problem === 'token_no_audit_entry'),
+        JSON.stringify(bad),
+      );
     });
 
     test('a forged token for a registered principal, an admin token, and rows under a tenant with no chain are refused and reported', async (t) => {
@@ -67,7 +73,8 @@ export function identity(f: StoreFactory): void {
       for (const c of 'BCD') await rejects401(ts, `mat_${c.repeat(43)}`);
       const report = await env.mem.verifyAudit({});
       const bad = report.tenants.flatMap((x) => x.records.bad.map((b) => `${x.tenant}/${b.id}/${b.problem}`));
-      for (const want of [`${T}/tok_alice/token_no_audit_entry`, '(admin)/tok_admin/token_no_audit_entry', 'newco/principal:boss/principal_not_in_audit', 'newco/tok_newco/token_no_audit_entry']) assert.ok(bad.includes(want), `${want} in ${JSON.stringify(bad)}`);
+      for (const want of [`${T}/tok_alice/token_no_audit_entry`, '(admin)/tok_admin/token_no_audit_entry', 'newco/principal:boss/principal_not_in_audit', 'newco/tok_newco/token_no_audit_entry'])
+        assert.ok(bad.includes(want), `${want} in ${JSON.stringify(bad)}`);
     });
   });
 
@@ -93,7 +100,11 @@ export function identity(f: StoreFactory): void {
       const listed = (await mem.listPrincipals({ tenant: T })).map((p) => p.id);
       for (const id of [P.mallory, P.bank2, P.agent]) assert.ok(!listed.includes(id), id);
       const bad = await badOf(env, T);
-      for (const id of [P.mallory, P.bank2, P.agent]) assert.ok(bad.some((b) => b.id === `principal:${id}` && b.problem === 'principal_not_in_audit'), `${id}: ${JSON.stringify(bad)}`);
+      for (const id of [P.mallory, P.bank2, P.agent])
+        assert.ok(
+          bad.some((b) => b.id === `principal:${id}` && b.problem === 'principal_not_in_audit'),
+          `${id}: ${JSON.stringify(bad)}`,
+        );
     });
   });
 
@@ -120,7 +131,10 @@ export function identity(f: StoreFactory): void {
       for (const secret of [a.token, r.token, admin.token]) assert.ok(!text.includes(secret), 'no secret in the chain');
       const report = await env.mem.verifyAudit({});
       assert.equal(report.ok, true, report.tenants.map((x) => x.message).join('; '));
-      assert.ok(report.tenants.some((x) => x.tenant === '(admin)'), 'the admin chain is verified');
+      assert.ok(
+        report.tenants.some((x) => x.tenant === '(admin)'),
+        'the admin chain is verified',
+      );
     });
 
     test('clearing revoked_at by raw SQL does not bring a revoked token back; verify names it', async (t) => {
@@ -133,7 +147,10 @@ export function identity(f: StoreFactory): void {
       await env.raw.query('UPDATE tokens SET revoked_at = NULL WHERE id = ?', [a.info.id]);
       await rejects401(ts, a.token);
       const bad = await badOf(env, T);
-      assert.ok(bad.some((b) => b.id === a.info.id && b.problem === 'token_revocation_missing_from_row'), JSON.stringify(bad));
+      assert.ok(
+        bad.some((b) => b.id === a.info.id && b.problem === 'token_revocation_missing_from_row'),
+        JSON.stringify(bad),
+      );
     });
 
     test("a token re-pointed at another principal, or an issued token's principal altered, is refused", async (t) => {
@@ -149,7 +166,10 @@ export function identity(f: StoreFactory): void {
       await env.raw.query("UPDATE principals SET kind = 'tool', max_authority = 'trusted_tool_verified' WHERE tenant = ? AND id = ?", [T, P.agent]);
       await rejects401(ts, b.token);
       const bad = await badOf(env, T);
-      assert.ok(bad.some((x) => x.id === a.info.id && x.problem === 'token_row_differs_from_audit'), JSON.stringify(bad));
+      assert.ok(
+        bad.some((x) => x.id === a.info.id && x.problem === 'token_row_differs_from_audit'),
+        JSON.stringify(bad),
+      );
     });
 
     test('a token from before audited tokens is refused until an admin adopts it; adoption is recorded', async (t) => {
@@ -159,7 +179,10 @@ export function identity(f: StoreFactory): void {
       await forgeToken(env, 'tok_legacy', T, P.agent);
       await assert.rejects(ts.authenticate(SECRET), (e: Error & { details?: { reason?: string } }) => e.details?.reason === 'not_in_audit');
       const adopted = await ts.adopt();
-      assert.deepEqual(adopted.map((x) => x.id), ['tok_legacy']);
+      assert.deepEqual(
+        adopted.map((x) => x.id),
+        ['tok_legacy'],
+      );
       assert.equal((await ts.authenticate(SECRET)).kind, 'principal');
       assert.deepEqual(await ts.adopt(), [], 'adopted once');
       const e = (await env.mem.driver.auditEntriesNaming(T, ['token_issue'], { field: 'tokenId', value: 'tok_legacy' }))[0];

@@ -59,16 +59,63 @@ type Op =
 
 const small = (n: number) => fc.nat({ max: n - 1 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ k: fc.constant('write' as const), p: small(PRINCIPALS.length), src: small(SOURCES.length), c: small(CONTENTS.length), to: small(PAYEES.length), n: small(AMOUNTS.length), ses: small(4), past: fc.boolean(), ttl: fc.nat({ max: 3 }) }) },
-  { weight: 3, arbitrary: fc.record({ k: fc.constant('derive' as const), p: small(PRINCIPALS.length), from: fc.array(fc.nat(), { maxLength: 3 }), t: small(TRANSFORMS.length), c: small(CONTENTS.length), to: small(PAYEES.length), n: small(AMOUNTS.length), ses: small(4), narrow: fc.boolean() }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      k: fc.constant('write' as const),
+      p: small(PRINCIPALS.length),
+      src: small(SOURCES.length),
+      c: small(CONTENTS.length),
+      to: small(PAYEES.length),
+      n: small(AMOUNTS.length),
+      ses: small(4),
+      past: fc.boolean(),
+      ttl: fc.nat({ max: 3 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      k: fc.constant('derive' as const),
+      p: small(PRINCIPALS.length),
+      from: fc.array(fc.nat(), { maxLength: 3 }),
+      t: small(TRANSFORMS.length),
+      c: small(CONTENTS.length),
+      to: small(PAYEES.length),
+      n: small(AMOUNTS.length),
+      ses: small(4),
+      narrow: fc.boolean(),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ k: fc.constant('read' as const), search: fc.boolean(), target: fc.nat(), ses: small(3), q: small(PAYEES.length) }) },
   { weight: 3, arbitrary: fc.record({ k: fc.constant('corroborate' as const), p: small(CORROBORATORS.length), target: fc.nat(), ev: small(EVIDENCE.length), evRec: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('confirm' as const), a: small(ACTIONS.length), to: small(PAYEES.length), n: small(AMOUNTS.length), uses: fc.integer({ min: 1, max: 2 }), ttl: fc.integer({ min: 30, max: 900 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      k: fc.constant('confirm' as const),
+      a: small(ACTIONS.length),
+      to: small(PAYEES.length),
+      n: small(AMOUNTS.length),
+      uses: fc.integer({ min: 1, max: 2 }),
+      ttl: fc.integer({ min: 30, max: 900 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('delete' as const), target: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('tick' as const), s: fc.integer({ min: 1, max: 1200 }) }) },
   {
     weight: 5,
-    arbitrary: fc.record({ k: fc.constant('authorize' as const), a: small(ACTIONS.length), to: small(PAYEES.length), n: small(AMOUNTS.length), ses: small(4), deps: fc.array(fc.nat(), { maxLength: 2 }), cite: fc.integer({ min: -2, max: 3 }), declared: fc.boolean(), turn: small(4), fromConf: fc.integer({ min: -2, max: 3 }) }),
+    arbitrary: fc.record({
+      k: fc.constant('authorize' as const),
+      a: small(ACTIONS.length),
+      to: small(PAYEES.length),
+      n: small(AMOUNTS.length),
+      ses: small(4),
+      deps: fc.array(fc.nat(), { maxLength: 2 }),
+      cite: fc.integer({ min: -2, max: 3 }),
+      declared: fc.boolean(),
+      turn: small(4),
+      fromConf: fc.integer({ min: -2, max: 3 }),
+    }),
   },
 );
 
@@ -117,7 +164,16 @@ async function runOp(env: Env, clock: ReturnType<typeof manualClock>, s: RunStat
         const from = [...new Set(op.from.map((i) => pick(s.records, i)).filter((x): x is string => x !== undefined))];
         const content = (CONTENTS[op.c] as (a: string, b: number) => string)(PAYEES[op.to] as string, AMOUNTS[op.n] as number);
         const ses = sessionOf(tenant, op.ses);
-        const r = await mem.derive({ tenant, scope: 'main', principal, from, content, transform: TRANSFORMS[op.t] as (typeof TRANSFORMS)[number], ...(ses ? { session: ses } : {}), narrowInputs: op.narrow });
+        const r = await mem.derive({
+          tenant,
+          scope: 'main',
+          principal,
+          from,
+          content,
+          transform: TRANSFORMS[op.t] as (typeof TRANSFORMS)[number],
+          ...(ses ? { session: ses } : {}),
+          narrowInputs: op.narrow,
+        });
         s.records.push(r.id);
         return null;
       }
@@ -146,7 +202,13 @@ async function runOp(env: Env, clock: ReturnType<typeof manualClock>, s: RunStat
       }
       case 'confirm': {
         const type = ACTIONS[op.a] as (typeof ACTIONS)[number];
-        const c = await mem.confirm({ tenant, principal: P.alice, action: { type, args: argsFor(type, PAYEES[op.to] as string, AMOUNTS[op.n] as number) }, maxUses: op.uses, expiresInSeconds: op.ttl });
+        const c = await mem.confirm({
+          tenant,
+          principal: P.alice,
+          action: { type, args: argsFor(type, PAYEES[op.to] as string, AMOUNTS[op.n] as number) },
+          maxUses: op.uses,
+          expiresInSeconds: op.ttl,
+        });
         s.confirmations.push(c);
         return null;
       }
@@ -214,7 +276,10 @@ async function checkHighAllow(env: Env, s: RunState, d: Decision, usesBefore: Ma
   const must = new Set<string>(s.lastAuthorize?.dependsOn ?? []);
   if (!s.lastAuthorize?.declared && d.sessionId !== null) for (const id of s.reads.get(d.sessionId) ?? []) must.add(id);
   for (const id of must) {
-    assert.ok(d.dependencies.some((x) => x.memoryId === id), `allowed high action omits dependency ${id}`);
+    assert.ok(
+      d.dependencies.some((x) => x.memoryId === id),
+      `allowed high action omits dependency ${id}`,
+    );
     const view = await env.mem.get({ tenant: s.tenant, id });
     assert.ok(atLeast(view.actionAuthority, TRUSTED), `allowed high action with ${id} (${view.actionAuthority}) in its declared/session context`);
   }
@@ -296,7 +361,7 @@ export function properties(f: StoreFactory): void {
             if (d) {
               await checkHighAllow(env, s, d, uses);
               if (d.confirmationId) uses.set(d.confirmationId, (uses.get(d.confirmationId) ?? 0) + 1);
-              if (d.tier === 'high' && d.outcome === 'allow') (d.confirmationId ? confirmedAllows++ : allows++);
+              if (d.tier === 'high' && d.outcome === 'allow') d.confirmationId ? confirmedAllows++ : allows++;
               if (d.tier === 'high' && d.outcome === 'deny') highDenies++;
             }
           }

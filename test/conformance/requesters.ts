@@ -99,9 +99,21 @@ export function requesters(f: StoreFactory): void {
       assert.equal(e.confirmationId, conf.id);
       const id = 'dec_old_format_1';
       const payload = {
-        decisionId: id, sessionId: null, action: e.action, argsHash: e.argsHash, tier: e.tier, mode: e.mode, contextMode: 'session', userTurn: null,
-        dependencies: e.dependencies.map((x) => ({ memoryId: x.memoryId, why: x.why })), values: e.values, citedConfirmationId: null,
-        confirmationId: e.confirmationId, outcome: e.outcome, reasons: e.reasons, at: e.at,
+        decisionId: id,
+        sessionId: null,
+        action: e.action,
+        argsHash: e.argsHash,
+        tier: e.tier,
+        mode: e.mode,
+        contextMode: 'session',
+        userTurn: null,
+        dependencies: e.dependencies.map((x) => ({ memoryId: x.memoryId, why: x.why })),
+        values: e.values,
+        citedConfirmationId: null,
+        confirmationId: e.confirmationId,
+        outcome: e.outcome,
+        reasons: e.reasons,
+        at: e.at,
       };
       await mem.driver.transaction(T, async (tx) => {
         const entry = nextEntry(T, await tx.auditHead(T), 'decide', payload, mem.policy.version);

@@ -28,8 +28,14 @@ export function store(f: StoreFactory): void {
       clock.advance(2 * 3600_000);
       ids = (await mem.search({ tenant: T, scope: 'notes', query: 'heron' })).map((h) => h.record.id);
       assert.deepEqual(ids, [keep.id], 'the expired record is no longer found');
-      assert.deepEqual((await mem.search({ tenant: T, scope: 'other', query: 'Heron' })).map((h) => h.record.id), [other.id]);
-      assert.deepEqual((await mem.search({ tenant: 'globex', scope: 'notes', query: 'Heron' })).map((h) => h.record.id), [foreign.id]);
+      assert.deepEqual(
+        (await mem.search({ tenant: T, scope: 'other', query: 'Heron' })).map((h) => h.record.id),
+        [other.id],
+      );
+      assert.deepEqual(
+        (await mem.search({ tenant: 'globex', scope: 'notes', query: 'Heron' })).map((h) => h.record.id),
+        [foreign.id],
+      );
       assert.deepEqual(await mem.search({ tenant: 'initech', scope: 'notes', query: 'Heron' }), []);
     });
 
@@ -64,7 +70,10 @@ export function store(f: StoreFactory): void {
       const one = (await mem.write({ tenant: T, scope: 's', principal: P.alice, content: 'the payroll run is monthly' })).record;
       const two = (await mem.write({ tenant: T, scope: 's', principal: P.alice, content: 'the payroll account is ACCT-P1 for the payroll run' })).record;
       const hits = await mem.search({ tenant: T, scope: 's', query: 'payroll account' });
-      assert.deepEqual(hits.map((h) => h.record.id), [two.id, one.id]);
+      assert.deepEqual(
+        hits.map((h) => h.record.id),
+        [two.id, one.id],
+      );
       assert.ok((hits[0]?.score ?? 0) > (hits[1]?.score ?? 0), 'higher score is better');
       assert.equal((await mem.search({ tenant: T, scope: 's', query: 'payroll', limit: 1 })).length, 1);
     });

@@ -32,7 +32,9 @@ export function triggers(f: StoreFactory): void {
     env = await setupWith(f);
     raw = env.raw;
     const { mem } = env;
-    const page = (await mem.write({ tenant: T, scope: 'vendors', principal: P.browser, content: 'Vendor page: remit to ACCT-77', source: 'https://vendor.example/remit', expiresAt: '2999-01-01T00:00:00.000Z' })).record;
+    const page = (
+      await mem.write({ tenant: T, scope: 'vendors', principal: P.browser, content: 'Vendor page: remit to ACCT-77', source: 'https://vendor.example/remit', expiresAt: '2999-01-01T00:00:00.000Z' })
+    ).record;
     const rule = (await mem.write({ tenant: T, scope: 'vendors', principal: P.alice, content: 'Only pay vendors on the approved list' })).record;
     const derived = await mem.derive({ tenant: T, principal: P.pipeline, from: [page.id, rule.id], content: 'Vendor remits to ACCT-77 (unapproved)', transform: 'merge' });
     const gone = (await mem.write({ tenant: T, scope: 'vendors', principal: P.alice, content: 'temporary note to delete' })).record;
@@ -187,10 +189,21 @@ export function triggers(f: StoreFactory): void {
       const issued = await ts.issue({ tenant: T, principal: P.alice });
       const row = await d.findToken({ id: issued.info.id });
       assert.ok(row);
-      await expectImmutable(() => e2.raw.query("UPDATE tokens SET hash = ? WHERE id = ?", ['b'.repeat(64), row.id]), 'change a token hash');
-      await expectImmutable(() => e2.raw.query("UPDATE tokens SET tenant = NULL, principal_id = NULL, revoked_at = '2025-01-02T00:00:00.000Z' WHERE id = ?", [row.id]), 'turn a principal token into an admin token');
+      await expectImmutable(() => e2.raw.query('UPDATE tokens SET hash = ? WHERE id = ?', ['b'.repeat(64), row.id]), 'change a token hash');
+      await expectImmutable(
+        () => e2.raw.query("UPDATE tokens SET tenant = NULL, principal_id = NULL, revoked_at = '2025-01-02T00:00:00.000Z' WHERE id = ?", [row.id]),
+        'turn a principal token into an admin token',
+      );
       await expectImmutable(() => e2.raw.query('DELETE FROM tokens WHERE id = ?', [row.id]), 'delete a token');
-      await expectImmutable(() => e2.raw.query(e2.raw.replaceSql('tokens', ['id', 'tenant', 'principal_id', 'hash', 'created_at', 'revoked_at'], 'VALUES (?, NULL, NULL, ?, ?, NULL)'), [row.id, 'c'.repeat(64), row.createdAt]), 'upsert a token');
+      await expectImmutable(
+        () =>
+          e2.raw.query(e2.raw.replaceSql('tokens', ['id', 'tenant', 'principal_id', 'hash', 'created_at', 'revoked_at'], 'VALUES (?, NULL, NULL, ?, ?, NULL)'), [
+            row.id,
+            'c'.repeat(64),
+            row.createdAt,
+          ]),
+        'upsert a token',
+      );
       const revoked = await ts.revoke(row.id);
       await assert.rejects(ts.revoke(row.id), (e: Error & { code?: string }) => e.code === 'TOKEN_REVOKED', 'a second revocation is refused');
       await expectImmutable(() => e2.raw.query('UPDATE tokens SET revoked_at = NULL WHERE id = ?', [row.id]), 'un-revoke');
@@ -199,11 +212,14 @@ export function triggers(f: StoreFactory): void {
       // a rotation: the old row revoked and the new one inserted, together
       const next = await ts.issue({ tenant: T, principal: P.alice });
       const rotated = await ts.rotate(next.info.id);
-      assert.deepEqual(new Map((await d.listTokens(T)).map((x) => [x.id, x.revokedAt !== null])), new Map([
-        [row.id, true],
-        [next.info.id, true],
-        [rotated.info.id, false],
-      ]));
+      assert.deepEqual(
+        new Map((await d.listTokens(T)).map((x) => [x.id, x.revokedAt !== null])),
+        new Map([
+          [row.id, true],
+          [next.info.id, true],
+          [rotated.info.id, false],
+        ]),
+      );
       const report = await e2.mem.verifyAudit({ tenant: T });
       assert.equal(report.ok, true, report.tenants.map((x) => x.message).join('; '));
     });

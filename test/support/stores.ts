@@ -204,11 +204,17 @@ export function postgresStore(server: Promise<{ url: string; dataDir: string | n
         rowKey: 'ctid',
         query: q,
         async columns(table) {
-          const rows = await q("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND is_generated = 'NEVER' ORDER BY ordinal_position", [schema, table]);
+          const rows = await q("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND is_generated = 'NEVER' ORDER BY ordinal_position", [
+            schema,
+            table,
+          ]);
           return rows.map((r) => ({ name: String(r.column_name), type: /int/.test(String(r.data_type)) ? 'INTEGER' : 'TEXT' }));
         },
         async triggerNames() {
-          const rows = await q('SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND NOT t.tgisinternal ORDER BY 1', [schema]);
+          const rows = await q(
+            'SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND NOT t.tgisinternal ORDER BY 1',
+            [schema],
+          );
           return rows.map((r) => String(r.tgname));
         },
         async dropTriggers(table, kinds) {

@@ -22,16 +22,40 @@ export interface DetectorRule {
  */
 export const DEFAULT_DETECTOR_RULES: readonly DetectorRule[] = Object.freeze([
   // a role label opening a sentence or in brackets ("SYSTEM: …", "[assistant directive]"), not "the change-management system: …"
-  { id: 'role_marker', weight: 1, pattern: /(?:^|[.!?;]\s+|\n\s*)(?:system|admin|administrator|assistant|developer)\s*:|\[\s*(?:system|admin|assistant|developer|ai)\w*\b[^\]]{0,60}\]|\b(?:agent|assistant|ai|llm)\s+(?:task|instruction|directive|action)s?\s*:|(?:^|[.!?:]\s+)(?:assistant|agent|ai)\s*,/i },
+  {
+    id: 'role_marker',
+    weight: 1,
+    pattern:
+      /(?:^|[.!?;]\s+|\n\s*)(?:system|admin|administrator|assistant|developer)\s*:|\[\s*(?:system|admin|assistant|developer|ai)\w*\b[^\]]{0,60}\]|\b(?:agent|assistant|ai|llm)\s+(?:task|instruction|directive|action)s?\s*:|(?:^|[.!?:]\s+)(?:assistant|agent|ai)\s*,/i,
+  },
   // shouted control words or a shouted sentence (case-sensitive): "IMPORTANT:", "RENT MUST NOW BE PAID"
   { id: 'shouted', weight: 1, pattern: /\b(?:SYSTEM|ADMIN|IMPORTANT|OVERRIDE|URGENT)\b|\b[A-Z]{2,}(?:\s+[A-Z]{2,}){3,}\b/ },
-  { id: 'addressed_to_ai', weight: 1, pattern: /\b(?:note to|attention|instructions? for)\s+(?:any\s+|the\s+|all\s+)?(?:ai|assistant|agent|llm|model)s?\b|\b(?:ai|assistant|agent)s?\s+(?:reading|processing|summari[sz]ing)\s+this\b|\b(?:ai|llm)\s+(?:assistants?|agents?|reviewers?|models?|tools?)\b|\bthe (?:assistant|agent|ai) (?:must|should|shall|will)\b/i },
+  {
+    id: 'addressed_to_ai',
+    weight: 1,
+    pattern:
+      /\b(?:note to|attention|instructions? for)\s+(?:any\s+|the\s+|all\s+)?(?:ai|assistant|agent|llm|model)s?\b|\b(?:ai|assistant|agent)s?\s+(?:reading|processing|summari[sz]ing)\s+this\b|\b(?:ai|llm)\s+(?:assistants?|agents?|reviewers?|models?|tools?)\b|\bthe (?:assistant|agent|ai) (?:must|should|shall|will)\b/i,
+  },
   { id: 'override', weight: 1, pattern: /\b(?:ignore|disregard|override|overrides|bypass|supersedes?)\b|\binstead of (?:any|the|what)\b|\bregardless of\b/i },
-  { id: 'approval_claim', weight: 1, pattern: /\bpre-?(?:approved|authori[sz]ed|cleared)\b|\balready (?:been )?(?:approved|confirmed|authori[sz]ed|on record)\b|\b(?:confirmed|approved|authori[sz]ed) by the user\b|\buser (?:has )?(?:confirmed|approved)\b|\bno (?:new |further |additional )?(?:confirmation|approval|sign-?off|corroboration|verification)s?(?: or \w+)? (?:is |are )?(?:needed|required)\b|\bauthority[\s:=]+(?:user_confirmed|system_policy|trusted_tool_verified)\b|\b(?:user_confirmed|system_policy|trusted_tool_verified) authority\b|\b(?:confirmed|verified|corroborated) by (?:\w+ )?(?:separate|independent|multiple|several|different) sources\b/i },
+  {
+    id: 'approval_claim',
+    weight: 1,
+    pattern:
+      /\bpre-?(?:approved|authori[sz]ed|cleared)\b|\balready (?:been )?(?:approved|confirmed|authori[sz]ed|on record)\b|\b(?:confirmed|approved|authori[sz]ed) by the user\b|\buser (?:has )?(?:confirmed|approved)\b|\bno (?:new |further |additional )?(?:confirmation|approval|sign-?off|corroboration|verification)s?(?: or \w+)? (?:is |are )?(?:needed|required)\b|\bauthority[\s:=]+(?:user_confirmed|system_policy|trusted_tool_verified)\b|\b(?:user_confirmed|system_policy|trusted_tool_verified) authority\b|\b(?:confirmed|verified|corroborated) by (?:\w+ )?(?:separate|independent|multiple|several|different) sources\b/i,
+  },
   { id: 'urgency', weight: 0.5, pattern: /\b(?:immediately|right away|without delay|at once|do not (?:ask|tell|mention|notify|wait|check))\b/i },
-  { id: 'deferred_trigger', weight: 0.5, pattern: /\b(?:whenever|each time|every time|next session|next time)\b|\bwhen(?:ever)? (?:someone|the user|anyone|you)\s+(?:asks?|mentions?|checks?|reviews?|looks? up)\b/i },
+  {
+    id: 'deferred_trigger',
+    weight: 0.5,
+    pattern: /\b(?:whenever|each time|every time|next session|next time)\b|\bwhen(?:ever)? (?:someone|the user|anyone|you)\s+(?:asks?|mentions?|checks?|reviews?|looks? up)\b/i,
+  },
   { id: 'standing_instruction', weight: 0.5, pattern: /\bstanding (?:\w+ )?(?:preference|instruction|order|rule)\b/i },
-  { id: 'obligation_to_act', weight: 0.5, pattern: /\b(?:must|should|shall)\s+(?:now\s+|also\s+|first\s+)?(?:be\s+)?(?:send|sent|wire|wired|pay|paid|transfer(?:red)?|grant(?:ed)?|set|disable[d]?|forward(?:ed)?|export(?:ed)?|deploy(?:ed)?|email(?:ed)?|switch(?:ed)?|appl(?:y|ied))\b/i },
+  {
+    id: 'obligation_to_act',
+    weight: 0.5,
+    pattern:
+      /\b(?:must|should|shall)\s+(?:now\s+|also\s+|first\s+)?(?:be\s+)?(?:send|sent|wire|wired|pay|paid|transfer(?:red)?|grant(?:ed)?|set|disable[d]?|forward(?:ed)?|export(?:ed)?|deploy(?:ed)?|email(?:ed)?|switch(?:ed)?|appl(?:y|ied))\b/i,
+  },
 ]);
 
 export interface ContentDetectorOptions {
@@ -84,9 +108,7 @@ export function contentGate(req: GateRequest, view: ContentView, opts: ContentDe
   const threshold = opts.threshold ?? 1;
   const reasons: string[] = [];
   for (const v of memoryBorneValues(req.values)) {
-    const flagged = v.supportIds
-      .map((id) => ({ id, ...injectionScore(view.texts.get(id) ?? '', opts.rules) }))
-      .filter((s) => s.score >= threshold);
+    const flagged = v.supportIds.map((id) => ({ id, ...injectionScore(view.texts.get(id) ?? '', opts.rules) })).filter((s) => s.score >= threshold);
     if (flagged.length === 0) continue;
     if ((view.assertingItems.get(v.argument) ?? 0) >= 2) continue;
     reasons.push(`suspicious_content(${v.argument}: ${[...new Set(flagged.flatMap((f) => f.matched))].join('+')})`);

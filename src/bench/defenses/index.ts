@@ -31,7 +31,10 @@ export const DEFENSE_DESCRIPTIONS: Readonly<Record<DefenseName, string>> = Objec
 
 /** Parse a `--defenses` list (`all`, or names separated by commas). */
 export function parseDefenses(list: readonly string[]): DefenseName[] {
-  const names = list.flatMap((x) => x.split(',')).map((x) => x.trim()).filter((x) => x !== '');
+  const names = list
+    .flatMap((x) => x.split(','))
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
   if (names.includes('all')) return [...DEFENSE_CLASSES];
   const out: DefenseName[] = [];
   for (const n of names) {
@@ -42,7 +45,13 @@ export function parseDefenses(list: readonly string[]): DefenseName[] {
 }
 
 /** Every class's verdict on one proposed action: baselines over their views, memauth from its decision. */
-export function verdicts(params: { action: ProposedAction; tier: Tier; observation: Observation; decision: Pick<Decision, 'outcome' | 'reasons'>; content?: ContentDetectorOptions }): Record<DefenseName, Verdict> {
+export function verdicts(params: {
+  action: ProposedAction;
+  tier: Tier;
+  observation: Observation;
+  decision: Pick<Decision, 'outcome' | 'reasons'>;
+  content?: ContentDetectorOptions;
+}): Record<DefenseName, Verdict> {
   const { action, tier, observation: o } = params;
   const req = { action, tier, values: o.values };
   return {

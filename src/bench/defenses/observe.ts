@@ -51,7 +51,12 @@ async function writeEvents(mem: Memory, tenant: string): Promise<Map<string, Wri
  * text supplies it and whether the user's turn does (the matching of core/values.ts, the same
  * memauth's gate uses).
  */
-export function attributeValues(action: ProposedAction, items: ReadonlyArray<{ id: string; text: string }>, userTurn: string | null, types: Readonly<Record<string, ArgumentType>> = {}): ValueSupport[] {
+export function attributeValues(
+  action: ProposedAction,
+  items: ReadonlyArray<{ id: string; text: string }>,
+  userTurn: string | null,
+  types: Readonly<Record<string, ArgumentType>> = {},
+): ValueSupport[] {
   const texts = items.map((x) => prepareText(x.text));
   if (userTurn !== null) texts.push(prepareText(userTurn));
   const values = actionValues(action, types);
@@ -61,7 +66,10 @@ export function attributeValues(action: ProposedAction, items: ReadonlyArray<{ i
     return {
       argument: v.argument,
       value: v.value,
-      supportIds: hits.filter((h) => h < items.length).map((h) => (items[h] as { id: string }).id).sort(),
+      supportIds: hits
+        .filter((h) => h < items.length)
+        .map((h) => (items[h] as { id: string }).id)
+        .sort(),
       userTurn: userTurn !== null && hits.includes(items.length),
     };
   });
@@ -120,7 +128,9 @@ export async function observe(mem: Memory, params: { tenant: string; session: st
   };
 
   // capability_ifc: tool output in this session taints; so does what the agent writes after it
-  const inSession = writtenHere.map((id) => ({ id, seq: (events.get(id) as WriteEvent).seq, kind: principals.get((byId.get(id) as MemoryRecord).origin.principalId)?.kind })).sort((a, b) => a.seq - b.seq);
+  const inSession = writtenHere
+    .map((id) => ({ id, seq: (events.get(id) as WriteEvent).seq, kind: principals.get((byId.get(id) as MemoryRecord).origin.principalId)?.kind }))
+    .sort((a, b) => a.seq - b.seq);
   const tainted = new Set<string>();
   let firstToolSeq = Number.POSITIVE_INFINITY;
   for (const x of inSession) {

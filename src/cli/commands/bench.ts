@@ -45,11 +45,13 @@ function nonNegativeInt(value: string): number {
 }
 
 /** Commander parser for a finite number in [0, max]. */
-const numberIn = (max: number) => (value: string): number => {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > max) throw new InvalidArgumentError(`must be a number from 0 to ${max}`);
-  return n;
-};
+const numberIn =
+  (max: number) =>
+  (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > max) throw new InvalidArgumentError(`must be a number from 0 to ${max}`);
+    return n;
+  };
 
 const repeat = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 

@@ -52,7 +52,8 @@ interface AuthorizeFlags {
 /** `authorize` → `Memory.authorize`; exit 1 when the outcome is deny. */
 async function authorizeCommand(ctx: Ctx, o: AuthorizeFlags): Promise<number> {
   const tenant = requireTenant(ctx);
-  if ((o.userPrincipal === undefined) !== (o.userTurn === undefined)) throw new MemauthError('INVALID_ARGUMENT', 'authorize: --user-principal and --user-turn go together', { field: o.userPrincipal === undefined ? 'userPrincipal' : 'userTurn' });
+  if ((o.userPrincipal === undefined) !== (o.userTurn === undefined))
+    throw new MemauthError('INVALID_ARGUMENT', 'authorize: --user-principal and --user-turn go together', { field: o.userPrincipal === undefined ? 'userPrincipal' : 'userTurn' });
   const d = await withMemory(ctx, (mem) =>
     mem.authorize({
       tenant,

@@ -17,7 +17,15 @@ async function initPostgres(ctx: Ctx): Promise<void> {
   try {
     const driver = mem.driver as unknown as { capabilities?: { vector: unknown; serverVersion: string } };
     const admin = await new TokenService(mem.driver).ensureAdmin();
-    pgInfo = { database: ctx.db, kind: 'postgres', serverVersion: driver.capabilities?.serverVersion ?? null, vector: driver.capabilities?.vector ?? null, policyVersion: mem.policy.version, policyName: mem.policy.document.name, adminToken: admin?.token ?? null };
+    pgInfo = {
+      database: ctx.db,
+      kind: 'postgres',
+      serverVersion: driver.capabilities?.serverVersion ?? null,
+      vector: driver.capabilities?.vector ?? null,
+      policyVersion: mem.policy.version,
+      policyName: mem.policy.document.name,
+      adminToken: admin?.token ?? null,
+    };
   } finally {
     await mem.close();
   }
@@ -44,7 +52,15 @@ async function initSqlite(ctx: Ctx): Promise<void> {
     async (mem) => {
       // the HTTP API's admin token: created once, shown once, only its hash stored (src/server/tokens.ts)
       const admin = await new TokenService(mem.driver).ensureAdmin();
-      return { created: !existed, db: ctx.db === ':memory:' ? ':memory:' : resolve(ctx.db), key: ctx.db === ':memory:' ? null : resolve(keyFile ?? `${ctx.db}.key`), checkpoints: ctx.db === ':memory:' ? null : resolve(`${ctx.db}.checkpoints`), policyVersion: mem.policy.version, policyName: mem.policy.document.name, adminToken: admin?.token ?? null };
+      return {
+        created: !existed,
+        db: ctx.db === ':memory:' ? ':memory:' : resolve(ctx.db),
+        key: ctx.db === ':memory:' ? null : resolve(keyFile ?? `${ctx.db}.key`),
+        checkpoints: ctx.db === ':memory:' ? null : resolve(`${ctx.db}.checkpoints`),
+        policyVersion: mem.policy.version,
+        policyName: mem.policy.document.name,
+        adminToken: admin?.token ?? null,
+      };
     },
     true,
   );

@@ -33,9 +33,22 @@ async function openStore(t: StoreTarget, role: 'source' | 'destination'): Promis
 /** Human output of a migration. */
 function formatMigration(from: string, to: string, r: CopyReport, v: AuditReport): string {
   const lines = [`copied ${from} → ${to}`];
-  for (const [t, n] of Object.entries(r.counts)) lines.push(`  ${t.padEnd(18)} ${String(n).padStart(8)} rows  ${r.digests[t as keyof CopyReport['digests']].source === r.digests[t as keyof CopyReport['digests']].destination ? 'identical' : 'DIFFERENT'}`);
-  for (const h of r.heads) lines.push(`  chain ${h.tenant}: ${h.seq} entries, head ${h.hash.slice(0, 16)}… ${h.hash === h.destinationHash ? 'same at the destination' : 'DIFFERENT at the destination'}`);
-  lines.push(`destination audit: ${v.ok ? 'every chain verifies' : 'FAILS'}${v.ok ? '' : ` (${v.tenants.filter((x) => !x.ok).map((x) => x.message).join('; ')})`}`);
+  for (const [t, n] of Object.entries(r.counts))
+    lines.push(
+      `  ${t.padEnd(18)} ${String(n).padStart(8)} rows  ${r.digests[t as keyof CopyReport['digests']].source === r.digests[t as keyof CopyReport['digests']].destination ? 'identical' : 'DIFFERENT'}`,
+    );
+  for (const h of r.heads)
+    lines.push(`  chain ${h.tenant}: ${h.seq} entries, head ${h.hash.slice(0, 16)}… ${h.hash === h.destinationHash ? 'same at the destination' : 'DIFFERENT at the destination'}`);
+  lines.push(
+    `destination audit: ${v.ok ? 'every chain verifies' : 'FAILS'}${
+      v.ok
+        ? ''
+        : ` (${v.tenants
+            .filter((x) => !x.ok)
+            .map((x) => x.message)
+            .join('; ')})`
+    }`,
+  );
   lines.push(r.ok && v.ok ? 'ok: every row copied, same hashes at both ends' : 'FAILED: the destination is not an exact copy');
   return lines.join('\n');
 }
@@ -60,7 +73,15 @@ async function migrateCommand(ctx: Ctx, o: { from: string; to: string }): Promis
     const verify = await mem.verifyAudit({});
     await mem.close();
     dst = null;
-    const value = { from: displayTarget(from), to: displayTarget(to), ok: report.ok && verify.ok, counts: report.counts, heads: report.heads, digests: report.digests, audit: { ok: verify.ok, tenants: verify.tenants.map((x) => ({ tenant: x.tenant, ok: x.ok, entries: x.chain.entries, message: x.message })) } };
+    const value = {
+      from: displayTarget(from),
+      to: displayTarget(to),
+      ok: report.ok && verify.ok,
+      counts: report.counts,
+      heads: report.heads,
+      digests: report.digests,
+      audit: { ok: verify.ok, tenants: verify.tenants.map((x) => ({ tenant: x.tenant, ok: x.ok, entries: x.chain.entries, message: x.message })) },
+    };
     ctx.emit(value, () => formatMigration(value.from, value.to, report, verify));
     return value.ok ? EXIT.OK : EXIT.FAILED;
   } finally {

@@ -43,7 +43,17 @@ async function writeCommand(ctx: Ctx, o: WriteFlags): Promise<void> {
   const tenant = requireTenant(ctx);
   const content = await readContent(o);
   const w = await withMemory(ctx, (mem) =>
-    mem.write({ tenant, scope: o.scope, principal: o.principal, content, ...given('source', o.source), ...given('sourceAt', o.sourceAt), ...given('session', o.session), ...given('expiresAt', o.expiresAt), ...given('reason', o.reason) }),
+    mem.write({
+      tenant,
+      scope: o.scope,
+      principal: o.principal,
+      content,
+      ...given('source', o.source),
+      ...given('sourceAt', o.sourceAt),
+      ...given('session', o.session),
+      ...given('expiresAt', o.expiresAt),
+      ...given('reason', o.reason),
+    }),
   );
   ctx.emit(w, () => formatWrite(w));
 }

@@ -70,19 +70,21 @@ async function serveCommand(cmd: Command, o: ServeFlags): Promise<void> {
   let pgStore: Awaited<ReturnType<typeof postgresMemory>> = undefined;
   const shutdown = (signal: string, s: NonNullable<typeof srv>): void => {
     process.stderr.write(`memauth: ${signal}: finishing in-flight requests, then closing the database\n`);
-    s.close().then(async () => {
-      // a memory handed to startServer is ours to close
-      if (pgStore) await pgStore.mem.close();
-    }).then(
-      () => {
-        process.stderr.write('memauth: stopped cleanly\n');
-        process.exitCode = 0;
-      },
-      (e: unknown) => {
-        process.stderr.write(`memauth: error while stopping: ${(e as Error).message}\n`);
-        process.exitCode = 3;
-      },
-    );
+    s.close()
+      .then(async () => {
+        // a memory handed to startServer is ours to close
+        if (pgStore) await pgStore.mem.close();
+      })
+      .then(
+        () => {
+          process.stderr.write('memauth: stopped cleanly\n');
+          process.exitCode = 0;
+        },
+        (e: unknown) => {
+          process.stderr.write(`memauth: error while stopping: ${(e as Error).message}\n`);
+          process.exitCode = 3;
+        },
+      );
   };
   const onSignal = (signal: string): void => {
     signals++;
@@ -116,7 +118,10 @@ async function announce(srv: Awaited<ReturnType<typeof startServer>>, where: str
   }
   out(`memauth listening on ${srv.url} (db ${where}; OpenAPI ${srv.url}/openapi.json; MCP ${srv.url}/mcp)`);
   const unaudited = await new TokenService(srv.memory.driver).unaudited();
-  if (unaudited.length > 0) process.stderr.write(`memauth: ${unaudited.length} token(s) issued before tokens were audited are refused (401, reason not_in_audit): ${unaudited.map((t) => t.id).join(', ')}; check them with memauth token list, then run memauth token adopt\n`);
+  if (unaudited.length > 0)
+    process.stderr.write(
+      `memauth: ${unaudited.length} token(s) issued before tokens were audited are refused (401, reason not_in_audit): ${unaudited.map((t) => t.id).join(', ')}; check them with memauth token list, then run memauth token adopt\n`,
+    );
 }
 
 /** `mcp` → `createMcpServer` (src/server/mcp.ts) over stdio, bound to the principal of --token. */
@@ -125,7 +130,8 @@ async function mcpCommand(cmd: Command, o: { token?: string; session?: string })
   if (o.token === undefined || o.token === '') throw new MemauthError('INVALID_ARGUMENT', 'memauth mcp needs a principal token: --token mat_… or $MEMAUTH_TOKEN', { field: 'token' });
   const policy = policyOf(cmd);
   const pgStore = await postgresMemory(cmd, policy, false);
-  if (!pgStore && db !== ':memory:' && !existsSync(db)) throw new MemauthError('INVALID_ARGUMENT', `database ${db} does not exist; start the server once (npm start) or run memauth init`, { field: 'db', path: db });
+  if (!pgStore && db !== ':memory:' && !existsSync(db))
+    throw new MemauthError('INVALID_ARGUMENT', `database ${db} does not exist; start the server once (npm start) or run memauth init`, { field: 'db', path: db });
   if (pgStore) db = pgStore.where;
   const mem = pgStore?.mem ?? (await openMemory({ path: db, ...(policy !== undefined ? { policy } : {}) }));
   const token = o.token;
@@ -176,7 +182,8 @@ const json = (cmd: Command): boolean => cmd.optsWithGlobals<{ json?: boolean }>(
 /** `token create` → `TokenService.issue`. */
 async function tokenCreate(cmd: Command, o: { principal?: string; admin?: boolean }): Promise<void> {
   const tenant = cmd.optsWithGlobals<{ tenant?: string }>().tenant ?? process.env.MEMAUTH_TENANT;
-  if (o.admin !== true && (tenant === undefined || tenant === '' || o.principal === undefined)) throw new MemauthError('INVALID_ARGUMENT', 'give --tenant T --principal P, or --admin', { field: 'principal' });
+  if (o.admin !== true && (tenant === undefined || tenant === '' || o.principal === undefined))
+    throw new MemauthError('INVALID_ARGUMENT', 'give --tenant T --principal P, or --admin', { field: 'principal' });
   const issued = await withTokens(cmd, (t) => t.issue(o.admin === true ? 'admin' : { tenant: tenant as string, principal: o.principal as string }));
   out(json(cmd) ? JSON.stringify(issued) : `${issued.info.id} ${issued.token}`);
 }
@@ -185,7 +192,11 @@ async function tokenCreate(cmd: Command, o: { principal?: string; admin?: boolea
 async function tokenList(cmd: Command): Promise<void> {
   const tenant = cmd.optsWithGlobals<{ tenant?: string }>().tenant;
   const list = await withTokens(cmd, (t) => t.list(tenant !== undefined && tenant !== '' ? tenant : null));
-  out(json(cmd) ? JSON.stringify({ tokens: list }) : list.map((t) => `${t.id} ${t.admin ? 'admin' : `${t.tenant}/${t.principal}`} created ${t.createdAt}${t.revokedAt ? ` revoked ${t.revokedAt}` : ''}`).join('\n') || '(no tokens)');
+  out(
+    json(cmd)
+      ? JSON.stringify({ tokens: list })
+      : list.map((t) => `${t.id} ${t.admin ? 'admin' : `${t.tenant}/${t.principal}`} created ${t.createdAt}${t.revokedAt ? ` revoked ${t.revokedAt}` : ''}`).join('\n') || '(no tokens)',
+  );
 }
 
 /** `token revoke <id>` → `TokenService.revoke`. */
@@ -203,7 +214,11 @@ async function tokenRotate(cmd: Command, _o: unknown, id: string): Promise<void>
 /** `token adopt` → `TokenService.adopt`. */
 async function tokenAdopt(cmd: Command): Promise<void> {
   const adopted = await withTokens(cmd, (t) => t.adopt());
-  out(json(cmd) ? JSON.stringify({ adopted }) : adopted.map((t) => `adopted ${t.id} ${t.admin ? 'admin' : `${t.tenant}/${t.principal}`}${t.revokedAt ? ' (revoked)' : ''}`).join('\n') || '(no token to adopt)');
+  out(
+    json(cmd)
+      ? JSON.stringify({ adopted })
+      : adopted.map((t) => `adopted ${t.id} ${t.admin ? 'admin' : `${t.tenant}/${t.principal}`}${t.revokedAt ? ' (revoked)' : ''}`).join('\n') || '(no token to adopt)',
+  );
 }
 
 /** `serve`, `mcp` and the `token` group. Global options used: `--db`, `--database`, `--policy`, `--tenant`, `--json`. */
@@ -217,7 +232,11 @@ export const serverCommands: readonly AnyCommand[] = [
       { flags: '--config <file>', description: 'JSON config file (or $MEMAUTH_CONFIG); flags > environment > file > defaults' },
       { flags: '--body-limit <bytes>', description: 'largest request body, e.g. 2mb (default 2 MiB, $MEMAUTH_BODY_LIMIT)' },
       { flags: '--max-content <chars>', description: 'longest memory content in characters (default 1000000, $MEMAUTH_MAX_CONTENT)' },
-      { flags: '--log-level <level>', description: 'request log level ($MEMAUTH_LOG_LEVEL; default info; JSON lines on stderr)', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+      {
+        flags: '--log-level <level>',
+        description: 'request log level ($MEMAUTH_LOG_LEVEL; default info; JSON lines on stderr)',
+        choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      },
     ],
     raw: serveCommand,
   }),
@@ -245,7 +264,8 @@ export const serverCommands: readonly AnyCommand[] = [
   rawCommand({ name: 'token rotate', arg: '<id>', description: 'issue a new token for the same principal and revoke the old one; printed once', raw: tokenRotate }),
   rawCommand({
     name: 'token adopt',
-    description: 'record tokens issued before tokens were audited in the audit chain (token_issue, adopted: true) so they authenticate again; check `memauth token list` first — every row without an entry is adopted',
+    description:
+      'record tokens issued before tokens were audited in the audit chain (token_issue, adopted: true) so they authenticate again; check `memauth token list` first — every row without an entry is adopted',
     raw: tokenAdopt,
   }),
 ];

@@ -16,7 +16,11 @@ export const adminRoutes: readonly AnyRoute[] = [
     auth: 'any',
     responses: { 200: 'Whoami' },
     handler: async ({ identity }) =>
-      ok(identity.kind === 'admin' ? { admin: true, tokenId: identity.tokenId, tenant: null, principal: null } : { admin: false, tokenId: identity.tokenId, tenant: identity.tenant, principal: identity.principal }),
+      ok(
+        identity.kind === 'admin'
+          ? { admin: true, tokenId: identity.tokenId, tenant: null, principal: null }
+          : { admin: false, tokenId: identity.tokenId, tenant: identity.tenant, principal: identity.principal },
+      ),
   }),
   route({
     method: 'GET',

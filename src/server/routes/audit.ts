@@ -33,7 +33,8 @@ export const auditRoutes: readonly AnyRoute[] = [
     operationId: 'exportAudit',
     tag: 'audit',
     summary: "The tenant's audit chain as JSON lines, one entry per line in sequence order",
-    description: 'Each line is an AuditEntry {tenant, seq, prevHash, op, payload, policyVersion, hash}; hash = SHA-256 of the RFC 8785 JSON of {seq, prevHash, op, payload, policyVersion}. Payloads hold hashes, not content, but sources, evidence and action arguments as written: agent, tool and external principals get FORBIDDEN (403).',
+    description:
+      'Each line is an AuditEntry {tenant, seq, prevHash, op, payload, policyVersion, hash}; hash = SHA-256 of the RFC 8785 JSON of {seq, prevHash, op, payload, policyVersion}. Payloads hold hashes, not content, but sources, evidence and action arguments as written: agent, tool and external principals get FORBIDDEN (403).',
     auth: 'any',
     query: queries.Tenant,
     responses: { 200: { contentType: 'application/x-ndjson', item: 'AuditEntry', description: 'one AuditEntry per line' } },

@@ -28,9 +28,7 @@ export interface Services {
 export type Auth = 'none' | 'admin' | 'principal' | 'any';
 
 /** A handler's result: a JSON body checked against the route's response schema, or a stream. */
-export type HandlerResult =
-  | { readonly status: number; readonly body: unknown }
-  | { readonly status: number; readonly stream: Readable; readonly contentType: string };
+export type HandlerResult = { readonly status: number; readonly body: unknown } | { readonly status: number; readonly stream: Readable; readonly contentType: string };
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
@@ -94,7 +92,8 @@ export function route<B extends z.ZodType | undefined = undefined, Q extends z.Z
  */
 export function tenantFor(identity: Identity, named: string | undefined): string {
   if (identity.kind === 'principal') {
-    if (named !== undefined && named !== identity.tenant) throw new HttpError(403, 'TENANT_MISMATCH', `this token belongs to tenant ${JSON.stringify(identity.tenant)}; it cannot act in ${JSON.stringify(named)}`, { tenant: named });
+    if (named !== undefined && named !== identity.tenant)
+      throw new HttpError(403, 'TENANT_MISMATCH', `this token belongs to tenant ${JSON.stringify(identity.tenant)}; it cannot act in ${JSON.stringify(named)}`, { tenant: named });
     return identity.tenant;
   }
   if (named === undefined) throw new MemauthError('TENANT_REQUIRED', 'the admin token must name the tenant (tenant in the body, or ?tenant= for GET and DELETE)', { field: 'tenant' });
@@ -106,8 +105,9 @@ export function tenantFor(identity: Identity, named: string | undefined): string
  * (`PRINCIPAL_TOKEN_REQUIRED`, 403); naming another principal is `PRINCIPAL_MISMATCH` (403).
  */
 export function writerFor(identity: Identity, named: string | undefined): Principal {
-  if (identity.kind !== 'principal') throw new HttpError(403, 'PRINCIPAL_TOKEN_REQUIRED', 'writes are bound to the principal that makes them: use that principal\'s token, not the admin token', {});
-  if (named !== undefined && named !== identity.principal.id) throw new HttpError(403, 'PRINCIPAL_MISMATCH', `this token belongs to principal ${JSON.stringify(identity.principal.id)}; it cannot act as ${JSON.stringify(named)}`, { principal: named });
+  if (identity.kind !== 'principal') throw new HttpError(403, 'PRINCIPAL_TOKEN_REQUIRED', "writes are bound to the principal that makes them: use that principal's token, not the admin token", {});
+  if (named !== undefined && named !== identity.principal.id)
+    throw new HttpError(403, 'PRINCIPAL_MISMATCH', `this token belongs to principal ${JSON.stringify(identity.principal.id)}; it cannot act as ${JSON.stringify(named)}`, { principal: named });
   return identity.principal;
 }
 
@@ -123,7 +123,11 @@ export function requesterOf(identity: Identity): string | undefined {
 /** Refuse a memory content longer than the configured maximum (`CONTENT_TOO_LONG`, 413). */
 export function checkContent(config: Pick<ServerConfig, 'maxContentChars'>, content: string): void {
   if (content.length > config.maxContentChars) {
-    throw new HttpError(413, 'CONTENT_TOO_LONG', `content is ${content.length} characters; this server accepts at most ${config.maxContentChars}`, { field: 'content', length: content.length, max: config.maxContentChars });
+    throw new HttpError(413, 'CONTENT_TOO_LONG', `content is ${content.length} characters; this server accepts at most ${config.maxContentChars}`, {
+      field: 'content',
+      length: content.length,
+      max: config.maxContentChars,
+    });
   }
 }
 
@@ -137,7 +141,12 @@ export async function assertMayDelete(mem: Memory, tenant: string, caller: Princ
   const [rec] = await mem.driver.getRecords(tenant, [id]);
   if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(id)} in tenant ${JSON.stringify(tenant)}`, { id });
   if (rec.origin.principalId !== caller.id) {
-    throw new HttpError(403, 'FORBIDDEN', `${caller.kind === 'agent' || caller.kind === 'external' ? 'an' : 'a'} ${caller.kind} principal can delete only records it wrote; ${id} was written by ${rec.origin.principalId}`, { id, writer: rec.origin.principalId });
+    throw new HttpError(
+      403,
+      'FORBIDDEN',
+      `${caller.kind === 'agent' || caller.kind === 'external' ? 'an' : 'a'} ${caller.kind} principal can delete only records it wrote; ${id} was written by ${rec.origin.principalId}`,
+      { id, writer: rec.origin.principalId },
+    );
   }
 }
 

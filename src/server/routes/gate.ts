@@ -24,7 +24,10 @@ function gateInput(identity: Identity, body: z.output<typeof requests.DecisionCr
     } else {
       const caller = identity.principal;
       if (caller.kind !== 'user' || (body.userTurn.principal !== undefined && body.userTurn.principal !== caller.id)) {
-        throw new HttpError(403, 'USER_TURN_NOT_CALLER', `a user's turn can only be given by that user principal (or the admin); this token is ${caller.kind} ${JSON.stringify(caller.id)}`, { principal: caller.id, kind: caller.kind });
+        throw new HttpError(403, 'USER_TURN_NOT_CALLER', `a user's turn can only be given by that user principal (or the admin); this token is ${caller.kind} ${JSON.stringify(caller.id)}`, {
+          principal: caller.id,
+          kind: caller.kind,
+        });
       }
       userTurn = { principal: caller.id, text: body.userTurn.text };
     }
@@ -46,7 +49,8 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'corroborate',
     tag: 'gate',
     summary: "Record that the token's principal corroborates a record with evidence; the result says whether it counts",
-    description: 'Counts only when docs/design.md § Corroboration holds (independent principal and domain, ≥ trusted_tool_verified, outside the lineage, evidence not derived from the record). Evidence `memory:<id>` must name a record of the same tenant.',
+    description:
+      'Counts only when docs/design.md § Corroboration holds (independent principal and domain, ≥ trusted_tool_verified, outside the lineage, evidence not derived from the record). Evidence `memory:<id>` must name a record of the same tenant.',
     auth: 'principal',
     body: requests.CorroborationCreate,
     responses: { 201: 'CorroborateResult' },
@@ -62,7 +66,8 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'confirm',
     tag: 'gate',
     summary: 'A human confirmation scoped to one exact action (user principals only): single-use by default, expiring',
-    description: 'Only a user principal\'s token can confirm (CONFIRMATION_REQUIRES_USER, 403, logged). `memoryIds`, when given, must name records of the same tenant. `usableBy` names the principals whose requests may use it (never an external one: CONFIRMATION_USABLE_BY_EXTERNAL, 403); without it, user, system and agent principals and the admin token may (never tool or external principals).',
+    description:
+      "Only a user principal's token can confirm (CONFIRMATION_REQUIRES_USER, 403, logged). `memoryIds`, when given, must name records of the same tenant. `usableBy` names the principals whose requests may use it (never an external one: CONFIRMATION_USABLE_BY_EXTERNAL, 403); without it, user, system and agent principals and the admin token may (never tool or external principals).",
     auth: 'principal',
     body: requests.ConfirmationCreate,
     responses: { 201: 'Confirmation' },

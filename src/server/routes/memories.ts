@@ -37,7 +37,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'deriveMemory',
     tag: 'memories',
     summary: 'Derive a record (summarize, extract, merge, dedup, rewrite, import, embed); taint = min over every input',
-    description: 'Inputs are `from` plus every record read in `session` (unless `narrowInputs` is proven by verbatim extraction). Every `from` id must be in the token\'s tenant (404 otherwise).',
+    description: "Inputs are `from` plus every record read in `session` (unless `narrowInputs` is proven by verbatim extraction). Every `from` id must be in the token's tenant (404 otherwise).",
     auth: 'principal',
     body: requests.Derivation,
     responses: { 201: 'MemoryRecord' },
@@ -55,7 +55,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'searchMemories',
     tag: 'memories',
     summary: 'Full-text search (BM25) in one scope; hits are marked read in `session`',
-    description: 'A session belongs to the principal whose token used it first (the admin token may use any): another principal\'s session is SESSION_FORBIDDEN (403).',
+    description: "A session belongs to the principal whose token used it first (the admin token may use any): another principal's session is SESSION_FORBIDDEN (403).",
     auth: 'any',
     body: requests.Search,
     responses: { 200: 'SearchResult' },
@@ -86,8 +86,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'getMemory',
     tag: 'memories',
     summary: 'One record with its action authority, corroborations and deleted sources; marked read in `session`',
-    description:
-      `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. ${DELETED_HASH}`,
+    description: `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. ${DELETED_HASH}`,
     auth: 'any',
     params: params.Id,
     query: queries.GetMemory,
@@ -95,7 +94,9 @@ export const memoryRoutes: readonly AnyRoute[] = [
     errors: [404],
     handler: async ({ identity, params: p, query, services }) => {
       const tenant = tenantFor(identity, query.tenant);
-      return ok(recordFor(agentOf(identity) !== null, await viewFor(identity, services.mem, tenant, await services.mem.get({ tenant, id: p.id, session: query.session, requester: requesterOf(identity) }))));
+      return ok(
+        recordFor(agentOf(identity) !== null, await viewFor(identity, services.mem, tenant, await services.mem.get({ tenant, id: p.id, session: query.session, requester: requesterOf(identity) }))),
+      );
     },
   }),
   route({
@@ -104,7 +105,8 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'getLineage',
     tag: 'memories',
     summary: "A record's derivation lineage down to its roots, as nodes and edges",
-    description: 'For a principal token nodes carry no content (read a record with GET /v1/memories/{id}, which marks the read) and a sourceRef only at or above the corroboration floor; `withheld` says when something was left out. The admin token gets every node whole.',
+    description:
+      'For a principal token nodes carry no content (read a record with GET /v1/memories/{id}, which marks the read) and a sourceRef only at or above the corroboration floor; `withheld` says when something was left out. The admin token gets every node whole.',
     auth: 'any',
     params: params.Id,
     query: queries.Tenant,

@@ -81,8 +81,19 @@ export const reviewRoutes: readonly AnyRoute[] = [
         const requester = await requesterView(services.mem, tenant, d);
         const asker = requester.id === null ? null : { id: requester.id, kind: requester.kind ?? 'external' };
         const list = d.outcome === 'deny' ? (await driver.listConfirmations(tenant, d.action.type, d.argsHash, '0000')).filter((c) => c.createdAt >= d.at && requesterAdmitted(c, asker)) : [];
-        const uses = await driver.confirmationUses(tenant, list.map((c) => c.id));
-        const confirmations = list.map((c) => ({ id: c.id, principalId: c.principalId, createdAt: c.createdAt, expiresAt: c.expiresAt, maxUses: c.maxUses, uses: uses.get(c.id) ?? 0, usableBy: c.usableBy ?? null }));
+        const uses = await driver.confirmationUses(
+          tenant,
+          list.map((c) => c.id),
+        );
+        const confirmations = list.map((c) => ({
+          id: c.id,
+          principalId: c.principalId,
+          createdAt: c.createdAt,
+          expiresAt: c.expiresAt,
+          maxUses: c.maxUses,
+          uses: uses.get(c.id) ?? 0,
+          usableBy: c.usableBy ?? null,
+        }));
         const rejection = notes.get(d.id) ?? null;
         items.push({
           decision: d,
@@ -105,7 +116,7 @@ export const reviewRoutes: readonly AnyRoute[] = [
     tag: 'review',
     summary: "Approve a blocked decision once: a user's scoped confirmation for exactly its action, bound to its requester and to the records its denial named",
     description:
-      'Only a user principal\'s token (CONFIRMATION_REQUIRES_USER, 403). The confirmation binds the action type, resource and exact arguments, `memoryIds` = the untrusted records the denial named (a later session that read anything else untrusted cannot use it), `usableBy` = the decision\'s requester (the admin token / application: `[]`), single use, expiring. A decision that is not approvable — allowed, a hard denial, or requested by an external or unregistered principal — is NOT_APPROVABLE (409).',
+      "Only a user principal's token (CONFIRMATION_REQUIRES_USER, 403). The confirmation binds the action type, resource and exact arguments, `memoryIds` = the untrusted records the denial named (a later session that read anything else untrusted cannot use it), `usableBy` = the decision's requester (the admin token / application: `[]`), single use, expiring. A decision that is not approvable — allowed, a hard denial, or requested by an external or unregistered principal — is NOT_APPROVABLE (409).",
     auth: 'principal',
     params: params.Id,
     body: requests.ReviewApprove,
@@ -117,7 +128,12 @@ export const reviewRoutes: readonly AnyRoute[] = [
       const d = await services.mem.getDecision({ tenant, decisionId: p.id });
       const requester = await requesterView(services.mem, tenant, d);
       if (!approvable(d, requester)) {
-        const why = d.outcome !== 'deny' ? `its outcome is ${d.outcome}` : !d.reasons.some((r) => r.code === 'needs_confirmation') ? 'a confirmation cannot lift its reasons' : `it was requested by ${requester.kind ?? 'an unregistered'} principal ${JSON.stringify(requester.id)}, which may never use a confirmation`;
+        const why =
+          d.outcome !== 'deny'
+            ? `its outcome is ${d.outcome}`
+            : !d.reasons.some((r) => r.code === 'needs_confirmation')
+              ? 'a confirmation cannot lift its reasons'
+              : `it was requested by ${requester.kind ?? 'an unregistered'} principal ${JSON.stringify(requester.id)}, which may never use a confirmation`;
         throw new HttpError(409, 'NOT_APPROVABLE', `decision ${d.id} cannot be approved: ${why}`, { id: d.id, requester: requester.id, requesterKind: requester.kind });
       }
       const { type, args, resource } = d.action;
@@ -140,7 +156,8 @@ export const reviewRoutes: readonly AnyRoute[] = [
     operationId: 'rejectReview',
     tag: 'review',
     summary: 'Reject a decision of the review queue: an append-only review note (who, when, why); it issues nothing and changes no decision',
-    description: 'The admin, user and system principals may reject (FORBIDDEN, 403, for agent, tool and external principals: a rejection is a person\'s call). The note is stored as given and listed with the queue item; rejecting twice is REVIEW_ALREADY_REJECTED (409).',
+    description:
+      "The admin, user and system principals may reject (FORBIDDEN, 403, for agent, tool and external principals: a rejection is a person's call). The note is stored as given and listed with the queue item; rejecting twice is REVIEW_ALREADY_REJECTED (409).",
     auth: 'any',
     params: params.Id,
     body: requests.ReviewReject,
@@ -155,7 +172,8 @@ export const reviewRoutes: readonly AnyRoute[] = [
       // verified against its audit entry (a forged row is not found)
       const d = await services.mem.getDecision({ tenant, decisionId: p.id });
       if (d.outcome === 'allow') throw new HttpError(409, 'NOT_IN_REVIEW', 'an allowed decision is not in the review queue', { id: p.id });
-      if ((await services.mem.driver.listReviewNotes(tenant)).some((n) => n.decisionId === d.id)) throw new HttpError(409, 'REVIEW_ALREADY_REJECTED', `decision ${p.id} was already rejected`, { id: p.id });
+      if ((await services.mem.driver.listReviewNotes(tenant)).some((n) => n.decisionId === d.id))
+        throw new HttpError(409, 'REVIEW_ALREADY_REJECTED', `decision ${p.id} was already rejected`, { id: p.id });
       const note: ReviewNoteRow = {
         id: `rev_${randomBytes(12).toString('hex')}`,
         tenant,

@@ -26,8 +26,7 @@ export function byId(a: MemoryRecord, b: MemoryRecord): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-export const byCreatedThenId = (a: Confirmation, b: Confirmation): number =>
-  a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+export const byCreatedThenId = (a: Confirmation, b: Confirmation): number => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /**
  * A map from (tenant, id) bounded to `max` entries in all, dropping the oldest inserted (no

@@ -295,7 +295,17 @@ export class CachedTx {
       CachedTx.put(this.ov.corroborations, c.tenant, c.recordId, INVALID);
       return;
     }
-    const row: Corroboration = { id: c.id, tenant: c.tenant, recordId: c.recordId, principalId: c.principalId, authority: c.authority, domain: c.domain, evidenceRef: c.evidenceRef, at: c.at, auditSeq };
+    const row: Corroboration = {
+      id: c.id,
+      tenant: c.tenant,
+      recordId: c.recordId,
+      principalId: c.principalId,
+      authority: c.authority,
+      domain: c.domain,
+      evidenceRef: c.evidenceRef,
+      at: c.at,
+      auditSeq,
+    };
     CachedTx.put(this.ov.corroborations, c.tenant, c.recordId, deepFreeze([...cur, row].sort(byAtThenId)));
   }
 

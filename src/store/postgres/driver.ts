@@ -54,7 +54,6 @@ export interface PostgresOptions {
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-
 /**
  * The PostgreSQL {@link StorageDriver}: a `pg.Pool`; one pooled client per transaction; reads
  * outside transactions go through the pool. Create it with {@link PostgresDriver.connect}.
@@ -107,7 +106,8 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
   static async connect(url: string, opts: PostgresOptions = {}): Promise<PostgresDriver> {
     if (!/^postgres(ql)?:\/\//.test(url)) throw new MemauthError('INVALID_ARGUMENT', 'a PostgreSQL URL starts with postgres:// or postgresql://', { field: 'url' });
     const schema = opts.schema ?? null;
-    if (schema !== null && !SCHEMA_NAME.test(schema)) throw new MemauthError('INVALID_ARGUMENT', `schema name ${JSON.stringify(schema)}: use lowercase letters, digits and _, starting with a letter or _`, { field: 'schema' });
+    if (schema !== null && !SCHEMA_NAME.test(schema))
+      throw new MemauthError('INVALID_ARGUMENT', `schema name ${JSON.stringify(schema)}: use lowercase letters, digits and _, starting with a letter or _`, { field: 'schema' });
     const target = describeTarget(url, schema);
     const pool = new pg.Pool({
       connectionString: url,
@@ -121,7 +121,9 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
     try {
       const version = await checkVersion(pool, target);
       if (version === 0 && opts.create === false) {
-        throw new MemauthError('INVALID_ARGUMENT', `${where(target)}${schema !== null ? `, schema ${schema},` : ''} holds no memauth store; create it with: memauth init --database <url>`, { field: 'database' });
+        throw new MemauthError('INVALID_ARGUMENT', `${where(target)}${schema !== null ? `, schema ${schema},` : ''} holds no memauth store; create it with: memauth init --database <url>`, {
+          field: 'database',
+        });
       }
       if (opts.migrate !== false) await migrate(pool, target);
       const capabilities = await detect(pool);
@@ -183,7 +185,10 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
         for (;;) {
           const r = await client.query(`FETCH ${Math.max(1, Math.floor(batchSize))} FROM memauth_export`);
           if (r.rows.length === 0) break;
-          await sink(t, (r.rows as Row[]).map((x) => copyRow(t, x)));
+          await sink(
+            t,
+            (r.rows as Row[]).map((x) => copyRow(t, x)),
+          );
         }
         await client.query('CLOSE memauth_export');
       }
@@ -195,7 +200,12 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
     await this.onClient('BEGIN', async (client) => {
       const count = await client.query(`SELECT ${TABLE_NAMES.map((t) => `(SELECT count(*) FROM ${t})`).join(' + ')} AS n`);
       const n = Number((count.rows[0] as Row).n);
-      if (n > 0) throw new MemauthError('INVALID_ARGUMENT', `${where(this.target)}${this.target.schema !== null ? `, schema ${this.target.schema},` : ''} already holds ${n} rows; migrate into a new, empty database or schema`, { rows: n });
+      if (n > 0)
+        throw new MemauthError(
+          'INVALID_ARGUMENT',
+          `${where(this.target)}${this.target.schema !== null ? `, schema ${this.target.schema},` : ''} already holds ${n} rows; migrate into a new, empty database or schema`,
+          { rows: n },
+        );
       await fill(async (table, rows) => {
         const cols = TABLE_COLUMNS[table];
         const per = Math.max(1, Math.floor(30_000 / cols.length));

@@ -63,10 +63,17 @@ export function mapPgError(e: unknown, target: PostgresTarget): unknown {
     return new MemauthError('DATABASE_UNAVAILABLE', `${where(target)} refused the login (${msg}); check the user and password in the URL. Nothing was written.`, details, { cause: e });
   }
   if (code === '3D000') {
-    return new MemauthError('DATABASE_UNAVAILABLE', `${where(target)}: the database does not exist (${msg}); create it first, e.g. createdb ${target.database}. Nothing was written.`, details, { cause: e });
+    return new MemauthError('DATABASE_UNAVAILABLE', `${where(target)}: the database does not exist (${msg}); create it first, e.g. createdb ${target.database}. Nothing was written.`, details, {
+      cause: e,
+    });
   }
   if (code === '42501') {
-    return new MemauthError('DATABASE_UNAVAILABLE', `${where(target)}: permission denied (${msg}); the role needs CREATE on the schema to migrate it, and SELECT/INSERT/UPDATE on memauth's tables. Nothing was written.`, details, { cause: e });
+    return new MemauthError(
+      'DATABASE_UNAVAILABLE',
+      `${where(target)}: permission denied (${msg}); the role needs CREATE on the schema to migrate it, and SELECT/INSERT/UPDATE on memauth's tables. Nothing was written.`,
+      details,
+      { cause: e },
+    );
   }
   if (code === '55P03' || code === '40P01' || code === '40001') {
     return new MemauthError('DATABASE_LOCKED', `${where(target)}: ${msg} (${code}); retry`, details, { cause: e });

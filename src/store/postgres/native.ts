@@ -36,7 +36,9 @@ export function pgExecutor(q: Queryable, target: PostgresTarget): SqlExecutor {
   };
 }
 
-const RECORD_COLUMNS_OF_R = RECORD_COLUMNS.split(',').map((c) => `r.${c.trim()}`).join(', ');
+const RECORD_COLUMNS_OF_R = RECORD_COLUMNS.split(',')
+  .map((c) => `r.${c.trim()}`)
+  .join(', ');
 
 /**
  * Full-text search with the same tokens as SQLite's: the query's words, OR-ed, matched against

@@ -50,7 +50,10 @@ export async function checkVersion(c: Queryable, target: PostgresTarget): Promis
   const label = `${where(target)}${target.schema !== null ? `, schema ${target.schema}` : ''}`;
   if (v === null) {
     const foreign = await foreignTables(c);
-    if (foreign.length > 0) throw new MemauthError('DATABASE_CORRUPT', `${label} has tables of another application (${foreign.join(', ')}) and no memauth version table; point memauth at an empty database or schema`, { tables: foreign });
+    if (foreign.length > 0)
+      throw new MemauthError('DATABASE_CORRUPT', `${label} has tables of another application (${foreign.join(', ')}) and no memauth version table; point memauth at an empty database or schema`, {
+        tables: foreign,
+      });
     return 0;
   }
   if (v > MIGRATIONS.length) throw new MemauthError('DATABASE_CORRUPT', `${label} has memauth schema version ${v}, newer than this memauth (${MIGRATIONS.length}); upgrade memauth`, { version: v });

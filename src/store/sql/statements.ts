@@ -30,7 +30,8 @@ export const principal = (d: Dialect, tenant: string, id: string): Stmt => st(d,
 export const principals = (d: Dialect, tenant: string): Stmt => st(d, 'SELECT * FROM principals WHERE tenant = ? ORDER BY created_at, id', tenant);
 
 /** Derivation edges of `ids` (one chunk), by record and position. */
-export const derivationsOf = (d: Dialect, ids: readonly string[]): Stmt => withIn(d, 'record_id', ids, 'SELECT record_id, from_id, transform, kind FROM derivations WHERE {in} ORDER BY record_id, ord', []);
+export const derivationsOf = (d: Dialect, ids: readonly string[]): Stmt =>
+  withIn(d, 'record_id', ids, 'SELECT record_id, from_id, transform, kind FROM derivations WHERE {in} ORDER BY record_id, ord', []);
 
 /** Records of the tenant among `ids` (one chunk), by id. */
 export const recordsById = (d: Dialect, tenant: string, ids: readonly string[]): Stmt =>
@@ -104,9 +105,24 @@ export const insertRecord = (d: Dialect, r: MemoryRecord): Stmt =>
     `INSERT INTO records (id, tenant, scope, content, content_hash, created_at, expires_at, origin_authority, origin_principal,
       origin_source, origin_written_at, taint_lowest, taint_channels, taint_sources, taint_oldest_source_at, policy_version,
       write_reason, audit_seq, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active')`,
-    r.id, r.tenant, r.scope, r.content, r.contentHash, r.createdAt, r.expiresAt, r.origin.authority, r.origin.principalId,
-    r.origin.sourceRef, r.origin.writtenAt, r.taint.lowestAuthority, JSON.stringify(r.taint.channels), JSON.stringify(r.taint.sources),
-    r.taint.oldestSourceAt, r.audit.policyVersion, r.audit.writeReason, r.audit.seq,
+    r.id,
+    r.tenant,
+    r.scope,
+    r.content,
+    r.contentHash,
+    r.createdAt,
+    r.expiresAt,
+    r.origin.authority,
+    r.origin.principalId,
+    r.origin.sourceRef,
+    r.origin.writtenAt,
+    r.taint.lowestAuthority,
+    JSON.stringify(r.taint.channels),
+    JSON.stringify(r.taint.sources),
+    r.taint.oldestSourceAt,
+    r.audit.policyVersion,
+    r.audit.writeReason,
+    r.audit.seq,
   );
 
 /** The record's derivation edges in one multi-row INSERT, or null when it has none. */
@@ -124,15 +140,33 @@ export const insertCorroboration = (d: Dialect, c: Corroboration, auditSeq: numb
   st(
     d,
     'INSERT INTO corroborations (id, tenant, record_id, principal_id, authority, domain, evidence_ref, at, audit_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    c.id, c.tenant, c.recordId, c.principalId, c.authority, c.domain, c.evidenceRef, c.at, auditSeq,
+    c.id,
+    c.tenant,
+    c.recordId,
+    c.principalId,
+    c.authority,
+    c.domain,
+    c.evidenceRef,
+    c.at,
+    auditSeq,
   );
 
 export const insertConfirmation = (d: Dialect, c: Confirmation, auditSeq: number): Stmt =>
   st(
     d,
     'INSERT INTO confirmations (id, tenant, principal_id, action_type, resource, args_hash, args, memory_ids, expires_at, max_uses, created_at, audit_seq, usable_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    c.id, c.tenant, c.principalId, c.actionType, c.resource, c.argsHash, c.args === null ? null : JSON.stringify(c.args),
-    c.memoryIds === null ? null : JSON.stringify(c.memoryIds), c.expiresAt, c.maxUses, c.createdAt, auditSeq,
+    c.id,
+    c.tenant,
+    c.principalId,
+    c.actionType,
+    c.resource,
+    c.argsHash,
+    c.args === null ? null : JSON.stringify(c.args),
+    c.memoryIds === null ? null : JSON.stringify(c.memoryIds),
+    c.expiresAt,
+    c.maxUses,
+    c.createdAt,
+    auditSeq,
     c.usableBy === undefined || c.usableBy === null ? null : JSON.stringify(c.usableBy),
   );
 

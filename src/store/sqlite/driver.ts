@@ -136,7 +136,10 @@ export class SqliteDriver extends SqlReader implements StorageDriver, RowStore {
     const appId = Number(this.db.pragma('application_id', { simple: true }));
     const tables = Number((this.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as Row).n);
     if (appId !== APPLICATION_ID && (version > 0 || tables > 0)) {
-      throw new MemauthError('DATABASE_CORRUPT', `${this.path} is an SQLite database of another application, not a memauth database; point memauth at a new or memauth file`, { path: this.path, applicationId: appId });
+      throw new MemauthError('DATABASE_CORRUPT', `${this.path} is an SQLite database of another application, not a memauth database; point memauth at a new or memauth file`, {
+        path: this.path,
+        applicationId: appId,
+      });
     }
     if (version > MIGRATIONS.length) {
       throw new MemauthError('DATABASE_CORRUPT', `${this.path} has schema version ${version}, newer than this memauth (${MIGRATIONS.length}); upgrade memauth`, { path: this.path });
@@ -144,12 +147,14 @@ export class SqliteDriver extends SqlReader implements StorageDriver, RowStore {
     if (readonly) return;
     for (let v = version; v < MIGRATIONS.length; v++) {
       const step = MIGRATIONS[v] as Migration;
-      this.db.transaction(() => {
-        if (typeof step === 'string') this.db.exec(step);
-        else step(this.db);
-        this.db.pragma(`application_id = ${APPLICATION_ID}`);
-        this.db.pragma(`user_version = ${v + 1}`);
-      }).immediate();
+      this.db
+        .transaction(() => {
+          if (typeof step === 'string') this.db.exec(step);
+          else step(this.db);
+          this.db.pragma(`application_id = ${APPLICATION_ID}`);
+          this.db.pragma(`user_version = ${v + 1}`);
+        })
+        .immediate();
     }
   }
 

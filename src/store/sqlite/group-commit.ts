@@ -180,7 +180,9 @@ export class GroupCommit {
     if (txs.indexes.created !== indexesBefore) {
       // it created (and wrote) another tenant's index table: SQLite cannot roll back to a
       // savepoint past that (the next SAVEPOINT or COMMIT would fail), so the batch ends here
-      return new MemauthError('DATABASE_LOCKED', `${txs.path}: a transaction of this group commit failed after creating a tenant's search index; the whole group was rolled back, retry`, { path: txs.path });
+      return new MemauthError('DATABASE_LOCKED', `${txs.path}: a transaction of this group commit failed after creating a tenant's search index; the whole group was rolled back, retry`, {
+        path: txs.path,
+      });
     }
     try {
       txs.sql.stmt('ROLLBACK TO memauth_op').run();

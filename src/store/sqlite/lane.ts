@@ -38,7 +38,13 @@ export class FileLane {
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
-        reject(new MemauthError('DATABASE_LOCKED', `${path} is locked by another transaction of this process (waited ${timeoutMs} ms); retry, or do not open a transaction on one memauth store from inside a transaction on another store over the same file`, { path }));
+        reject(
+          new MemauthError(
+            'DATABASE_LOCKED',
+            `${path} is locked by another transaction of this process (waited ${timeoutMs} ms); retry, or do not open a transaction on one memauth store from inside a transaction on another store over the same file`,
+            { path },
+          ),
+        );
       }, timeoutMs);
       void prev.then(() => {
         // a waiter that gave up passes its turn on at once

@@ -19,10 +19,20 @@ export function mapSqliteError(e: unknown, path: string): unknown {
   const code = (e as { code?: string })?.code ?? '';
   const msg = e instanceof Error ? e.message : String(e);
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || code.startsWith('SQLITE_CORRUPT')) {
-    return new MemauthError('DATABASE_CORRUPT', `${path} is not a valid memauth database or is corrupted (${code}); restore it from a backup. Nothing was written.`, { path, sqliteCode: code }, { cause: e });
+    return new MemauthError(
+      'DATABASE_CORRUPT',
+      `${path} is not a valid memauth database or is corrupted (${code}); restore it from a backup. Nothing was written.`,
+      { path, sqliteCode: code },
+      { cause: e },
+    );
   }
   if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM' || code === 'SQLITE_IOERR' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_FULL') {
-    return new MemauthError('DATABASE_UNAVAILABLE', `cannot open or write ${path} (${code}): check that its folder exists, that it is a file, that you may write it and that the disk has room. Nothing was written.`, { path, sqliteCode: code }, { cause: e });
+    return new MemauthError(
+      'DATABASE_UNAVAILABLE',
+      `cannot open or write ${path} (${code}): check that its folder exists, that it is a file, that you may write it and that the disk has room. Nothing was written.`,
+      { path, sqliteCode: code },
+      { cause: e },
+    );
   }
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
     return new MemauthError('DATABASE_LOCKED', `${path} is locked by another process; retry, or stop the other writer`, { path, sqliteCode: code }, { cause: e });
