@@ -85,6 +85,37 @@ export function drifts(f: StoreFactory): void {
       assert.equal((await mem.driver.search(T, 'n', 'heron', 1, now)).length, 1);
     });
 
+    test('a record with more derivation edges than one statement can bind is stored whole (an agent write in a session of 14,000 reads)', async (t) => {
+      // before src/store/sql/: SQLite inserted one edge per statement, PostgreSQL one unnest() array;
+      // a single multi-row INSERT of 5 values per edge exceeds SQLite's 32,766 and PostgreSQL's 65,535 bound values
+      const env = await setupWith(f);
+      t.after(env.dispose);
+      const { mem } = env;
+      const at = '2025-01-01T00:00:00.000Z';
+      const rec = (id: string, derivedFrom: MemoryRecord['derivedFrom']): MemoryRecord => ({
+        formatVersion: 1,
+        id,
+        tenant: T,
+        scope: 'n',
+        content: id,
+        contentHash: 'h',
+        createdAt: at,
+        expiresAt: null,
+        origin: { authority: 'model_inferred', principalId: P.alice, sourceRef: `principal:${P.alice}`, writtenAt: at },
+        derivedFrom,
+        taint: { lowestAuthority: 'model_inferred', channels: [], sources: [], oldestSourceAt: at },
+        audit: { policyVersion: 'v', writeReason: 'w', seq: 1 },
+        status: 'active',
+      });
+      const edges = Array.from({ length: 14_000 }, () => ({ from: 'mem_edges_root', transform: 'rewrite' as const, kind: 'session' as const }));
+      await mem.driver.transaction(T, async (tx) => {
+        await tx.insertRecord(rec('mem_edges_root', []));
+        await tx.insertRecord(rec('mem_edges_many', edges));
+      });
+      const [got] = await mem.driver.getRecords(T, ['mem_edges_many']);
+      assert.equal(got?.derivedFrom.length, 14_000);
+    });
+
     test('a session or session read missing a required column is refused, not silently dropped (SQLite ignored it)', async (t) => {
       const env = await setupWith(f);
       t.after(env.dispose);
