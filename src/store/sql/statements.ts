@@ -125,11 +125,26 @@ export const insertRecord = (d: Dialect, r: MemoryRecord): Stmt =>
     r.audit.seq,
   );
 
-/** The record's derivation edges in one multi-row INSERT, or null when it has none. */
-export function insertDerivations(d: Dialect, r: MemoryRecord): Stmt | null {
-  if (r.derivedFrom.length === 0) return null;
-  const values = r.derivedFrom.flatMap((e, i) => [r.id, i, e.from, e.transform, e.kind]);
-  return st(d, `INSERT INTO derivations (record_id, ord, from_id, transform, kind) VALUES (?, ?, ?, ?, ?)${', (?, ?, ?, ?, ?)'.repeat(r.derivedFrom.length - 1)}`, ...values);
+/** Rows per derivation INSERT at most; a record's edges are split into power-of-two chunks up to it. */
+const DERIVATION_ROWS = 128;
+
+/**
+ * The record's derivation edges as multi-row INSERTs (none when it has none), each of a
+ * power-of-two number of rows up to {@link DERIVATION_ROWS}: a session's writes derive from
+ * every record read before them, so the count is unbounded — bound parameters per statement stay
+ * under both engines' limits, and at most 8 distinct statement texts are ever prepared.
+ */
+export function insertDerivations(d: Dialect, r: MemoryRecord): Stmt[] {
+  const out: Stmt[] = [];
+  let i = 0;
+  while (i < r.derivedFrom.length) {
+    let n = DERIVATION_ROWS;
+    while (n > r.derivedFrom.length - i) n /= 2;
+    const values = r.derivedFrom.slice(i, i + n).flatMap((e, j) => [r.id, i + j, e.from, e.transform, e.kind]);
+    out.push(st(d, `INSERT INTO derivations (record_id, ord, from_id, transform, kind) VALUES (?, ?, ?, ?, ?)${', (?, ?, ?, ?, ?)'.repeat(n - 1)}`, ...values));
+    i += n;
+  }
+  return out;
 }
 
 /** Erase an active record's content (an erased one is left as it is: its deletion time stays the first). */

@@ -42,7 +42,7 @@ export class SqlTx extends SqlReader implements StorageTx {
   }
 
   async insertRecord(r: MemoryRecord): Promise<void> {
-    await this.write(S.insertRecord(this.dialect, r), S.insertDerivations(this.dialect, r));
+    await this.write(S.insertRecord(this.dialect, r), ...S.insertDerivations(this.dialect, r));
   }
 
   async eraseRecord(tenant: string, id: string, at: string): Promise<void> {

@@ -27,7 +27,7 @@ export class SqliteTx extends SqlTx {
   override async insertRecord(r: MemoryRecord): Promise<void> {
     this.check();
     const rowid = this.sqlite.insert(S.insertRecord(sqliteDialect, r));
-    this.sqlite.run([S.insertDerivations(sqliteDialect, r)]);
+    this.sqlite.run(S.insertDerivations(sqliteDialect, r));
     this.indexes.insert(r.tenant, rowid, r.content, scopeKeyOf(r.tenant, r.scope));
   }
 
