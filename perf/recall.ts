@@ -151,7 +151,11 @@ async function main(): Promise<void> {
     });
     await measure(`library search + page views (${name})`, qs, async (q) => {
       const hits = await mem.search({ tenant: TENANT, scope: SCOPE, query: q });
-      await views(ctxOf(mem), TENANT, hits.map((h) => h.record));
+      await views(
+        ctxOf(mem),
+        TENANT,
+        hits.map((h) => h.record),
+      );
       return hits.length;
     });
     const [ct, st] = InMemoryTransport.createLinkedPair();
