@@ -29,29 +29,6 @@ export function audit(f: StoreFactory): void {
     });
   });
 
-  describe('entries by seq, batched', () => {
-    test('auditEntriesAt returns the entries auditRange returns for those seqs, by seq, within the tenant only', async (t) => {
-      const env = await setup();
-      t.after(env.dispose);
-      for (const c of ['one', 'two', 'three']) await env.mem.write({ tenant: T, scope: 'notes', principal: P.alice, content: c });
-      await env.mem.registerPrincipal({ tenant: 'globex', id: 'gx', kind: 'user', domain: 'globex' });
-      const head = await env.mem.driver.auditHead(T);
-      assert.ok(head && env.mem.driver.auditEntriesAt);
-      const all = await env.mem.driver.auditRange(T, 1, head.seq);
-      const seqs = [head.seq, 2, 1, 2, head.seq + 100];
-      const got = await env.mem.driver.auditEntriesAt(T, seqs);
-      assert.deepEqual(
-        got,
-        all.filter((e) => e.seq === 1 || e.seq === 2 || e.seq === head.seq),
-      );
-      assert.deepEqual(await env.mem.driver.auditEntriesAt(T, []), []);
-      // another tenant's chain has a seq 1 too: never returned for T, nor T's for it
-      const [gx] = await env.mem.driver.auditEntriesAt('globex', [1]);
-      assert.equal(gx?.tenant, 'globex');
-      assert.deepEqual(await env.mem.driver.auditEntriesAt('nobody', [1, 2]), []);
-    });
-  });
-
   describe('genesis is tenant-bound', () => {
     test('a valid chain moved to another tenant does not verify', async (t) => {
       const env = await setup();
