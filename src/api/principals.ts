@@ -8,6 +8,7 @@ import type { AuditEntry } from '../core/audit.js';
 import type { Principal } from '../core/types.js';
 import { linksTo, principalEntry } from '../core/identity.js';
 import type { StorageReader } from '../store/driver.js';
+import { auditEntriesAt } from './audit-entries.js';
 
 /**
  * Verifies principal rows, memoised per row object the way the facade memoises records: the read
@@ -45,7 +46,18 @@ export class PrincipalVerifier {
         l.push(e);
         byId.set(pid, l);
       }
-      for (const p of todo) this.memo.set(p, await verifiedEntry(src, principalEntry(p, byId.get(p.id) ?? [])));
+      // each registration entry still linked to its successor: the successors read in one batch
+      const entries = todo.map((p) => principalEntry(p, byId.get(p.id) ?? []));
+      const next = await auditEntriesAt(
+        src,
+        tenant,
+        entries.filter((e): e is AuditEntry => !!e),
+        (e) => e.seq + 1,
+      );
+      todo.forEach((p, i) => {
+        const e = entries[i];
+        this.memo.set(p, !!e && linksTo(e, next.get(e.seq + 1)));
+      });
     }
     return rows.filter((p) => this.memo.get(p) === true);
   }

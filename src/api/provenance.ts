@@ -16,6 +16,7 @@ import type { Corroboration, MemoryRecord } from '../core/types.js';
 import { type MatchText, prepareText } from '../core/values.js';
 import { cachedCorroborationList, derivedMemo } from '../store/cache.js';
 import type { StorageDriver, StorageTx } from '../store/driver.js';
+import { auditEntriesAt } from './audit-entries.js';
 import { PrincipalVerifier } from './principals.js';
 
 type Source = StorageTx | StorageDriver;
@@ -64,12 +65,15 @@ export class Provenance {
 
   /** Keep only rows that match the audit entry that recorded them (rows forged outside the API never count). */
   async verifiedRows<T extends { auditSeq?: number }>(src: Source, tenant: string, rows: T[], matches: (row: T, e: AuditEntry) => boolean): Promise<T[]> {
+    // every row not yet checked, against its own entry: the entries read in one batch
+    const unchecked = rows.filter((r) => r.auditSeq !== undefined && !this.verified.has(r));
+    const entries = await auditEntriesAt(src, tenant, unchecked, (r) => r.auditSeq as number);
     const out: T[] = [];
     for (const r of rows) {
       if (r.auditSeq === undefined) continue;
       let ok = this.verified.get(r);
       if (ok === undefined) {
-        const [e] = await src.auditRange(tenant, r.auditSeq, r.auditSeq);
+        const e = entries.get(r.auditSeq);
         ok = e !== undefined && matches(r, e);
         this.verified.set(r, ok);
       }
@@ -82,10 +86,13 @@ export class Provenance {
   async verifiedRecords(src: Source, tenant: string, recs: readonly MemoryRecord[]): Promise<Set<string>> {
     const out = new Set<string>();
     let key: string | null | undefined;
+    // every record not yet checked, against its own entry: the entries read in one batch
+    const unchecked = recs.filter((r) => !this.verified.has(r));
+    const entries = await auditEntriesAt(src, tenant, unchecked, (r) => r.audit.seq);
     for (const r of recs) {
       let ok = this.verified.get(r);
       if (ok === undefined) {
-        const [e] = await src.auditRange(tenant, r.audit.seq, r.audit.seq);
+        const e = entries.get(r.audit.seq);
         if (key === undefined && r.content !== null && isKeyedHash(r.contentHash)) key = await src.tenantContentKey(tenant);
         ok = e !== undefined && recordMatchesEntry(r, e, key);
         this.verified.set(r, ok);

@@ -206,11 +206,12 @@ export async function get(ctx: OpContext, input: In<'get'>): Promise<RecordView>
 }
 
 /**
- * Views of records. A corroboration's evidence is shown only when it cannot lower the record it
+ * Views of records, a page at a time: the facts of all of them are loaded together (a constant
+ * number of batched store reads per page, whatever its size). A corroboration's evidence is shown only when it cannot lower the record it
  * is shown with (core/exposure.ts): otherwise `evidenceRef: null, evidenceWithheld: true`
  * (docs/design.md § What the model sees).
  */
-async function views(ctx: OpContext, tenant: string, recs: MemoryRecord[]): Promise<RecordView[]> {
+export async function views(ctx: OpContext, tenant: string, recs: MemoryRecord[]): Promise<RecordView[]> {
   const now = nowOf(ctx);
   const bundle = await ctx.provenance.factsBundle(
     ctx.driver,

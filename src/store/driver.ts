@@ -58,6 +58,12 @@ export interface StorageReader {
   auditHead(tenant: string): Promise<{ seq: number; hash: string } | null>;
   /** Entries with `fromSeq <= seq <= toSeq`, in stored order (by seq). */
   auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]>;
+  /**
+   * Optional: the entries at `seqs` (those that exist), by seq, in one batched read — what the
+   * facade checks a page of rows against (src/api/provenance.ts). Without it, callers read each
+   * seq with {@link auditRange}.
+   */
+  auditEntriesAt?(tenant: string, seqs: readonly number[]): Promise<AuditEntry[]>;
   auditHasPolicy(tenant: string, policyVersion: string): Promise<boolean>;
   /**
    * The entries of the tenant's chain with one of `ops` whose payload's `field` (a top-level

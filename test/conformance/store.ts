@@ -1,7 +1,7 @@
 /**
  * Store cases beyond the regressions: search (tenant, scope, status and expiry filters; word
  * matching that ignores punctuation and case; no query-language injection; ranking) and the
- * audit chain under many concurrent appends.
+ * audit chain under many concurrent appends; audit entries read by seq in one batch.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -76,6 +76,29 @@ export function store(f: StoreFactory): void {
       );
       assert.ok((hits[0]?.score ?? 0) > (hits[1]?.score ?? 0), 'higher score is better');
       assert.equal((await mem.search({ tenant: T, scope: 's', query: 'payroll', limit: 1 })).length, 1);
+    });
+  });
+
+  describe('entries by seq, batched', () => {
+    test('auditEntriesAt returns the entries auditRange returns for those seqs, by seq, within the tenant only', async (t) => {
+      const env = await setupWith(f);
+      t.after(env.dispose);
+      for (const c of ['one', 'two', 'three']) await env.mem.write({ tenant: T, scope: 'notes', principal: P.alice, content: c });
+      await env.mem.registerPrincipal({ tenant: 'globex', id: 'gx', kind: 'user', domain: 'globex' });
+      const head = await env.mem.driver.auditHead(T);
+      assert.ok(head && env.mem.driver.auditEntriesAt);
+      const all = await env.mem.driver.auditRange(T, 1, head.seq);
+      const seqs = [head.seq, 2, 1, 2, head.seq + 100];
+      const got = await env.mem.driver.auditEntriesAt(T, seqs);
+      assert.deepEqual(
+        got,
+        all.filter((e) => e.seq === 1 || e.seq === 2 || e.seq === head.seq),
+      );
+      assert.deepEqual(await env.mem.driver.auditEntriesAt(T, []), []);
+      // another tenant's chain has a seq 1 too: never returned for T, nor T's for it
+      const [gx] = await env.mem.driver.auditEntriesAt('globex', [1]);
+      assert.equal(gx?.tenant, 'globex');
+      assert.deepEqual(await env.mem.driver.auditEntriesAt('nobody', [1, 2]), []);
     });
   });
 

@@ -184,6 +184,11 @@ export class CachingDriver {
   auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]> {
     return this.inner.auditRange(tenant, fromSeq, toSeq);
   }
+  /** uncached, like {@link auditRange}; absent when the wrapped driver lacks it. */
+  get auditEntriesAt(): ((tenant: string, seqs: readonly number[]) => Promise<AuditEntry[]>) | undefined {
+    const inner = this.inner;
+    return inner.auditEntriesAt === undefined ? undefined : (tenant, seqs) => (inner.auditEntriesAt as NonNullable<typeof inner.auditEntriesAt>)(tenant, seqs);
+  }
   auditEntriesNaming(tenant: string, ops: readonly AuditOp[], name: { readonly field: 'principalId' | 'tokenId'; readonly value: string } | null): Promise<AuditEntry[]> {
     return this.inner.auditEntriesNaming(tenant, ops, name);
   }

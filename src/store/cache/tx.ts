@@ -229,6 +229,11 @@ export class CachedTx {
   auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]> {
     return this.tx.auditRange(tenant, fromSeq, toSeq);
   }
+  /** uncached, like {@link auditRange}; absent when the wrapped driver lacks it. */
+  get auditEntriesAt(): ((tenant: string, seqs: readonly number[]) => Promise<AuditEntry[]>) | undefined {
+    const inner = this.tx;
+    return inner.auditEntriesAt === undefined ? undefined : (tenant, seqs) => (inner.auditEntriesAt as NonNullable<typeof inner.auditEntriesAt>)(tenant, seqs);
+  }
   /** uncached: the identity entries are verified per row object by the callers (src/api/principals.ts). */
   auditEntriesNaming(tenant: string, ops: readonly AuditOp[], name: { readonly field: 'principalId' | 'tokenId'; readonly value: string } | null): Promise<AuditEntry[]> {
     return this.tx.auditEntriesNaming(tenant, ops, name);

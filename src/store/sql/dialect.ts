@@ -21,8 +21,8 @@ export interface Dialect {
    * are cut in chunks of 500); PostgreSQL binds one array (no limit).
    */
   readonly inListMax: number;
-  /** `column IN (…)` over `values` (non-empty, at most {@link inListMax}), with `?` placeholders. */
-  inList(column: string, values: readonly string[]): { readonly sql: string; readonly values: readonly unknown[] };
+  /** `column IN (…)` over `values` (non-empty, at most {@link inListMax}), with `?` placeholders; `type` is the column's (PostgreSQL's array type). */
+  inList(column: string, values: readonly string[] | readonly number[], type?: 'text' | 'bigint'): { readonly sql: string; readonly values: readonly unknown[] };
   /** A top-level field of a JSON text column, the field's name bound to the next `?`. */
   jsonField(column: string): string;
   /** Row lock for a read-then-update inside a transaction (SQLite holds the file's write lock already). */
@@ -64,8 +64,8 @@ export const sqliteDialect: Dialect = {
   inList(column, values) {
     let n = 1;
     while (n < values.length) n *= 2;
-    const padded = [...values];
-    const last = values[values.length - 1] as string;
+    const padded: unknown[] = [...values];
+    const last = values[values.length - 1];
     while (padded.length < n) padded.push(last);
     return { sql: `${column} IN (?${',?'.repeat(n - 1)})`, values: padded };
   },
@@ -88,7 +88,7 @@ export const postgresDialect: Dialect = {
     return out;
   },
   inListMax: Number.POSITIVE_INFINITY,
-  inList: (column, values) => ({ sql: `${column} = ANY(?::text[])`, values: [[...values]] }),
+  inList: (column, values, type = 'text') => ({ sql: `${column} = ANY(?::${type}[])`, values: [[...values]] }),
   jsonField: (column) => `(${column}::json ->> ?)`,
   forUpdate: ' FOR UPDATE',
   recordsTenantByKey: 'tenant',

@@ -172,6 +172,13 @@ export class SqlReader implements StorageReader {
     return (await this.rows(S.auditRange(this.dialect, tenant, fromSeq, toSeq))).map(toAudit);
   }
 
+  async auditEntriesAt(tenant: string, seqs: readonly number[]): Promise<AuditEntry[]> {
+    if (seqs.length === 0) return [];
+    const out: AuditEntry[] = [];
+    for (const chunk of chunks([...new Set(seqs)], this.dialect.inListMax)) out.push(...(await this.rows(S.auditAt(this.dialect, tenant, chunk))).map(toAudit));
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
   async auditEntriesNaming(tenant: string, ops: readonly AuditOp[], name: { readonly field: 'principalId' | 'tokenId'; readonly value: string } | null): Promise<AuditEntry[]> {
     const unique = [...new Set(ops)];
     if (unique.length === 0) return [];

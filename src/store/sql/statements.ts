@@ -71,6 +71,11 @@ export const decisions = (d: Dialect, tenant: string, limit: number): Stmt => st
 export const auditHead = (d: Dialect, tenant: string): Stmt => st(d, 'SELECT seq, hash FROM audit WHERE tenant = ? ORDER BY seq DESC LIMIT 1', tenant);
 export const auditRange = (d: Dialect, tenant: string, fromSeq: number, toSeq: number): Stmt =>
   st(d, 'SELECT * FROM audit WHERE tenant = ? AND seq >= ? AND seq <= ? ORDER BY seq', tenant, fromSeq, toSeq);
+/** The entries at `seqs` (non-empty, at most the dialect's IN-list size). */
+export const auditAt = (d: Dialect, tenant: string, seqs: readonly number[]): Stmt => {
+  const list = d.inList('seq', seqs, 'bigint');
+  return { text: d.sql(`SELECT * FROM audit WHERE tenant = ? AND ${list.sql} ORDER BY seq`), values: [tenant, ...list.values] };
+};
 
 /** Entries of `ops` (index audit_op: tenant, op, seq), optionally only those whose JSON payload's `field` is `value`. */
 export function auditNaming(d: Dialect, tenant: string, ops: readonly AuditOp[], name: { readonly field: string; readonly value: string } | null): Stmt {
