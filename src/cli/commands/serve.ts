@@ -133,7 +133,7 @@ async function mcpCommand(cmd: Command, o: { token?: string; session?: string })
   if (!pgStore && db !== ':memory:' && !existsSync(db))
     throw new MemauthError('INVALID_ARGUMENT', `database ${db} does not exist; start the server once (npm start) or run memauth init`, { field: 'db', path: db });
   if (pgStore) db = pgStore.where;
-  const mem = pgStore?.mem ?? (await openMemory({ path: db, ...(policy !== undefined ? { policy } : {}) }));
+  const mem = pgStore?.mem ?? (await openMemory({ path: db, groupCommit: true, ...(policy !== undefined ? { policy } : {}) }));
   const token = o.token;
   try {
     const tokens = new TokenService(mem.driver);
