@@ -62,7 +62,6 @@ export function evaluation(ctx: Pick<OpContext, 'policy'>, d: Decided): Evaluati
 export async function recordDecision(ctx: Pick<OpContext, 'policy' | 'clock'>, tx: StorageTx, d: Decided, sessionExists: boolean, mark: (phase: 'decided' | 'written') => void): Promise<Decision> {
   const { a, action, argsHash, tier, mode, result, now } = d;
   const id = newId('dec');
-  const dependencies = dependencyRows(d);
   // keyed like content hashes: a plain SHA-256 of a short turn ("Pay $1,200 to ACCT-1234") can be guessed
   const userTurnHash = a.userTurn !== undefined ? contentHashOf(a.userTurn.text, await tx.ensureTenantContentKey(a.tenant, newContentKey(), now)) : null;
   const payload = {
@@ -87,25 +86,9 @@ export async function recordDecision(ctx: Pick<OpContext, 'policy' | 'clock'>, t
   // the first use of a session claims it for the requester
   if (a.session !== undefined && !sessionExists) await joinSession(tx, a.tenant, a.session, a.requester ?? null, now);
   const entry = await appendAudit(ctx, tx, a.tenant, 'decide', payload);
-  const decision: Decision = {
-    formatVersion: 1,
-    id,
-    tenant: a.tenant,
-    sessionId: a.session ?? null,
-    requester: a.requester ?? null,
-    at: now,
-    action,
-    argsHash,
-    tier,
-    mode,
-    outcome: result.outcome,
-    reasons: result.reasons,
-    dependencies,
-    values: d.deps.values,
-    confirmationId: result.confirmationId,
-    policyVersion: ctx.policy.version,
-    auditSeq: entry.seq,
-  };
+  // the decision is what the dry run reports, with its id and the seq of the entry that recorded it
+  const { dryRun: _dryRun, ...made } = evaluation(ctx, d);
+  const decision: Decision = { formatVersion: 1, id, ...made, auditSeq: entry.seq };
   await tx.insertDecision(decision);
   if (result.confirmationId !== null) await tx.insertConfirmationUse(a.tenant, result.confirmationId, id, now);
   mark('written');
