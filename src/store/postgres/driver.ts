@@ -95,6 +95,7 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
   private readonly lockPrefix: string;
   private readonly tenantQueues = new Map<string, Promise<void>>();
   private readonly group: PgGroupCommit | null;
+  private readonly guarded = new WeakSet<pg.PoolClient>();
   private closed = false;
 
   private constructor(pool: pg.Pool, target: PostgresTarget, capabilities: PostgresCapabilities, group: PostgresOptions['groupCommit']) {
@@ -278,10 +279,18 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
    * migrate`). Release it with `client.release()`.
    */
   async unsafeClient(): Promise<pg.PoolClient> {
+    let client: pg.PoolClient;
     try {
-      return await this.pool.connect();
+      client = await this.pool.connect();
     } catch (e) {
       throw mapPgError(e, this.target);
     }
+    // the pool listens for errors of idle clients only: a checked-out client whose server goes
+    // away between two queries would otherwise end the process (the next query reports it)
+    if (!this.guarded.has(client)) {
+      client.on('error', () => undefined);
+      this.guarded.add(client);
+    }
+    return client;
   }
 }
