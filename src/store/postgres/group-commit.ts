@@ -10,7 +10,7 @@
  *
  * May import: pg (types), core/errors, ../driver.js, ../sql/dialect.js, ./errors.js, ./native.js, ./tx.js.
  */
-import type pg from 'pg';
+import pg from 'pg';
 import type { StorageTx } from '../driver.js';
 import { postgresDialect } from '../sql/dialect.js';
 import { type PostgresTarget, mapPgError } from './errors.js';
@@ -23,11 +23,12 @@ export interface PgGroupCommitOptions {
   readonly maxOps?: number;
 }
 
-/** What a batch needs of the driver: a pooled client, and the tenant lock taken on it. */
+/** What a batch needs of the driver: a pooled client, and the advisory-lock key of a tenant. */
 export interface BatchHost {
   readonly target: PostgresTarget;
   connect(): Promise<pg.PoolClient>;
-  lock(client: pg.PoolClient, tenant: string): Promise<void>;
+  /** the text whose `hashtextextended(…, 0)` is the tenant's lock (the driver's non-batched transactions use the same). */
+  lockKey(tenant: string): string;
 }
 
 interface Job {
@@ -38,7 +39,6 @@ interface Job {
 
 type Done = Array<{ job: Job; value: unknown }>;
 
-const SAVEPOINT = 'SAVEPOINT memauth_op';
 /** Between two logical transactions: one round trip (a simple query of two statements). */
 const NEXT_SAVEPOINT = 'RELEASE SAVEPOINT memauth_op; SAVEPOINT memauth_op';
 
@@ -120,11 +120,14 @@ export class PgGroupCommit {
     for (const d of done) d.job.resolve(d.value);
   }
 
-  /** BEGIN and the tenant's lock; a client that fails here is released (destroyed). */
+  /**
+   * BEGIN, the tenant's lock and the first job's SAVEPOINT in one round trip (a simple query; the
+   * key is sent as an escaped literal); a client that fails here is released (destroyed).
+   */
   private async begin(client: pg.PoolClient, tenant: string): Promise<void> {
     try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      await this.host.lock(client, tenant);
+      const key = pg.escapeLiteral(this.host.lockKey(tenant));
+      await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0)); SAVEPOINT memauth_op`);
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);
       client.release(e instanceof Error ? e : new Error(String(e)));
@@ -135,17 +138,17 @@ export class PgGroupCommit {
   /** The batch's jobs, up to maxOps or until the queue is empty; what broke the batch, or null. */
   private async runJobs(client: pg.PoolClient, pending: Job[], done: Done): Promise<unknown> {
     const memo = new BatchMemo();
-    let first = true;
     for (let ops = 0; ops < this.maxOps; ops++) {
       const job = pending.shift();
       if (job === undefined) return null;
-      try {
-        await client.query(first ? SAVEPOINT : NEXT_SAVEPOINT);
-      } catch (e) {
-        job.reject(mapPgError(e, this.host.target));
-        return e;
+      if (ops > 0) {
+        try {
+          await client.query(NEXT_SAVEPOINT);
+        } catch (e) {
+          job.reject(mapPgError(e, this.host.target));
+          return e;
+        }
       }
-      first = false;
       const broken = await this.runJob(client, job, memo, done);
       if (broken !== null) return broken;
     }

@@ -75,8 +75,9 @@ export class PgTx extends SqlTx {
   }
 
   override async ensureTenantContentKey(tenant: string, keyHex: string, at: string): Promise<string> {
-    const hit = this.memo.contentKeys.get(tenant);
-    if (hit !== undefined) return hit;
+    // the key exists after a tenant's first write: one SELECT, not INSERT … ON CONFLICT then SELECT
+    const known = await this.tenantContentKey(tenant);
+    if (known !== null) return known;
     const k = await super.ensureTenantContentKey(tenant, keyHex, at);
     this.memo.contentKeys.set(tenant, k);
     return k;
