@@ -106,6 +106,27 @@ if ('unavailable' in server) {
       }
     });
 
+    test('a tenant name with quotes and backslashes: group commit and one-transaction-per-call drivers share its lock (no fork)', async () => {
+      const { mem, driver } = await open(server.url);
+      const tenant = "it's \\ a'); SELECT 1; --";
+      const plain = await PostgresDriver.connect(server.url, { schema: driver.target.schema ?? undefined, groupCommit: false });
+      const other = await openMemory({ driver: plain });
+      try {
+        await mem.registerPrincipal({ tenant, id: 'agent', kind: 'agent', domain: 'agent-runtime' });
+        const all = await settle(Array.from({ length: 60 }, (_, k) => (k % 2 === 0 ? mem : other).write({ tenant, scope: 'notes', principal: 'agent', content: `n ${k}` })));
+        assert.deepEqual(
+          all.filter((r) => r.status === 'rejected'),
+          [],
+        );
+        const report = await mem.verifyAudit({ tenant });
+        assert.equal(report.ok, true, JSON.stringify(report));
+        assert.equal((await mem.driver.auditHead(tenant))?.seq, 2 + 60);
+      } finally {
+        await other.close();
+        await mem.close();
+      }
+    });
+
     test('writes of several tenants in flight at once all commit, and every chain verifies', async () => {
       const { mem } = await open(server.url);
       try {
