@@ -13,6 +13,7 @@
  * Usage: node dist/perf/pg-throughput.js [--seconds S] [--inflight N] [--json]
  * May import: pg, src/api, src/server, src/store/postgres, test/support/postgres, ./stats.
  */
+import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
@@ -140,13 +141,22 @@ async function memauthPhases(url: string, opts: Opts, n: number, base: number, r
     const tokens = new TokenService(mem.driver);
     const bearer = new Map<string, string>();
     for (const tenant of tenants) bearer.set(tenant, (await tokens.issue({ tenant, principal: 'assistant' })).token);
-    const post = async (i: number, path: string, body: unknown): Promise<void> => {
-      const res = await fetch(`${srv.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${bearer.get(t(i))}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      if (res.status >= 300) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
-    };
+    // node:http with keep-alive, not fetch: the load generator shares the CPUs with the server
+    const agent = new http.Agent({ keepAlive: true, maxSockets: opts.inflight });
+    const post = (i: number, path: string, body: unknown): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const data = JSON.stringify(body);
+        const req = http.request(`${srv.url}${path}`, { method: 'POST', agent, headers: { authorization: `Bearer ${bearer.get(t(i))}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => ((res.statusCode ?? 0) >= 300 ? reject(new Error(`${path}: HTTP ${res.statusCode} ${Buffer.concat(chunks).toString()}`)) : resolve()));
+        });
+        req.on('error', reject);
+        req.end(data);
+      });
     await phase(url, rows, base, `HTTP writes, ${label}`, () => drive(opts, (i) => post(i, '/v1/memories', { scope: 'notes', content: `http note ${i}` })));
     await phase(url, rows, base, `HTTP decisions, ${label}`, () => drive(opts, (i) => post(i, '/v1/decisions', { action: act(i), dependsOn: deps.get(t(i)) as string[], context: 'declared' })));
+    agent.destroy();
   } finally {
     await srv.close();
     await mem.close();
