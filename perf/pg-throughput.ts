@@ -146,11 +146,15 @@ async function memauthPhases(url: string, opts: Opts, n: number, base: number, r
     const post = (i: number, path: string, body: unknown): Promise<void> =>
       new Promise((resolve, reject) => {
         const data = JSON.stringify(body);
-        const req = http.request(`${srv.url}${path}`, { method: 'POST', agent, headers: { authorization: `Bearer ${bearer.get(t(i))}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => ((res.statusCode ?? 0) >= 300 ? reject(new Error(`${path}: HTTP ${res.statusCode} ${Buffer.concat(chunks).toString()}`)) : resolve()));
-        });
+        const req = http.request(
+          `${srv.url}${path}`,
+          { method: 'POST', agent, headers: { authorization: `Bearer ${bearer.get(t(i))}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => ((res.statusCode ?? 0) >= 300 ? reject(new Error(`${path}: HTTP ${res.statusCode} ${Buffer.concat(chunks).toString()}`)) : resolve()));
+          },
+        );
         req.on('error', reject);
         req.end(data);
       });
