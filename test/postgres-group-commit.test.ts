@@ -106,6 +106,25 @@ if ('unavailable' in server) {
       }
     });
 
+    test('a call that catches its own PostgreSQL error and returns: its batch is rejected as a whole, nothing of it stored', async () => {
+      const { mem, driver } = await open(server.url);
+      try {
+        const hold = driver.transaction('t', () => new Promise((r) => setTimeout(r, 300)));
+        const writes = Array.from({ length: 5 }, (_, k) => write(mem, k));
+        const swallower = driver.transaction('t', async (tx) => {
+          await sql(tx, 'SELECT 1/0').catch(() => undefined);
+          return 'returned normally';
+        });
+        const all = await settle<unknown>([hold, ...writes, swallower]);
+        for (const r of all) assert.ok(r.status === 'rejected' && isMemauthError(r.reason, 'DATABASE_UNAVAILABLE'), String((r as PromiseRejectedResult).reason));
+        assert.equal(await recordCount(mem), 0);
+        await write(mem, 9);
+        assert.equal((await mem.verifyAudit({ tenant: 't' })).ok, true);
+      } finally {
+        await mem.close();
+      }
+    });
+
     test('a tenant name with quotes and backslashes: group commit and one-transaction-per-call drivers share its lock (no fork)', async () => {
       const { mem, driver } = await open(server.url);
       const tenant = "it's \\ a'); SELECT 1; --";

@@ -8,12 +8,13 @@
  * batch, and nothing of it is stored. Tenants' lanes run in parallel, each on a pooled connection.
  * The logical transactions of a batch share a {@link BatchMemo} of append-only reads (./tx.ts).
  *
- * May import: pg (types), core/errors, ../driver.js, ../sql/dialect.js, ./errors.js, ./native.js, ./tx.js.
+ * May import: pg, core/errors, ../driver.js, ../sql/dialect.js, ./errors.js, ./native.js, ./tx.js.
  */
 import pg from 'pg';
 import type { StorageTx } from '../driver.js';
 import { postgresDialect } from '../sql/dialect.js';
-import { type PostgresTarget, mapPgError } from './errors.js';
+import { MemauthError } from '../../core/errors.js';
+import { type PostgresTarget, mapPgError, where } from './errors.js';
 import { pgExecutor, pgNative } from './native.js';
 import { BatchMemo, PgTx } from './tx.js';
 
@@ -106,7 +107,10 @@ export class PgGroupCommit {
     try {
       const failed = await this.runJobs(client, pending, done);
       if (failed !== null) throw failed;
-      await client.query('COMMIT');
+      // COMMIT of a transaction aborted by an error some job caught and ignored answers ROLLBACK
+      const end = await client.query('COMMIT');
+      if (end.command !== 'COMMIT')
+        throw new MemauthError('DATABASE_UNAVAILABLE', `${where(host.target)}: the batch's transaction was aborted by an earlier error; nothing of it was stored, retry`, {});
     } catch (e) {
       await client.query('ROLLBACK').catch((re: unknown) => {
         broken = re instanceof Error ? re : new Error(String(re));
