@@ -45,7 +45,7 @@ export const VERSION: string = (() => {
 export interface StartServerOptions {
   /** settings over {@link DEFAULT_CONFIG} (resolve flags/env/file first with `resolveConfig`). */
   readonly config?: Partial<ServerConfig>;
-  /** an already open store; default: `openMemory({path: config.db, policy: config.policy})`, closed by `close()`. */
+  /** an already open store; default: `openMemory({path: config.db, policy: config.policy, groupCommit: true})`, closed by `close()`. */
   readonly memory?: Memory;
   /** create an admin token when the store has none unrevoked (default true); it is returned once as `adminToken`. */
   readonly ensureAdminToken?: boolean;
@@ -270,6 +270,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     options.memory ??
     (await openMemory({
       path: config.db,
+      // group commit: concurrent requests share one COMMIT (fsync); each response is sent only
+      // after the COMMIT that includes its write (src/store/sqlite/group-commit.ts)
+      groupCommit: true,
       ...(config.policy !== undefined ? { policy: config.policy } : {}),
       ...(config.checkpointKeyFile !== undefined ? { checkpointKeyFile: config.checkpointKeyFile } : {}),
     }));
