@@ -117,20 +117,3 @@ export async function embedChecked(embedder: Embedder, texts: readonly string[])
   }
   return checkVectors(answer, texts.length, embedder.dimensions, embedder.id);
 }
-
-/**
- * The unit-length copy of a vector (cosine similarity becomes a dot product, and L2 distance a
- * monotone function of it). A zero vector stays zero.
- *
- * @param v - any vector.
- * @returns a new Float32Array of the same length.
- */
-export function normalize(v: Float32Array): Float32Array {
-  let s = 0;
-  for (const x of v) s += x * x;
-  const n = Math.sqrt(s);
-  const out = new Float32Array(v.length);
-  if (n === 0) return out;
-  for (let i = 0; i < v.length; i++) out[i] = (v[i] as number) / n;
-  return out;
-}

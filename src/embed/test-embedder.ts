@@ -15,7 +15,8 @@
  *
  * May import: src/core/, src/embed/ (pure: no I/O).
  */
-import { type Embedder, embedderId, normalize } from './embedder.js';
+import { normalize } from '../core/vector-math.js';
+import { type Embedder, embedderId } from './embedder.js';
 
 /**
  * Words with one meaning for this stand-in: each group's words map to its first word. Written
