@@ -23,7 +23,7 @@ import { EVAL_SCOPE, type RetrievalSet } from '../src/bench/retrieval/dataset.js
 import { type RetrievalScores, scoreRetrieval } from '../src/bench/retrieval/score.js';
 import { type Embedder, embedChecked } from '../src/embed/embedder.js';
 import { openAiCompatibleEmbedder } from '../src/embed/openai-compatible.js';
-import { testEmbedder } from '../src/embed/test-embedder.js';
+import { STOPWORDS, testEmbedder } from '../src/embed/test-embedder.js';
 import { fromFunction } from '../src/embed/adapters.js';
 import { SqliteVectorIndex } from '../src/store/sqlite/vector-index.js';
 
@@ -81,19 +81,20 @@ async function semantic(set: RetrievalSet, dir: string, embedder: Embedder): Pro
 }
 
 /**
- * An embedder averaging the word vectors of a wink-embeddings style package (`{precision, l2NormIndex, wordIndex, vectors}`
+ * An embedder summing the word vectors (stopwords of the test embedder left out) of a wink-embeddings style package (`{precision, l2NormIndex, wordIndex, vectors}`
  * or a plain `{word: number[]}` map), loaded from a path: a measurement aid, never a dependency.
  */
 function wordVectorEmbedder(path: string): Embedder {
   const req = createRequire(import.meta.url);
-  const mod = req(path) as { vectors?: Record<string, number[]> } & Record<string, unknown>;
+  const mod = req(path) as { vectors?: Record<string, number[]>; dimensions?: number } & Record<string, unknown>;
   const table = (mod.vectors ?? mod) as Record<string, number[]>;
-  const dims = (Object.values(table).find(Array.isArray) as number[]).length;
+  // wink's rows carry extra entries (the L2 norm) after the `dimensions` values
+  const dims = typeof mod.dimensions === 'number' ? mod.dimensions : (Object.values(table).find(Array.isArray) as number[]).length;
   const embed = async (texts: string[]): Promise<number[][]> =>
     texts.map((t) => {
       const sum = new Array<number>(dims).fill(0);
       for (const w of t.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
-        const v = table[w];
+        const v = STOPWORDS.has(w) ? undefined : table[w];
         if (Array.isArray(v)) for (let i = 0; i < dims; i++) sum[i] = (sum[i] as number) + (v[i] as number);
       }
       return sum;

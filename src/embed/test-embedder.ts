@@ -60,7 +60,7 @@ export const SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ['fear', 'terrified', 'frighten', 'scared', 'afraid'],
 ];
 
-const STOPWORDS = new Set(
+export const STOPWORDS: ReadonlySet<string> = new Set(
   'a an the of to for on in at by with is are was be been has have had does do did what which who whom when where how i my me you your it its and or s that this there their they he she his her from as can should would will get got much many most per every each one'.split(
     ' ',
   ),
