@@ -85,6 +85,14 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
   IMMUTABLE_FIELD: environment(500, 'a memauth trigger refused to change append-only data (origin, taint, provenance, audit entries, tokens): a bug or tampering, never caller input'),
   SCENARIO_INVALID: input(400, 'the benchmark scenario file cannot be read or does not validate'),
   CLOSED: environment(503, 'the memory (or its driver) is closed'),
+  EMBEDDER_UNAVAILABLE: environment(
+    503,
+    'the embedder (an embeddings endpoint or model adapter) cannot be reached, timed out, refused the request, or kept answering 429/5xx after its retries; `details.status` is the last HTTP status, if any. Nothing was stored; retry later or check the URL, model and key',
+  ),
+  EMBEDDER_BAD_RESPONSE: environment(
+    502,
+    'the embedder answered with something that is not one vector per text of its configured dimensions (wrong count, wrong length, a NaN or infinite value, malformed JSON); `details` says which. Nothing was stored; check the model and `dimensions` setting',
+  ),
 });
 
 /** The codes the server edge adds to {@link ErrorCode} (HttpError), in documentation order. */
