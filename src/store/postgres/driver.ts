@@ -104,7 +104,7 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
     this.pool = pool;
     this.capabilities = capabilities;
     this.lockPrefix = `memauth:${target.schema ?? ''}:`;
-    const host = { target, connect: () => this.unsafeClient(), lockKey: (tenant: string) => this.lockPrefix + tenant };
+    const host = { target, connect: () => this.unsafeClient(), lockLiteral: (tenant: string) => pg.escapeLiteral(this.lockPrefix + tenant) };
     this.group = group === false ? null : new PgGroupCommit(host, group === undefined ? true : group);
   }
 

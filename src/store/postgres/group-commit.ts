@@ -8,9 +8,9 @@
  * batch, and nothing of it is stored. Tenants' lanes run in parallel, each on a pooled connection.
  * The logical transactions of a batch share a {@link BatchMemo} of append-only reads (./tx.ts).
  *
- * May import: pg, core/errors, ../driver.js, ../sql/dialect.js, ./errors.js, ./native.js, ./tx.js.
+ * May import: pg (types), core/errors, ../driver.js, ../sql/dialect.js, ./errors.js, ./native.js, ./tx.js.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { StorageTx } from '../driver.js';
 import { postgresDialect } from '../sql/dialect.js';
 import { MemauthError } from '../../core/errors.js';
@@ -28,8 +28,8 @@ export interface PgGroupCommitOptions {
 export interface BatchHost {
   readonly target: PostgresTarget;
   connect(): Promise<pg.PoolClient>;
-  /** the text whose `hashtextextended(…, 0)` is the tenant's lock (the driver's non-batched transactions use the same). */
-  lockKey(tenant: string): string;
+  /** the tenant's lock key as an escaped SQL literal: `hashtextextended(<it>, 0)` is the lock the driver's non-batched transactions take too. */
+  lockLiteral(tenant: string): string;
 }
 
 interface Job {
@@ -130,8 +130,7 @@ export class PgGroupCommit {
    */
   private async begin(client: pg.PoolClient, tenant: string): Promise<void> {
     try {
-      const key = pg.escapeLiteral(this.host.lockKey(tenant));
-      await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0)); SAVEPOINT memauth_op`);
+      await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(hashtextextended(${this.host.lockLiteral(tenant)}, 0)); SAVEPOINT memauth_op`);
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);
       client.release(e instanceof Error ? e : new Error(String(e)));
