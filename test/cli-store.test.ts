@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, cleanEnv, startServerProcess, tempDir } from './server-helpers.js';
@@ -58,4 +58,24 @@ test('a missing store named by --database is refused by mcp and token (no ./mema
     assert.match(r.stderr, /INVALID_ARGUMENT.*missing\.db does not exist/);
   }
   assert.ok(!existsSync(missing) && !existsSync(join(dir, 'memauth.db')));
+});
+
+test('serve on a port already in use: one line naming the fix (--port 0), exit 2', async () => {
+  const dir = tempDir();
+  const { createServer } = await import('node:net');
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  const port = String((busy.address() as { port: number }).port);
+  try {
+    const r = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+      const p = spawn(process.execPath, [CLI, '--db', join(dir, 'm.db'), 'serve', '--port', port], { cwd: dir, env: cleanEnv() });
+      let stderr = '';
+      p.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      p.on('exit', (status: number | null) => resolve({ status, stderr }));
+    });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`^error INVALID_ARGUMENT: port ${port} on 127\\.0\\.0\\.1 is already in use: .*--port 0`, 'm'));
+  } finally {
+    busy.close();
+  }
 });

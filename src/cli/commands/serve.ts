@@ -95,6 +95,11 @@ async function serveCommand(cmd: Command, o: ServeFlags): Promise<void> {
     srv = await startServer({ config, ...(pgStore ? { memory: pgStore.mem } : {}) });
   } catch (e) {
     if (pgStore) await pgStore.mem.close();
+    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new MemauthError('INVALID_ARGUMENT', `port ${config.port} on ${config.host} is already in use: stop the other server, or pass --port 0 to pick a free port`, {
+        field: 'port',
+        port: config.port,
+      });
     throw e;
   }
   await announce(srv, pgStore ? pgStore.where : config.db);
