@@ -197,7 +197,7 @@ export const MCP_TOOLS: readonly AnyTool[] = [
   tool({
     name: 'check_action',
     title: 'Check an action (dry run)',
-    description: 'Dry run of authorize_action: records and consumes nothing, authorizes nothing.',
+    description: 'Dry run of authorize_action. Records nothing and consumes nothing; authorizes nothing.',
     input: actionInput,
     readOnly: true,
     handler: checkAction,
@@ -206,7 +206,7 @@ export const MCP_TOOLS: readonly AnyTool[] = [
     name: 'authorize_action',
     title: 'Authorize an action',
     description:
-      'Call right before a consequential action; follow the outcome (allow, deny, would_deny) and its reasons. Recorded and audited; an allow may consume a single-use user confirmation, so call it once per action.',
+      "Call right before a consequential action; follow the outcome (allow, deny, would_deny) and its reasons. Recorded and audited. An allow resting on a user's single-use confirmation CONSUMES it: call once per action.",
     input: actionInput,
     readOnly: false,
     handler: authorizeAction,
