@@ -10,6 +10,7 @@ import type { Memory } from '../api/memory.js';
 import { openMemory } from '../api/open.js';
 import { parseInput } from '../api/validation.js';
 import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
+import { MemauthError } from '../core/errors.js';
 import { HttpError, errorResponse } from './errors.js';
 import { TenantSlots } from './fairness.js';
 import { McpHttp } from './mcp-http.js';
@@ -161,9 +162,12 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
       req.identity = identity;
     };
 
+  // a corrupted page found by any request fails /healthz from then on (its own probe reads little)
+  let corrupt: MemauthError | null = null;
   app.setErrorHandler((e: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const { status, body, internal } = errorResponse(fastifyError(e) ?? e, req.id);
     if (internal) req.log.error({ err: e }, 'unexpected error');
+    if (body.code === 'DATABASE_CORRUPT') corrupt ??= new MemauthError('DATABASE_CORRUPT', body.message, body.details);
     req.errorCode = body.code;
     if (status === 401) reply.header('www-authenticate', 'Bearer realm="memauth"');
     return reply.code(status).type('application/json; charset=utf-8').send(body);
@@ -180,9 +184,11 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
       operationId: 'health',
       tag: 'system',
       summary: 'Liveness and readiness: the store answers',
+      description: 'Fails with 500 DATABASE_CORRUPT when the store cannot be read, or once any request has found it corrupted (restore it from a backup and restart).',
       auth: 'none',
       responses: { 200: 'Health' },
       handler: async () => {
+        if (corrupt !== null) throw corrupt;
         await mem.driver.auditHead('');
         return { status: 200, body: { status: 'ok', version: VERSION, storage: mem.driver.kind, policyVersion: mem.policy.version } };
       },

@@ -137,7 +137,6 @@ export function createMcpServer(b: McpBinding): McpServer {
         title: t.title,
         description: t.description,
         inputSchema: t.input,
-        outputSchema: t.output,
         annotations: { readOnlyHint: t.readOnly, destructiveHint: t.destructive === true, openWorldHint: false },
       },
       // The SDK types the callback from the schema generically; the args are validated by it against `input`.

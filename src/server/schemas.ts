@@ -186,6 +186,7 @@ const decisionShape = {
   ),
   confirmationId: z.string().nullable(),
   policyVersion: z.string(),
+  notice: z.string().optional().describe('e.g. that the action type is not in the policy and was treated as high'),
 };
 const Decision = z.strictObject({ formatVersion: z.literal(1), id: z.string(), ...decisionShape, auditSeq: z.number().int() });
 const Evaluation = z.strictObject({
@@ -256,7 +257,11 @@ export const responses = {
   Whoami: z.strictObject({ admin: z.boolean(), tokenId: z.string(), tenant: z.string().nullable(), principal: Principal.nullable() }),
   Policy: z.strictObject({ version: z.string(), document: json }),
   Principal,
-  PrincipalCreated: z.strictObject({ principal: Principal, token: IssuedToken.nullable() }),
+  PrincipalCreated: z.strictObject({
+    principal: Principal,
+    token: IssuedToken.nullable(),
+    created: z.boolean().describe('false: the principal already existed with the same kind, domain and ceiling; nothing was changed and no token issued'),
+  }),
   PrincipalList: z.strictObject({ principals: z.array(Principal) }),
   TokenInfo,
   IssuedToken,
