@@ -64,7 +64,7 @@ export const api = {
   decisions: (q) => request('GET', '/v1/decisions', { query: tq(q) }),
   decision: (id) => request('GET', `/v1/decisions/${encodeURIComponent(id)}`, { query: tq() }),
   replay: (id) => request('GET', `/v1/decisions/${encodeURIComponent(id)}/replay`, { query: tq() }),
-  review: () => request('GET', '/v1/review', { query: tq() }),
+  review: (q = {}) => request('GET', '/v1/review', { query: tq(q) }),
   approve: (id, expiresInSeconds) => request('POST', `/v1/review/${encodeURIComponent(id)}/approve`, { body: tb({ expiresInSeconds }) }),
   reject: (id, note) => request('POST', `/v1/review/${encodeURIComponent(id)}/reject`, { body: tb({ note }) }),
   confirm: (body) => request('POST', '/v1/confirmations', { body: tb(body) }),

@@ -215,14 +215,18 @@ test('admin: search a record, open its graph, replay a decision, metrics, audit;
   assert.ok(await page.getByText('untrusted_origin').first().isVisible());
   await page.locator('.graph[data-ready="true"]').waitFor();
   await shot(page, '3-decision-replay');
-  // the review queue: the admin sees why it cannot approve
+  // the review queue: the admin sees why it cannot approve; every would_deny is listed with its class
   await page.getByRole('link', { name: 'Review queue' }).click();
-  await page.getByRole('heading', { level: 2, name: /Blocked, awaiting a person/ }).waitFor();
+  await page.getByRole('heading', { level: 2, name: /Requested by the application, agents/ }).waitFor();
   assert.ok(await page.getByText('sign in as a user to approve').first().isVisible());
-  for (const id of [ids.wdRisk, ids.wdCorr, ids.wdMeta]) assert.equal(await page.locator(`li[data-decision="${id}"]`).count(), 1, `would_deny ${id} listed`);
-  assert.equal(await page.locator(`#wd-real_risk ~ ul li[data-decision="${ids.wdRisk}"]`).count(), 1, 'real risk group');
-  assert.equal(await page.locator(`#wd-missing_corroboration ~ ul li[data-decision="${ids.wdCorr}"]`).count(), 1, 'missing corroboration group');
-  assert.equal(await page.locator(`#wd-missing_metadata ~ ul li[data-decision="${ids.wdMeta}"]`).count(), 1, 'missing metadata group');
+  for (const [id, cls] of [
+    [ids.wdRisk, 'real_risk'],
+    [ids.wdCorr, 'missing_corroboration'],
+    [ids.wdMeta, 'missing_metadata'],
+  ] as const) {
+    assert.equal(await page.locator(`li[data-decision="${id}"]`).count(), 1, `would_deny ${id} listed`);
+    assert.equal(await page.locator(`li[data-decision="${id}"]`).getAttribute('data-class'), cls);
+  }
   // metrics charts
   await page.getByRole('link', { name: 'Metrics' }).click();
   await page.locator('svg.chart').first().waitFor({ timeout: 30_000 });
@@ -282,10 +286,21 @@ test('user: approve a blocked action from the queue; the retried action is allow
   const card = page.locator(`li[data-decision="${ids.denied}"]`);
   await card.waitFor();
   assert.equal(await card.getAttribute('data-status'), 'open');
-  assert.match((await card.locator('pre.json').textContent()) ?? '', /ACCT-REDIRECT-22/);
+  assert.match((await card.locator('table.args').textContent()) ?? '', /ACCT-REDIRECT-22/);
+  // the payee came from the untrusted page: it is listed, marked, first
+  await card.locator('table.args li.src').first().waitFor();
+  assert.equal(await card.locator('table.args li.src').first().getAttribute('data-untrusted'), 'true');
   await shot(page, '4-review-queue');
   await card.getByLabel('Expires in (minutes)').fill('10');
   await card.getByRole('button', { name: 'Approve once' }).click();
+  // a real-risk item needs a second, explicit step: the first click issued nothing
+  await card
+    .locator('.second-step')
+    .getByText(/Real risk/)
+    .waitFor();
+  const before = (await client(url, tok.alice as string).get('/v1/review')).body.items.find((i: { decision: { id: string } }) => i.decision.id === ids.denied);
+  assert.equal(before.status, 'open', 'no confirmation before the second step');
+  await card.getByRole('button', { name: 'Yes, approve this pay once' }).click();
   await card.getByText(/Approved: confirmation/).waitFor();
   // reject the other blocked action, with a note
   const other = page.locator(`li[data-decision="${ids.denied2}"]`);
