@@ -71,5 +71,5 @@ export const api = {
   metrics: () => request('GET', '/v1/metrics', { query: tq({ replaySample: 20 }) }),
   metricsSeries: (buckets) => request('GET', '/v1/metrics/series', { query: tq({ buckets }) }),
   verify: () => request('GET', '/v1/audit/verify', { query: tq() }),
-  exportAudit: () => request('GET', '/v1/audit/export', { query: tq(), raw: true }),
+  exportAudit: (after) => request('GET', '/v1/audit/export', { query: tq({ after }), raw: true }),
 };

@@ -1,8 +1,8 @@
 // The memories page (every record of the tenant, filtered, paged) and one record's page (content, origin, corroborations, lineage).
 import { api, session } from './api.js';
-import { lineageFigure } from './graph.js';
+import { lineageFigure, nodeLabel } from './graph.js';
 import { errorBox, page } from './layout.js';
-import { AUTHORITIES, announce, badge, dl, h, recordLink, statusBadge, table, time } from './ui.js';
+import { AUTHORITIES, announce, authorityOf, badge, dl, h, recordLink, statusBadge, table, time } from './ui.js';
 
 /** Records fetched per page on the memories page (`?page_size=N` in the address overrides it, 1–2000). */
 const PAGE_SIZE = (() => {
@@ -93,7 +93,7 @@ export async function memoriesPage() {
       h(
         'tr',
         h('th', { scope: 'row' }, recordLink(r.id)),
-        h('td', badge(r.taint.lowestAuthority)),
+        h('td', authorityOf('taint', r.taint.lowestAuthority)),
         h('td.content', r.content === null ? h('span.muted', '(content erased)') : r.content.length > 140 ? r.content.slice(0, 140) + '…' : r.content),
         h('td', tenant),
         h('td', r.scope),
@@ -105,7 +105,7 @@ export async function memoriesPage() {
     more.disabled = false;
     more.textContent = `Load ${PAGE_SIZE} older records`;
     const pager = complete ? null : h('p.pager', more, ' ', h('span.muted', 'Filters and search apply to the records loaded so far.'));
-    list.replaceChildren(h('div', h('p.count', `${shown.length} of ${records.length}${complete ? '' : '+'} records`), loadError ? errorBox(loadError) : null), table('Memories', ['Record', 'Authority', 'Content', 'Tenant', 'Scope', 'Principal', 'Status', 'Written'], rows, { empty: 'No record matches these filters.', className: 'records' }), h('div', pager));
+    list.replaceChildren(h('div', h('p.count', `${shown.length} of ${records.length}${complete ? '' : '+'} records`), loadError ? errorBox(loadError) : null), table('Memories', ['Record', 'Taint (lowest authority)', 'Content', 'Tenant', 'Scope', 'Principal', 'Status', 'Written'], rows, { empty: records.length === 0 ? 'No memory yet: records appear here once a principal writes one (POST /v1/memories, or remember over MCP).' : 'No record matches these filters.', className: 'records' }), h('div', pager));
     announce(`${shown.length} records shown`);
   }
   for (const el of Object.values(f)) el.addEventListener(el.tagName === 'SELECT' || el.type === 'date' ? 'change' : 'input', draw);
@@ -124,10 +124,10 @@ export async function recordPage(id) {
   }
   const corr = rec.corroborations.map((c) => h('tr', h('td', c.principalId), h('td', c.domain), h('td', badge(c.authority)), h('td', h('span.mono', c.evidenceRef ?? '(withheld)'), c.evidenceWithheld ? h('span.muted', ` — written by ${c.principalId}; withheld from agents`) : null), h('td', time(c.at))));
   const derived = rec.derivedFrom.map((e) => h('li', recordLink(e.from), ` (${e.transform}${e.kind ? ', ' + e.kind : ''})`));
-  const nodes = graph.nodes.map((n) => ({ id: n.id, authority: n.authority, label: `${n.id.slice(0, 14)}${n.status !== 'active' ? ' (' + n.status + ')' : ''}`, focus: n.id === rec.id }));
+  const nodes = graph.nodes.map((n) => ({ id: n.id, authority: n.authority, label: nodeLabel(n.id, n, graph.edges), focus: n.id === rec.id }));
   page(
     `Record ${rec.id}`,
-    h('p', 'Action authority now: ', badge(rec.actionAuthority), ' · origin taint: ', badge(rec.taint.lowestAuthority), ' · ', statusBadge(rec.status)),
+    h('p', authorityOf('action', rec.actionAuthority), ' ', authorityOf('origin', rec.origin.authority), ' ', authorityOf('taint', rec.taint.lowestAuthority), ' ', statusBadge(rec.status)),
     h('section', { 'aria-labelledby': 'h-content' }, h('h2', { id: 'h-content' }, 'Content'), rec.content === null ? h('p.muted', 'Deleted: the content is erased; its hash and provenance are kept.') : h('pre.content', rec.content)),
     h(
       'section',

@@ -48,7 +48,7 @@ function argumentsBlock(d, records) {
     const v = byArg.get(name);
     const ids = suppliers(v);
     const list = h('ul.sources', ids.length ? h('li.muted', 'Loading the records…') : h('li.muted', v?.userTurn ? 'the user’s own turn' : 'no record supplied it'));
-    if (ids.length) void recordsOf(records, ids).then((rs) => list.replaceChildren(...rs.sort((a, b) => Number(!isUntrusted(a.actionAuthority ?? 'external_untrusted')) - Number(!isUntrusted(b.actionAuthority ?? 'external_untrusted'))).map(recordItem), v?.userTurn ? h('li', 'and the user’s own turn') : null));
+    if (ids.length) void recordsOf(records, ids).then((rs) => list.replaceChildren(...rs.sort((a, b) => Number(!isUntrusted(a.actionAuthority ?? 'external_untrusted')) - Number(!isUntrusted(b.actionAuthority ?? 'external_untrusted'))).map(recordItem), ...(v?.userTurn ? [h('li', 'and the user’s own turn')] : [])));
     return h('tr', h('th', { scope: 'row' }, h('code', name)), h('td', h('span.mono.value', typeof value === 'string' ? value : JSON.stringify(value))), h('td', list));
   });
   const argIds = new Set(d.values?.flatMap(suppliers) ?? []);

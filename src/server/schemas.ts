@@ -90,6 +90,10 @@ export const queries = {
     requesters: z.enum(['internal', 'external']).optional().describe("only this side's lanes (default both, internal first)"),
     cursor: z.string().min(1).max(1000).optional().describe('the nextCursor of the previous page'),
   }),
+  AuditExport: z.strictObject({
+    tenant: ident.optional(),
+    after: z.coerce.number().int().min(0).optional().describe('only entries with a larger seq (e.g. those past the last signed checkpoint); default 0: all'),
+  }),
   ListTokens: z.strictObject({ tenant: ident.optional().describe("list this tenant's tokens; without it, the admin tokens") }),
 } as const;
 
