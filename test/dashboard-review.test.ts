@@ -91,7 +91,7 @@ test(
     assert.match((await src.textContent()) ?? '', /<img src=x onerror=/);
     assert.match((await src.locator('.source').textContent()) ?? '', /<b>bold<\/b>/);
     assert.equal(await card.locator('img, script, b').count(), 0);
-  assert.doesNotMatch((await card.locator('table.args').textContent()) ?? '', /null|undefined/);
+    assert.doesNotMatch((await card.locator('table.args').textContent()) ?? '', /null|undefined/);
     assert.equal(await page.evaluate(() => (globalThis as { __xss?: number }).__xss), undefined);
     for (const kind of ['origin', 'taint', 'action']) assert.equal(await src.locator(`.authority[data-kind="${kind}"]`).count(), 1, kind);
     // what approving binds, and a second step for real risk
