@@ -210,6 +210,6 @@ CREATE TRIGGER tenant_keys_no_update BEFORE UPDATE ON tenant_keys FOR EACH ROW
 `,
   // 7: as SQLite's migration 9: the review queue pages one outcome's decisions newest first
   `
-CREATE INDEX decisions_queue ON decisions (tenant, outcome, at, id);
+CREATE INDEX IF NOT EXISTS decisions_queue ON decisions (tenant, outcome, at, id);
 `,
 ];

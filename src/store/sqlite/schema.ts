@@ -169,6 +169,6 @@ BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a tenant content key is neve
   // 9: the review queue pages one outcome's decisions newest first (sql/statements.ts
   // queuedDecisions): an index keeps a page off the tenant's allowed decisions
   `
-CREATE INDEX decisions_queue ON decisions (tenant, outcome, at, id);
+CREATE INDEX IF NOT EXISTS decisions_queue ON decisions (tenant, outcome, at, id);
 `,
 ];
