@@ -11,6 +11,7 @@ import { openMemory } from '../api/open.js';
 import { parseInput } from '../api/validation.js';
 import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
 import { MemauthError } from '../core/errors.js';
+import { DecisionBudget } from './decision-budget.js';
 import { HttpError, errorResponse } from './errors.js';
 import { TenantSlots } from './fairness.js';
 import { McpHttp } from './mcp-http.js';
@@ -105,8 +106,9 @@ export function apiRoutes(): AnyRoute[] {
  */
 export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: NodeJS.WritableStream } = {}): { app: FastifyInstance; services: Services; mcp: McpHttp; startClosing: () => void } {
   const tokens = new TokenService(mem.driver);
-  const services: Services = { mem, tokens, config, version: VERSION, expensive: new TenantSlots(config.maxExpensivePerTenant) };
-  const mcp = new McpHttp(mem, config, VERSION);
+  const decisionBudget = new DecisionBudget(config.externalDecisionsPerMinute);
+  const services: Services = { mem, tokens, config, version: VERSION, expensive: new TenantSlots(config.maxExpensivePerTenant), decisionBudget };
+  const mcp = new McpHttp(mem, config, VERSION, decisionBudget);
   let closing = false;
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel, stream: opts.logStream ?? process.stderr },
@@ -170,6 +172,7 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
     if (body.code === 'DATABASE_CORRUPT') corrupt ??= new MemauthError('DATABASE_CORRUPT', body.message, body.details);
     req.errorCode = body.code;
     if (status === 401) reply.header('www-authenticate', 'Bearer realm="memauth"');
+    if (typeof body.details.retryAfterSeconds === 'number') reply.header('retry-after', String(body.details.retryAfterSeconds));
     return reply.code(status).type('application/json; charset=utf-8').send(body);
   });
   app.setNotFoundHandler((req, reply) => {

@@ -35,6 +35,8 @@ export interface ToolCall {
   ownDecision(decisionId: string): Promise<Decision>;
   /** the replay of such a decision. */
   replayOwn(decisionId: string): Promise<ReplayView>;
+  /** count one recorded decision against the connection's budget; throws `RATE_LIMITED` past it. */
+  admitDecision(): void;
 }
 
 /** One MCP tool: its registration and its handler. */
@@ -137,6 +139,7 @@ async function checkAction(c: ToolCall, a: z.output<typeof actionInput>): Promis
 
 /** `authorize_action` → `Memory.authorize` (the recorded, audited decision). */
 async function authorizeAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
+  c.admitDecision();
   const d = await c.mem.authorize({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context });
   return result(decisionText(d), { ...d });
 }

@@ -47,6 +47,8 @@ export interface McpBinding {
   readonly context?: 'session' | 'declared';
   /** called before every tool call and resource read; throws to refuse (e.g. the token was revoked). */
   readonly recheck?: () => Promise<void>;
+  /** called before each recorded decision (authorize_action); throws to refuse (the server's decision budget, src/server/decision-budget.ts). */
+  readonly admitDecision?: () => void;
   readonly version: string;
 }
 
@@ -108,7 +110,8 @@ function toolCall(b: McpBinding): ToolCall {
     await ownDecision(decisionId);
     return replayFor(null, mem, await mem.replay({ tenant, decisionId }));
   };
-  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn };
+  const admitDecision = b.admitDecision ?? ((): void => undefined);
+  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn, admitDecision };
 }
 
 /**

@@ -208,4 +208,8 @@ CREATE TABLE tenant_keys (tenant ${T} PRIMARY KEY, content_key ${T} NOT NULL CHE
 CREATE TRIGGER tenant_keys_no_update BEFORE UPDATE ON tenant_keys FOR EACH ROW
   EXECUTE FUNCTION memauth_refuse('a tenant content key is never changed (delete the row to shred it)');
 `,
+  // 7: as SQLite's migration 9: the review queue pages one outcome's decisions newest first
+  `
+CREATE INDEX IF NOT EXISTS decisions_queue ON decisions (tenant, outcome, at, id);
+`,
 ];

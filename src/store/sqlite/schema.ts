@@ -166,4 +166,9 @@ CREATE TABLE tenant_keys (tenant TEXT PRIMARY KEY, content_key TEXT NOT NULL CHE
 CREATE TRIGGER tenant_keys_no_update BEFORE UPDATE ON tenant_keys
 BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a tenant content key is never changed (delete the row to shred it)'); END;
 `,
+  // 9: the review queue pages one outcome's decisions newest first (sql/statements.ts
+  // queuedDecisions): an index keeps a page off the tenant's allowed decisions
+  `
+CREATE INDEX IF NOT EXISTS decisions_queue ON decisions (tenant, outcome, at, id);
+`,
 ];
