@@ -22,7 +22,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     auth: 'principal',
     body: requests.MemoryWrite,
     responses: { 201: 'WriteResult', 200: 'WriteResult' },
-    errors: [404, 413],
+    errors: [404, 413, 429],
     handler: async ({ identity, body, services }) => {
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
@@ -42,7 +42,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     auth: 'principal',
     body: requests.Derivation,
     responses: { 201: 'MemoryRecord' },
-    errors: [404, 413],
+    errors: [404, 413, 429],
     handler: async ({ identity, body, services }) => {
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
