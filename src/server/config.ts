@@ -83,6 +83,9 @@ function bytes(v: string | number): number {
   return Number(m[1]) * mult;
 }
 
+/** A size in bytes, as a number or a string such as `64KiB` (see {@link bytes}), from 1 to `max`. */
+const byteSize = (max: number) => z.union([z.number(), z.string()]).transform(bytes).pipe(z.number().int().min(1).max(max));
+
 const fields = {
   host: z.string().min(1).max(255),
   port: z.coerce.number().int().min(0).max(65535),
@@ -109,27 +112,9 @@ const fields = {
   maxExpensivePerTenant: z.coerce.number().int().min(1).max(1000),
   mcpIdleTimeoutMs: z.coerce.number().int().min(1000),
   externalDecisionsPerMinute: z.coerce.number().int().min(1).max(1_000_000),
-  externalMaxContentBytes: z
-    .union([z.number(), z.string()])
-    .transform(bytes)
-    .pipe(
-      z
-        .number()
-        .int()
-        .min(1)
-        .max(100 * 1024 * 1024),
-    ),
+  externalMaxContentBytes: byteSize(100 * 1024 * 1024),
   externalWritesPerMinute: z.coerce.number().int().min(1).max(1_000_000),
-  externalWriteBytesPerMinute: z
-    .union([z.number(), z.string()])
-    .transform(bytes)
-    .pipe(
-      z
-        .number()
-        .int()
-        .min(1)
-        .max(100 * 1024 * 1024 * 1024),
-    ),
+  externalWriteBytesPerMinute: byteSize(100 * 1024 * 1024 * 1024),
 };
 
 /** The config file (`--config FILE` or `MEMAUTH_CONFIG`): JSON, every field optional, unknown fields refused. */

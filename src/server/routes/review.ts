@@ -63,7 +63,7 @@ const kindOf = (outcome: Decision['outcome']): 'blocked' | 'would_deny' => (outc
  * The confirmations issued after `d` for exactly its action (type, resource, arguments, the
  * records it rested on, its requester), each with whether the gate would accept it now: asked of
  * the gate's own {@link confirmationMismatch}, so "approved" never means a confirmation the gate
- * refuses (one for another resource or other records). Only a deny has any.
+ * refuses (one for another resource or other records). Only a deny has confirmations listed.
  */
 async function confirmationsFor(mem: Memory, tenant: string, d: Decision, requester: RequesterView) {
   if (d.outcome !== 'deny') return [];
