@@ -73,6 +73,13 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
   SESSION_FORBIDDEN: input(403, 'the session belongs to another principal (a session is owned by the principal that used it first)'),
   CONFIRMATION_REQUIRES_USER: input(403, 'only a user principal can confirm an action', { audited: 'always' }),
   CONFIRMATION_USABLE_BY_EXTERNAL: input(403, "a confirmation's usableBy names an external principal; a confirmation is never usable by one"),
+  CORROBORATOR_BELOW_FLOOR: input(
+    403,
+    "the corroborating principal's ceiling is below the policy's corroboration floor (`corroboration.minAuthority`): its corroboration could never count, so it is not recorded",
+    {
+      audited: 'always',
+    },
+  ),
   CONFIRMATION_NOT_FOUND: input(404, 'no confirmation with this id in the tenant', { reserved: true }),
   DECISION_NOT_FOUND: input(404, 'no decision with this id in the tenant (or not one the caller requested)'),
   POLICY_INVALID: input(400, 'the policy document does not validate'),

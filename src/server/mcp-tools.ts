@@ -17,7 +17,7 @@ import { schemas } from '../api/validation.js';
 import type { AuditReport } from '../api/verify.js';
 import type { Decision, Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
-import { type ReplayView, recordFor } from './exposure.js';
+import { type ReplayView, assertNotExternalReader, recordFor } from './exposure.js';
 import { decisionText, evaluationText, recordLine, result } from './mcp-text.js';
 import { assertMayDelete, checkContent } from './routes/common.js';
 
@@ -119,6 +119,7 @@ async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise
 
 /** `recall` → `Memory.search` (hits marked read in the session). */
 async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<CallToolResult> {
+  assertNotExternalReader(c.principal.kind, 'memory (recall)');
   const hits = await c.mem.search({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id });
   const shown = hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
   return result(shown.length === 0 ? 'no memory matches' : shown.map((h) => recordLine(h.record)).join('\n'), { hits: shown });
@@ -126,6 +127,7 @@ async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<Cal
 
 /** `get_memory` → `Memory.get` (marked read in the session). */
 async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult> {
+  assertNotExternalReader(c.principal.kind, 'a memory record');
   const v = recordFor(true, await c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }));
   return result(recordLine(v, `; action authority ${v.actionAuthority}`), { ...v });
 }

@@ -3,7 +3,7 @@
  * call the facade).
  */
 import { params, queries, requests } from '../schemas.js';
-import { agentOf, lineageFor, recordFor, viewFor } from '../exposure.js';
+import { agentOf, assertMayRead, lineageFor, recordFor, viewFor } from '../exposure.js';
 import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
 
 const DELETED_HASH =
@@ -62,6 +62,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     body: requests.Search,
     responses: { 200: 'SearchResult' },
     handler: async ({ identity, body, services }) => {
+      assertMayRead(identity, 'memory search', body.session);
       const agent = agentOf(identity) !== null;
       const hits = await services.mem.search({ ...body, tenant: tenantFor(identity, body.tenant), requester: requesterOf(identity) });
       return ok({ hits: hits.map((h) => ({ ...h, record: recordFor(agent, h.record) })) });
@@ -72,12 +73,13 @@ export const memoryRoutes: readonly AnyRoute[] = [
     path: '/v1/memories',
     operationId: 'listMemories',
     tag: 'memories',
-    summary: 'List records, newest first (does not mark reads)',
+    summary: 'List records, newest first (does not mark reads: the admin, user and system tokens only)',
     description: DELETED_HASH,
     auth: 'any',
     query: queries.ListMemories,
     responses: { 200: 'RecordList' },
     handler: async ({ identity, query, services }) => {
+      assertMayRead(identity, 'the memory listing', 'unmarked');
       const agent = agentOf(identity) !== null;
       return ok({ records: (await services.mem.list({ ...query, tenant: tenantFor(identity, query.tenant) })).map((r) => recordFor(agent, r)) });
     },
@@ -95,6 +97,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     responses: { 200: 'RecordView' },
     errors: [404],
     handler: async ({ identity, params: p, query, services }) => {
+      assertMayRead(identity, 'a memory record', query.session);
       const tenant = tenantFor(identity, query.tenant);
       return ok(
         recordFor(agentOf(identity) !== null, await viewFor(identity, services.mem, tenant, await services.mem.get({ tenant, id: p.id, session: query.session, requester: requesterOf(identity) }))),
@@ -114,7 +117,11 @@ export const memoryRoutes: readonly AnyRoute[] = [
     query: queries.Tenant,
     responses: { 200: 'LineageGraph' },
     errors: [404],
-    handler: async ({ identity, params: p, query, services }) => ok(lineageFor(identity, services.mem, await services.mem.lineageGraph({ tenant: tenantFor(identity, query.tenant), id: p.id }))),
+    handler: async ({ identity, params: p, query, services }) => {
+      // lineage nodes carry no text for a principal token, so only the external source is refused
+      if (identity.kind === 'principal' && identity.principal.kind === 'external') assertMayRead(identity, 'a lineage graph', 'unmarked');
+      return ok(lineageFor(identity, services.mem, await services.mem.lineageGraph({ tenant: tenantFor(identity, query.tenant), id: p.id })));
+    },
   }),
   route({
     method: 'DELETE',
