@@ -140,6 +140,7 @@ async function summarizeIntoMemory(c: ToolCall, a: z.output<typeof summarizeInpu
 
 /** `check_action` → `Memory.evaluate` (dry run: records and consumes nothing). */
 async function checkAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
+  c.admitDecision();
   const e = await c.mem.evaluate({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context });
   return result(evaluationText(e), { ...e });
 }
