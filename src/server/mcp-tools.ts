@@ -40,6 +40,8 @@ export interface ToolCall {
   admitDecision(): void;
   /** count one stored record of `content` against the connection's write budget; throws `CONTENT_TOO_LONG` or `RATE_LIMITED` past it. */
   admitWrite(content: string): void;
+  /** run a read of at most `maxMarks` records in the connection's session, charged to its write budget (`RATE_LIMITED` past it; `INVALID_ARGUMENT` over 100 hits for an external principal). */
+  chargedRead<T>(maxMarks: number, run: () => Promise<T>, marked: (r: T) => number): Promise<T>;
   /** the audit verification of the connection's tenant, in the server's expensive-request slots (`TOO_MANY_REQUESTS` when full). */
   verifyAudit(): Promise<AuditReport>;
 }
@@ -119,14 +121,14 @@ async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise
 
 /** `recall` → `Memory.search` (hits marked read in the session). */
 async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<CallToolResult> {
-  const hits = await c.mem.search({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id });
+  const hits = await c.chargedRead(a.limit ?? 10, () => c.mem.search({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id }), (h) => h.length);
   const shown = hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
   return result(shown.length === 0 ? 'no memory matches' : shown.map((h) => recordLine(h.record)).join('\n'), { hits: shown });
 }
 
 /** `get_memory` → `Memory.get` (marked read in the session). */
 async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult> {
-  const v = recordFor(true, await c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }));
+  const v = recordFor(true, await c.chargedRead(1, () => c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }), () => 1));
   return result(recordLine(v, `; action authority ${v.actionAuthority}`), { ...v });
 }
 
