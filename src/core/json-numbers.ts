@@ -60,11 +60,11 @@ export function inexactNumberLiteral(json: string): InexactNumber | null {
     const n = Number(lit);
     let why: InexactNumber['why'] | null = null;
     if (!Number.isFinite(n)) why = 'overflow';
-    else if (Math.abs(n) > Number.MAX_SAFE_INTEGER) why = 'unsafe_integer';
     else {
       const a = normal(lit);
       const b = normal(String(n));
       if (a === null || b === null || a.digits !== b.digits || a.exp !== b.exp || (a.digits !== '' && a.sign !== b.sign)) why = 'rounded';
+      else if (Math.abs(n) > Number.MAX_SAFE_INTEGER) why = 'unsafe_integer';
     }
     if (why !== null) return { literal: lit.length > 64 ? `${lit.slice(0, 64)}…` : lit, offset: m.index, parsed: String(n), why };
   }

@@ -121,14 +121,25 @@ async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise
 
 /** `recall` → `Memory.search` (hits marked read in the session). */
 async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<CallToolResult> {
-  const hits = await c.chargedRead(a.limit ?? 10, () => c.mem.search({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id }), (h) => h.length);
+  const hits = await c.chargedRead(
+    a.limit ?? 10,
+    () => c.mem.search({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id }),
+    (h) => h.length,
+  );
   const shown = hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
   return result(shown.length === 0 ? 'no memory matches' : shown.map((h) => recordLine(h.record)).join('\n'), { hits: shown });
 }
 
 /** `get_memory` → `Memory.get` (marked read in the session). */
 async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult> {
-  const v = recordFor(true, await c.chargedRead(1, () => c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }), () => 1));
+  const v = recordFor(
+    true,
+    await c.chargedRead(
+      1,
+      () => c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }),
+      () => 1,
+    ),
+  );
   return result(recordLine(v, `; action authority ${v.actionAuthority}`), { ...v });
 }
 
