@@ -101,6 +101,9 @@ describe('amplification limits on the default server', () => {
     const big = await http(srv.url, 'POST', '/v1/memories/search', { token: mallory, body: { scope: 'tiny', query: 'zz', limit: 101 } });
     expectError(big, 400, 'INVALID_ARGUMENT');
     assert.equal(big.body.details.field, 'limit');
+    expectError(await http(srv.url, 'GET', '/v1/memories?limit=101', { token: mallory }), 400, 'INVALID_ARGUMENT');
+    assert.equal((await http(srv.url, 'GET', '/v1/memories?limit=100', { token: mallory })).status, 200);
+    assert.equal((await http(srv.url, 'GET', '/v1/memories?limit=1000', { token: agent })).status, 200);
     // the same session again costs only its read marks
     for (let i = 0; i < 100; i++) assert.equal((await http(srv.url, 'POST', '/v1/memories/search', { token: mallory, body: { scope: 'tiny', query: 'zz', limit: 100, session: 'mine' } })).status, 200);
     let created = 0;

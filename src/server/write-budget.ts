@@ -24,8 +24,8 @@ import { TokenBuckets } from './token-buckets.js';
 export const SESSION_BYTES = 256;
 /** Bytes of the write budget one read mark costs (one hit returned or record read in a session). */
 export const READ_MARK_BYTES = 64;
-/** Most hits an external principal may ask one search for. */
-export const EXTERNAL_SEARCH_LIMIT = 100;
+/** Most records an external principal may ask one search or listing for. */
+export const EXTERNAL_PAGE_LIMIT = 100;
 /** Sessions remembered as already used (and paid for), over all principals; the oldest are forgotten first (and paid for again). */
 const KNOWN_SESSIONS = 100_000;
 
@@ -85,17 +85,12 @@ export class WriteBudget {
    * @returns `settle(marked)`, to call once the read is done with the number of records it
    *   returned (the unused marks are given back) — or with `null` when the read failed (all is
    *   given back, the session is not remembered).
-   * @throws HttpError `INVALID_ARGUMENT` (400) when `maxMarks` is over {@link EXTERNAL_SEARCH_LIMIT}
+   * @throws HttpError `INVALID_ARGUMENT` (400) when `maxMarks` is over {@link EXTERNAL_PAGE_LIMIT}
    *   (with or without a session); `RATE_LIMITED` (429), as {@link WriteBudget.admit}. Nothing is taken.
    */
   admitReads(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, session: string | undefined, maxMarks: number): (marked: number | null) => void {
     if (principal === null || principal.kind !== 'external') return () => undefined;
-    if (maxMarks > EXTERNAL_SEARCH_LIMIT) {
-      throw new HttpError(400, 'INVALID_ARGUMENT', `limit: an external principal may ask for at most ${EXTERNAL_SEARCH_LIMIT} hits per search (asked ${maxMarks})`, {
-        field: 'limit',
-        max: EXTERNAL_SEARCH_LIMIT,
-      });
-    }
+    this.checkPage(principal, maxMarks);
     if (session === undefined) return () => undefined;
     const key = `${tenant}\u0000${principal.id}`;
     const sessionKey = `${key}\u0000${session}`;
@@ -121,6 +116,19 @@ export class WriteBudget {
       this.sessions.set(sessionKey, true);
       if (this.sessions.size > KNOWN_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
     };
+  }
+
+  /**
+   * Refuse a search or listing of more than {@link EXTERNAL_PAGE_LIMIT} records by an external
+   * principal (every record shown is work and response bytes; a read in a session also a mark).
+   * @throws HttpError `INVALID_ARGUMENT` (400), details `{field: 'limit', max}`.
+   */
+  checkPage(principal: Pick<Principal, 'id' | 'kind'> | null, limit: number): void {
+    if (principal === null || principal.kind !== 'external' || limit <= EXTERNAL_PAGE_LIMIT) return;
+    throw new HttpError(400, 'INVALID_ARGUMENT', `limit: an external principal may ask for at most ${EXTERNAL_PAGE_LIMIT} records at once (asked ${limit})`, {
+      field: 'limit',
+      max: EXTERNAL_PAGE_LIMIT,
+    });
   }
 
   /**

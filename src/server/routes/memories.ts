@@ -83,12 +83,13 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'listMemories',
     tag: 'memories',
     summary: 'List records, newest first (does not mark reads)',
-    description: DELETED_HASH,
+    description: `${DELETED_HASH} An external principal may ask for at most 100 records at once (\`limit\`; INVALID_ARGUMENT, 400).`,
     auth: 'any',
     query: queries.ListMemories,
     responses: { 200: 'RecordList' },
     handler: async ({ identity, query, services }) => {
       const agent = agentOf(identity) !== null;
+      services.writeBudget.checkPage(identity.kind === 'principal' ? identity.principal : null, query.limit ?? 100);
       return ok({ records: (await services.mem.list({ ...query, tenant: tenantFor(identity, query.tenant) })).map((r) => recordFor(agent, r)) });
     },
   }),
