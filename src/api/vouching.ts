@@ -6,6 +6,7 @@
  * src/store's port, and api/ modules below the facade.
  */
 import { type Authority, atLeast, minAuthority } from '../core/authority.js';
+import { assertArgumentsWithinLimits } from '../core/argument-limits.js';
 import { argsHashOf } from '../core/confirmation.js';
 import { MemauthError } from '../core/errors.js';
 import { corroborationOf, memoryRefId } from '../core/facts.js';
@@ -100,6 +101,7 @@ const requiresUser = (p: Principal): MemauthError =>
 /** {@link Memory.confirm}: a user's confirmation of one exact action. */
 export async function confirm(ctx: OpContext, input: In<'confirm'>): Promise<Confirmation> {
   const a = parseInput(schemas.confirm, input, 'confirm');
+  assertArgumentsWithinLimits(a.action, 'confirm');
   const p = await principalOrThrow(ctx, ctx.driver, a.tenant, a.principal, 'confirm');
   if (p.kind !== 'user') return refuse(ctx, a.tenant, 'confirm', { principalId: p.id, kind: p.kind, actionType: a.action.type }, requiresUser(p));
   const c = newConfirmation(ctx, a, p);

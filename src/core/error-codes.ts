@@ -57,6 +57,10 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
   TENANT_REQUIRED: input(400, 'no tenant named: every read and write names its tenant (the admin token must name it; the CLI needs --tenant or $MEMAUTH_TENANT)'),
   SCOPE_REQUIRED: input(400, 'no scope named where one is needed (a write, a search, a derivation without inputs)'),
   INVALID_ARGUMENT: input(400, 'an argument is missing, malformed or out of range; `details.field` names it. Nothing was stored. (A request the HTTP framework itself refuses may carry its own 4xx.)'),
+  ARGS_TOO_LARGE: input(
+    400,
+    "an action's arguments (of a decision, dry run or confirmation) hold more than 256 values or 16 KiB of canonical JSON; `details.unit` says which. Nothing was decided or stored: pass bulk data by reference",
+  ),
   UNKNOWN_PRINCIPAL: input(404, 'the principal is not registered in the tenant, or its row does not match its registration in the audit chain', {
     audited: 'partly',
     auditedWhen:
@@ -121,6 +125,7 @@ export const EDGE_ERROR_CODES = [
   'NOT_FOUND',
   'METHOD_NOT_ALLOWED',
   'INVALID_JSON',
+  'INEXACT_NUMBER',
   'UNSUPPORTED_MEDIA_TYPE',
   'BODY_TOO_LARGE',
   'CONTENT_TOO_LONG',
@@ -152,6 +157,10 @@ export const EDGE_ERROR_TABLE: Readonly<Record<EdgeErrorCode, ErrorSpec>> = Obje
   NOT_FOUND: input(404, 'no such route, dashboard file or MCP session'),
   METHOD_NOT_ALLOWED: input(405, 'the route does not take this method', { reserved: true }),
   INVALID_JSON: input(400, 'the body is not valid JSON (or is empty with a JSON content type)'),
+  INEXACT_NUMBER: input(
+    400,
+    'a number in the JSON body is not held exactly by a double (more significant digits than it keeps, an integer past 2^53 - 1, or one too large): pass it as a string; `details.literal` and `details.parsed` say what was written and what it would have read as',
+  ),
   UNSUPPORTED_MEDIA_TYPE: input(415, 'the body is not application/json'),
   BODY_TOO_LARGE: input(413, 'the body exceeds the configured body limit'),
   CONTENT_TOO_LONG: input(413, "a memory's content exceeds the configured maximum length"),

@@ -16,6 +16,7 @@ import { HttpError, errorResponse } from './errors.js';
 import { TenantSlots } from './fairness.js';
 import { WriteBudget } from './write-budget.js';
 import { McpHttp } from './mcp-http.js';
+import { exactJsonBodies } from './json-body.js';
 import { registerDashboard } from './dashboard.js';
 import { buildOpenApi } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
@@ -124,6 +125,7 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
   });
   // JSON only: a text/plain body is 415 UNSUPPORTED_MEDIA_TYPE, not a string to validate
   app.removeContentTypeParser('text/plain');
+  exactJsonBodies(app);
   app.decorateRequest('identity', null);
   app.decorateRequest('errorCode', null);
 

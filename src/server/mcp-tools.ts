@@ -40,6 +40,8 @@ export interface ToolCall {
   admitDecision(): void;
   /** count one stored record of `content` against the connection's write budget; throws `CONTENT_TOO_LONG` or `RATE_LIMITED` past it. */
   admitWrite(content: string): void;
+  /** run a read of at most `maxMarks` records in the connection's session, charged to its write budget (`RATE_LIMITED` past it; `INVALID_ARGUMENT` over 100 hits for an external principal). */
+  chargedRead<T>(maxMarks: number, run: () => Promise<T>, marked: (r: T) => number): Promise<T>;
   /** the audit verification of the connection's tenant, in the server's expensive-request slots (`TOO_MANY_REQUESTS` when full). */
   verifyAudit(): Promise<AuditReport>;
 }
@@ -120,7 +122,11 @@ async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise
 /** `recall` → `Memory.search` (hits marked read in the session). */
 async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<CallToolResult> {
   assertNotExternalReader(c.principal.kind, 'memory (recall)');
-  const hits = await c.mem.search({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id });
+  const hits = await c.chargedRead(
+    a.limit ?? 10,
+    () => c.mem.search({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id }),
+    (h) => h.length,
+  );
   const shown = hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
   return result(shown.length === 0 ? 'no memory matches' : shown.map((h) => recordLine(h.record)).join('\n'), { hits: shown });
 }
@@ -128,7 +134,14 @@ async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<Cal
 /** `get_memory` → `Memory.get` (marked read in the session). */
 async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult> {
   assertNotExternalReader(c.principal.kind, 'a memory record');
-  const v = recordFor(true, await c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }));
+  const v = recordFor(
+    true,
+    await c.chargedRead(
+      1,
+      () => c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }),
+      () => 1,
+    ),
+  );
   return result(recordLine(v, `; action authority ${v.actionAuthority}`), { ...v });
 }
 
@@ -142,6 +155,7 @@ async function summarizeIntoMemory(c: ToolCall, a: z.output<typeof summarizeInpu
 
 /** `check_action` → `Memory.evaluate` (dry run: records and consumes nothing). */
 async function checkAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
+  c.admitDecision();
   const e = await c.mem.evaluate({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context });
   return result(evaluationText(e), { ...e });
 }

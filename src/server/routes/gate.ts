@@ -101,12 +101,16 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'evaluateAction',
     tag: 'gate',
     summary: 'Dry run of the action gate: the decision it would make now, with nothing recorded (no decision, no audit entry, no confirmation consumed, no read marked)',
-    description: `${GATE_DESCRIPTION} \`confirmationId\` names the confirmation a POST /v1/decisions would use now; it is not consumed.`,
+    description: `${GATE_DESCRIPTION} \`confirmationId\` names the confirmation a POST /v1/decisions would use now; it is not consumed. A dry run costs an external principal as much as a decision: it counts against the same \`externalDecisionsPerMinute\` (RATE_LIMITED, 429, with \`Retry-After\`).`,
     auth: 'any',
     body: requests.DecisionCreate,
     responses: { 200: 'Evaluation' },
-    errors: [404],
-    handler: async ({ identity, body, services }) => ok(await services.mem.evaluate(gateInput(identity, body))),
+    errors: [404, 429],
+    handler: async ({ identity, body, services }) => {
+      const input = gateInput(identity, body);
+      services.decisionBudget.admit(input.tenant, identity.kind === 'principal' ? identity.principal : null);
+      return ok(await services.mem.evaluate(input));
+    },
   }),
   route({
     method: 'GET',

@@ -6,6 +6,12 @@ import { params, queries, requests } from '../schemas.js';
 import { agentOf, assertMayRead, lineageFor, recordFor, viewFor } from '../exposure.js';
 import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
 
+/** Hits of a search that names no `limit` (Memory.search's default). */
+const SEARCH_DEFAULT_LIMIT = 10;
+
+const READS_CHARGED =
+  ' For an external principal a read in a session is charged to its write budget (`externalWritesPerMinute`, `externalWriteBytesPerMinute`): a session it has not used before costs one record and 256 bytes, each hit 64 bytes; past it RATE_LIMITED (429) with `Retry-After`, before anything is marked.';
+
 const DELETED_HASH =
   "A deleted record's `contentHash` is shown to the admin, user and system tokens only; an agent, tool or external principal's token gets the string `withheld` (the keyed hash of erased text would let it test guesses).";
 
@@ -57,14 +63,18 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'searchMemories',
     tag: 'memories',
     summary: 'Full-text search (BM25) in one scope; hits are marked read in `session`',
-    description: "A session belongs to the principal whose token used it first (the admin token may use any): another principal's session is SESSION_FORBIDDEN (403).",
+    description: `A session belongs to the principal whose token used it first (the admin token may use any): another principal's session is SESSION_FORBIDDEN (403). An external principal may ask for at most 100 hits (\`limit\`; INVALID_ARGUMENT, 400).${READS_CHARGED}`,
     auth: 'any',
     body: requests.Search,
     responses: { 200: 'SearchResult' },
+    errors: [429],
     handler: async ({ identity, body, services }) => {
       assertMayRead(identity, 'memory search', body.session);
       const agent = agentOf(identity) !== null;
-      const hits = await services.mem.search({ ...body, tenant: tenantFor(identity, body.tenant), requester: requesterOf(identity) });
+      const tenant = tenantFor(identity, body.tenant);
+      const principal = identity.kind === 'principal' ? identity.principal : null;
+      const run = () => services.mem.search({ ...body, tenant, requester: requesterOf(identity) });
+      const hits = await services.writeBudget.chargedRead(tenant, principal, body.session, body.limit ?? SEARCH_DEFAULT_LIMIT, run, (h) => h.length);
       return ok({ hits: hits.map((h) => ({ ...h, record: recordFor(agent, h.record) })) });
     },
   }),
@@ -81,6 +91,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     handler: async ({ identity, query, services }) => {
       assertMayRead(identity, 'the memory listing', 'unmarked');
       const agent = agentOf(identity) !== null;
+      services.writeBudget.checkPage(identity.kind === 'principal' ? identity.principal : null, query.limit ?? 100);
       return ok({ records: (await services.mem.list({ ...query, tenant: tenantFor(identity, query.tenant) })).map((r) => recordFor(agent, r)) });
     },
   }),
@@ -90,7 +101,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'getMemory',
     tag: 'memories',
     summary: 'One record with its action authority, corroborations and deleted sources; marked read in `session`',
-    description: `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. ${DELETED_HASH}`,
+    description: `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. ${DELETED_HASH}${READS_CHARGED}`,
     auth: 'any',
     params: params.Id,
     query: queries.GetMemory,
@@ -99,9 +110,10 @@ export const memoryRoutes: readonly AnyRoute[] = [
     handler: async ({ identity, params: p, query, services }) => {
       assertMayRead(identity, 'a memory record', query.session);
       const tenant = tenantFor(identity, query.tenant);
-      return ok(
-        recordFor(agentOf(identity) !== null, await viewFor(identity, services.mem, tenant, await services.mem.get({ tenant, id: p.id, session: query.session, requester: requesterOf(identity) }))),
-      );
+      const principal = identity.kind === 'principal' ? identity.principal : null;
+      const run = () => services.mem.get({ tenant, id: p.id, session: query.session, requester: requesterOf(identity) });
+      const record = await services.writeBudget.chargedRead(tenant, principal, query.session, 1, run, () => 1);
+      return ok(recordFor(agentOf(identity) !== null, await viewFor(identity, services.mem, tenant, record)));
     },
   }),
   route({
