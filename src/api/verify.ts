@@ -7,6 +7,7 @@ import { ADMIN_CHAIN, TOKEN_OPS, type TokenProblem, principalMatchesEntries, tok
 import type { MemoryRecord } from '../core/types.js';
 import type { StorageDriver } from '../store/driver.js';
 import { corroborationMatchesEntry, recordMatchesEntry } from '../core/row-match.js';
+import { SessionLogs } from './session-logs.js';
 
 export type RecordProblem =
   | 'no_audit_entry'
@@ -16,6 +17,8 @@ export type RecordProblem =
   | 'erased_without_delete'
   | 'corroboration_not_in_audit'
   | 'confirmation_uses_differ_from_audit'
+  // a record written in a session whose session read log no longer hashes to what its entry holds
+  | 'session_log_differs_from_audit'
   // identity rows (core/identity.ts): id `principal:<id>` or the token id
   | 'principal_not_in_audit'
   | 'principal_row_missing'
@@ -162,11 +165,13 @@ async function rowProblems(driver: StorageDriver, tenant: string, read: ChainRea
   let checked = 0;
   const seen = new Set<string>();
   const contentKey = await driver.tenantContentKey(tenant);
+  const sessions = new SessionLogs();
   // keyset paging when the driver offers it (one pass), else OFFSET paging
   let after: string | null = null;
   for (let offset = 0; ; offset += PAGE) {
     const page: MemoryRecord[] = driver.listRecordsAfter ? await driver.listRecordsAfter(tenant, after, PAGE) : await driver.listRecords(tenant, { limit: PAGE, offset, includeDeleted: true });
     after = page[page.length - 1]?.id ?? after;
+    await sessions.load(driver, tenant, page);
     for (const r of page) {
       checked += 1;
       seen.add(r.id);
@@ -174,6 +179,7 @@ async function rowProblems(driver: StorageDriver, tenant: string, read: ChainRea
       const entry = seq !== undefined ? entriesBySeq.get(seq) : undefined;
       if (!entry) bad.push({ id: r.id, problem: 'no_audit_entry' });
       else if (!recordMatchesEntry(r, entry, contentKey) || r.audit.seq !== seq) bad.push({ id: r.id, problem: 'row_differs_from_audit' });
+      else if (!sessions.matches(r)) bad.push({ id: r.id, problem: 'session_log_differs_from_audit' });
       else if (r.status === 'deleted' && !deleted.has(r.id)) bad.push({ id: r.id, problem: 'erased_without_delete' });
       else if (r.status !== 'deleted' && deleted.has(r.id)) bad.push({ id: r.id, problem: 'erase_missing' });
     }

@@ -208,4 +208,16 @@ CREATE TABLE tenant_keys (tenant ${T} PRIMARY KEY, content_key ${T} NOT NULL CHE
 CREATE TRIGGER tenant_keys_no_update BEFORE UPDATE ON tenant_keys FOR EACH ROW
   EXECUTE FUNCTION memauth_refuse('a tenant content key is never changed (delete the row to shred it)');
 `,
+  // 7: a session's context, as in SQLite's migration 9: the append-only read log with its running
+  // hash and taint summary, and each record's one reference to a prefix of it.
+  `
+CREATE TABLE session_log (
+  tenant ${T} NOT NULL, session_id ${T} NOT NULL, ord integer NOT NULL, record_id ${T} NOT NULL, hash ${T} NOT NULL,
+  summary ${T} NOT NULL, at ${T} NOT NULL,
+  PRIMARY KEY (tenant, session_id, ord), UNIQUE (tenant, session_id, record_id));
+${refuse('session_log', 'session log entries')}
+ALTER TABLE records ADD COLUMN session_context ${T};
+CREATE TRIGGER records_session_context_immutable BEFORE UPDATE OF session_context ON records FOR EACH ROW
+  EXECUTE FUNCTION memauth_refuse('a record''s origin, derivation and taint cannot be updated');
+`,
 ];

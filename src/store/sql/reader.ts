@@ -8,9 +8,10 @@
  */
 import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import { ADMIN_CHAIN } from '../../core/identity.js';
-import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Transform } from '../../core/types.js';
+import type { SessionLogEntry } from '../../core/session.js';
+import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Taint, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageReader, TokenRow } from '../driver.js';
-import { type Row, byAtThenId, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken } from '../rows.js';
+import { type Row, byAtThenId, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken, withSessionLineage } from '../rows.js';
 import { type Dialect, type Stmt, chunks } from './dialect.js';
 import * as S from './statements.js';
 
@@ -112,7 +113,12 @@ export class SqlReader implements StorageReader {
 
   lineage(tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
     this.check();
-    return this.native.lineage(this, tenant, ids);
+    return withSessionLineage(
+      (batch) => this.native.lineage(this, tenant, batch),
+      (batch) => this.getRecords(tenant, batch),
+      (lengths) => this.sessionLogPrefixes(tenant, lengths),
+      ids,
+    );
   }
 
   async corroborationsFor(tenant: string, recordIds: readonly string[]): Promise<Corroboration[]> {
@@ -151,7 +157,32 @@ export class SqlReader implements StorageReader {
   }
 
   async sessionReads(tenant: string, sessionId: string): Promise<string[]> {
+    const log = (await this.sessionLogPrefixes(tenant, new Map([[sessionId, Number.MAX_SAFE_INTEGER]]))).get(sessionId) ?? [];
+    if (log.length > 0) return log;
     return (await this.rows(S.sessionReads(this.dialect, tenant, sessionId))).map((r) => str(r.record_id));
+  }
+
+  async sessionLogHead(tenant: string, sessionId: string): Promise<SessionLogEntry | null> {
+    const r = await this.one(S.sessionLogHead(this.dialect, tenant, sessionId));
+    return r === undefined ? null : { ord: Number(r.ord), recordId: str(r.record_id), hash: str(r.hash), summary: JSON.parse(str(r.summary)) as Taint };
+  }
+
+  async sessionLogPrefixes(tenant: string, lengths: ReadonlyMap<string, number>): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>([...lengths.keys()].map((s) => [s, []]));
+    if (lengths.size === 0) return out;
+    const longest = Math.max(...lengths.values());
+    for (const r of (await this.chunked([...lengths.keys()], (chunk) => S.sessionLogIds(this.dialect, tenant, chunk, longest))).rows) {
+      const ids = out.get(str(r.session_id)) as string[];
+      if (ids.length < (lengths.get(str(r.session_id)) ?? 0)) ids.push(str(r.record_id));
+    }
+    return out;
+  }
+
+  async sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    if (ids.length === 0) return out;
+    for (const r of (await this.chunked(ids, (chunk) => S.sessionLogHas(this.dialect, tenant, sessionId, chunk))).rows) out.add(str(r.record_id));
+    return out;
   }
 
   async getDecision(tenant: string, id: string): Promise<Decision | null> {
