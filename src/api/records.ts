@@ -52,6 +52,9 @@ export async function sessionRecords(tx: StorageTx | StorageDriver, tenant: stri
   return tx.getRecords(tenant, await tx.sessionReads(tenant, session));
 }
 
+/** `t` with `channels` added too. */
+const withChannels = (t: Taint, channels: readonly Taint['channels'][number][]): Taint => ({ ...t, channels: [...new Set([...t.channels, ...channels])].sort() });
+
 /**
  * Inside a transaction: build, audit and insert a new record derived along `edges` from `inputs`
  * and, with `context`, from the session's reads (one reference, see {@link contextOf}).
@@ -71,14 +74,9 @@ async function insertNew(
   const origin = { authority: base.origin, principalId: base.principal.id, sourceRef: base.sourceRef, writtenAt: base.writtenAt };
   inputs = await ctx.provenance.untrustForged(tx, base.tenant, inputs);
   const own = writeTaint({ writer: base.principal, origin, sourceAt });
-  const taint =
-    edges.length === 0 && context === null && op === 'write'
-      ? own
-      : (() => {
-          const session = context === null ? null : { summary: context.summary, undeclared: true };
-          const t = derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs, context: session });
-          return { ...t, channels: [...new Set([...t.channels, ...own.channels])].sort() };
-        })();
+  const session = context === null ? null : { summary: context.summary, undeclared: true };
+  const derived = (): Taint => derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs, context: session });
+  const taint = edges.length === 0 && context === null && op === 'write' ? own : withChannels(derived(), own.channels);
   const sessionContext = context === null ? {} : { sessionContext: context.ref };
   const contentHash = contentHashOf(base.content, await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
   const payload = {
