@@ -43,7 +43,12 @@ for (const [name, dialect] of [
   test(`[${name}] session log: every count of entries from 1 to 1,000 uses at most 7 statement texts, every entry once in order`, () => {
     const texts = new Set<string>();
     for (let n = 1; n <= 1000; n++) {
-      const entries = Array.from({ length: n }, (_, i) => ({ ord: i + 1, recordId: `mem_${i}`, hash: 'h', summary: { lowestAuthority: 'model_inferred' as const, channels: [], sources: [], oldestSourceAt: 'a' } }));
+      const entries = Array.from({ length: n }, (_, i) => ({
+        ord: i + 1,
+        recordId: `mem_${i}`,
+        hash: 'h',
+        summary: { lowestAuthority: 'model_inferred' as const, channels: [], sources: [], oldestSourceAt: 'a' },
+      }));
       const stmts = insertSessionLog(dialect, 't', 's', entries, '2026-01-01T00:00:00.000Z');
       assert.deepEqual(
         stmts.flatMap((s) => s.values.filter((_, i) => i % 7 === 2)),

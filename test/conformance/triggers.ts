@@ -146,7 +146,20 @@ export function triggers(f: StoreFactory): void {
     test('the triggers are all installed', async () => {
       const names = await raw.triggerNames();
       for (const t of ['records_provenance_immutable', 'records_session_context_immutable', 'records_erase_only', 'records_no_delete']) assert.ok(names.includes(t), t);
-      for (const t of ['derivations', 'audit', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads', 'session_log', 'review_notes']) {
+      for (const t of [
+        'derivations',
+        'audit',
+        'corroborations',
+        'confirmations',
+        'confirmation_uses',
+        'decisions',
+        'policies',
+        'principals',
+        'checkpoints',
+        'session_reads',
+        'session_log',
+        'review_notes',
+      ]) {
         assert.ok(names.includes(`${t}_no_update`), `${t}_no_update`);
         assert.ok(names.includes(`${t}_no_delete`), `${t}_no_delete`);
       }
