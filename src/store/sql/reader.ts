@@ -157,7 +157,7 @@ export class SqlReader implements StorageReader {
   }
 
   async sessionReads(tenant: string, sessionId: string): Promise<string[]> {
-    const log = (await this.sessionLogPrefixes(tenant, new Map([[sessionId, Number.MAX_SAFE_INTEGER]]))).get(sessionId) ?? [];
+    const log = (await this.sessionLogPrefixes(tenant, new Map([[sessionId, 2_147_483_647]]))).get(sessionId) ?? [];
     if (log.length > 0) return log;
     return (await this.rows(S.sessionReads(this.dialect, tenant, sessionId))).map((r) => str(r.record_id));
   }
