@@ -8,7 +8,7 @@ import { AUTH_COLOR, h, recordLink, badge, table } from './ui.js';
  * Returns a figure with the canvas and, for people who cannot see it, a table of the edges.
  */
 export function lineageFigure(title, nodes, edges, { onOpen } = {}) {
-  const box = h('div.graph', { role: 'img', 'aria-label': `${title}: ${nodes.length} records, ${edges.length} derivation edges; the table below lists them`, 'data-nodes': String(nodes.length), 'data-edges': String(edges.length) });
+  const box = h('div.graph', { role: 'img', 'aria-label': `${title}: ${nodes.length} records, ${edges.length} derivation edges; the table below lists them`, 'data-nodes': String(nodes.length), 'data-edges': String(edges.length), 'data-labels': JSON.stringify(nodes.map((n) => n.label ?? n.id)) });
   const legend = h('ul.legend', { 'aria-label': 'Node colours' }, Object.keys(AUTH_COLOR).map((a) => h('li', badge(a))));
   const rows = edges.map((e) => h('tr', h('td', recordLink(e.from)), h('td', e.transform), h('td', recordLink(e.to))));
   const fig = h('figure.graph-fig', h('figcaption', title), box, legend, h('details', h('summary', 'Graph as a table'), table('Derivation edges (input → derived)', ['Input', 'Transform', 'Derived record'], rows, { empty: 'No derivation edges: every record here is a root.' })));
@@ -35,4 +35,17 @@ export function lineageFigure(title, nodes, edges, { onOpen } = {}) {
     box.dataset.ready = 'true';
   });
   return fig;
+}
+
+/**
+ * A node's label that says what the record is: `summarize by assistant` for a derived record (the
+ * transform of the edge that made it), `browser · evil.example/page` for a written one (writer and
+ * source, or that it is withheld from this token), then its status when not active. Drawn on the
+ * canvas as text.
+ */
+export function nodeLabel(id, { principalId, sourceRef, status, withheld }, edges) {
+  const made = edges.find((e) => e.to === id);
+  const source = sourceRef ? sourceRef.replace(/^[a-z]+:\/\//i, '') : withheld ? '(source withheld)' : '';
+  const what = made ? `${made.transform} by ${principalId ?? '?'}` : `${principalId ?? '?'}${source ? ` · ${source.length > 28 ? source.slice(0, 27) + '…' : source}` : ''}`;
+  return status && status !== 'active' ? `${what} (${status})` : what;
 }

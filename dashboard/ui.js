@@ -53,6 +53,21 @@ export function badge(authority) {
   return h(`span.badge.auth-${known ? authority : 'unknown'}`, { title: authority }, h('span', { 'aria-hidden': 'true' }, known ? AUTH_MARK[authority] : '?'), ' ', known ? AUTH_LABEL[authority] : String(authority));
 }
 
+/** The three authorities a record shows, one vocabulary on every page: where it was written (origin), the lowest in its lineage (taint), and what the gate lets it drive now (action). */
+export const AUTHORITY_KIND = {
+  origin: 'origin',
+  taint: 'taint (lowest in lineage)',
+  action: 'action authority',
+};
+
+/** A labelled authority badge: `origin: ■ trusted tool`. */
+export function authorityOf(kind, authority) {
+  return h('span.authority', { 'data-kind': kind }, h('span.auth-kind', `${AUTHORITY_KIND[kind]}: `), badge(authority));
+}
+
+/** Below trusted_tool_verified: what the gate never lets drive a high-tier action alone. */
+export const isUntrusted = (authority) => !['system_policy', 'user_confirmed', 'trusted_tool_verified'].includes(authority);
+
 export function outcomeBadge(outcome) {
   const label = { allow: 'allowed', deny: 'denied', would_deny: 'would deny (observe)' }[outcome] ?? String(outcome);
   const mark = { allow: '✓', deny: '✖', would_deny: '⚠' }[outcome] ?? '?';

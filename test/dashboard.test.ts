@@ -6,21 +6,17 @@
  * to test-artifacts/dashboard/ (gitignored).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { DEFAULT_POLICY } from '../src/core/policy.js';
+import { launch, newPage as newPageOf, signIn as signInAt, skip } from './dashboard-helpers.js';
 import { type ServerProcess, addPrincipal, client, expectStatus, http, startServerProcess, tempDir } from './server-helpers.js';
 
-const CHROMIUM = process.env.MEMAUTH_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/dashboard/', import.meta.url));
 const T = 'acme';
-const haveBrowser = existsSync(CHROMIUM);
-// a developer machine without Chromium skips; CI (.ci/run installs it) must run it
-const skip = !haveBrowser && process.env.CI !== 'true' ? `no Chromium at ${CHROMIUM} (apt-get install -y chromium)` : false;
-
 let srv: ServerProcess | null = null;
 let browser: Browser | null = null;
 let admin = '';
@@ -110,11 +106,7 @@ before(async () => {
   const d2 = await as.post('/v1/decisions', { action: { type: 'send_email', args: { to: 'ceo@evil.example' } }, dependsOn: [ids.page], context: 'declared' });
   assert.equal(d2.body.outcome, 'deny');
   ids.denied2 = d2.body.id;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launch();
   mkdirSync(ARTIFACTS, { recursive: true });
 });
 
@@ -123,30 +115,8 @@ after(async () => {
   if (srv) assert.equal(await srv.stop('SIGTERM'), 0, srv.stderr());
 });
 
-async function newPage(): Promise<{ page: Page; external: string[]; cspErrors: string[]; pageErrors: string[] }> {
-  const page = await (browser as Browser).newPage({ viewport: { width: 1280, height: 900 } });
-  const external: string[] = [];
-  const cspErrors: string[] = [];
-  const pageErrors: string[] = [];
-  const origin = new URL((srv as ServerProcess).url).origin;
-  page.on('request', (r) => {
-    const u = r.url();
-    if (!u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:')) external.push(u);
-  });
-  page.on('console', (m) => {
-    if (/Content Security Policy|Refused to/i.test(m.text())) cspErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  return { page, external, cspErrors, pageErrors };
-}
-
-async function signIn(page: Page, token: string, tenant?: string): Promise<void> {
-  await page.goto(`${(srv as ServerProcess).url}/`);
-  await page.getByLabel('Bearer token').fill(token);
-  if (tenant) await page.getByLabel('Tenant (admin token only)').fill(tenant);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Memories' }).waitFor();
-}
+const newPage = () => newPageOf(browser as Browser, (srv as ServerProcess).url);
+const signIn = (page: Page, token: string, tenant?: string): Promise<void> => signInAt(page, (srv as ServerProcess).url, token, tenant);
 
 const shot = (page: Page, name: string): Promise<Buffer> => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
@@ -215,14 +185,18 @@ test('admin: search a record, open its graph, replay a decision, metrics, audit;
   assert.ok(await page.getByText('untrusted_origin').first().isVisible());
   await page.locator('.graph[data-ready="true"]').waitFor();
   await shot(page, '3-decision-replay');
-  // the review queue: the admin sees why it cannot approve
+  // the review queue: the admin sees why it cannot approve; every would_deny is listed with its class
   await page.getByRole('link', { name: 'Review queue' }).click();
-  await page.getByRole('heading', { level: 2, name: /Blocked, awaiting a person/ }).waitFor();
+  await page.getByRole('heading', { level: 2, name: /Requested by the application, agents/ }).waitFor();
   assert.ok(await page.getByText('sign in as a user to approve').first().isVisible());
-  for (const id of [ids.wdRisk, ids.wdCorr, ids.wdMeta]) assert.equal(await page.locator(`li[data-decision="${id}"]`).count(), 1, `would_deny ${id} listed`);
-  assert.equal(await page.locator(`#wd-real_risk ~ ul li[data-decision="${ids.wdRisk}"]`).count(), 1, 'real risk group');
-  assert.equal(await page.locator(`#wd-missing_corroboration ~ ul li[data-decision="${ids.wdCorr}"]`).count(), 1, 'missing corroboration group');
-  assert.equal(await page.locator(`#wd-missing_metadata ~ ul li[data-decision="${ids.wdMeta}"]`).count(), 1, 'missing metadata group');
+  for (const [id, cls] of [
+    [ids.wdRisk, 'real_risk'],
+    [ids.wdCorr, 'missing_corroboration'],
+    [ids.wdMeta, 'missing_metadata'],
+  ] as const) {
+    assert.equal(await page.locator(`li[data-decision="${id}"]`).count(), 1, `would_deny ${id} listed`);
+    assert.equal(await page.locator(`li[data-decision="${id}"]`).getAttribute('data-class'), cls);
+  }
   // metrics charts
   await page.getByRole('link', { name: 'Metrics' }).click();
   await page.locator('svg.chart').first().waitFor({ timeout: 30_000 });
@@ -282,10 +256,21 @@ test('user: approve a blocked action from the queue; the retried action is allow
   const card = page.locator(`li[data-decision="${ids.denied}"]`);
   await card.waitFor();
   assert.equal(await card.getAttribute('data-status'), 'open');
-  assert.match((await card.locator('pre.json').textContent()) ?? '', /ACCT-REDIRECT-22/);
+  assert.match((await card.locator('table.args').textContent()) ?? '', /ACCT-REDIRECT-22/);
+  // the payee came from the untrusted page: it is listed, marked, first
+  await card.locator('table.args li.src').first().waitFor();
+  assert.equal(await card.locator('table.args li.src').first().getAttribute('data-untrusted'), 'true');
   await shot(page, '4-review-queue');
   await card.getByLabel('Expires in (minutes)').fill('10');
   await card.getByRole('button', { name: 'Approve once' }).click();
+  // a real-risk item needs a second, explicit step: the first click issued nothing
+  await card
+    .locator('.second-step')
+    .getByText(/Real risk/)
+    .waitFor();
+  const before = (await client(url, tok.alice as string).get('/v1/review')).body.items.find((i: { decision: { id: string } }) => i.decision.id === ids.denied);
+  assert.equal(before.status, 'open', 'no confirmation before the second step');
+  await card.getByRole('button', { name: 'Yes, approve this pay once' }).click();
   await card.getByText(/Approved: confirmation/).waitFor();
   // reject the other blocked action, with a note
   const other = page.locator(`li[data-decision="${ids.denied2}"]`);

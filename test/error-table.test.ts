@@ -152,7 +152,7 @@ test('codes marked never (and the unlogged cases of partly) leave the audit chai
     await mem.delete({ tenant: T, id: w.record.id });
     await mem.get({ tenant: T, id: w.record.id, session: 'sess-agent', requester: P.agent });
     const unlogged: Array<[ErrorCode, () => Promise<unknown>]> = [
-      ['PRINCIPAL_EXISTS', () => mem.registerPrincipal({ tenant: T, id: P.agent, kind: 'agent', domain: 'agent' })],
+      ['PRINCIPAL_EXISTS', () => mem.registerPrincipal({ tenant: T, id: P.agent, kind: 'agent', domain: 'elsewhere' })],
       ['RECORD_NOT_FOUND', () => mem.get({ tenant: T, id: 'mem_missing' })],
       ['RECORD_DELETED', () => mem.corroborate({ tenant: T, recordId: w.record.id, principal: P.bank, evidence: 'https://bank.example/x' })],
       ['SESSION_FORBIDDEN', () => mem.get({ tenant: T, id: w.record.id, session: 'sess-agent', requester: P.browser })],

@@ -11,10 +11,10 @@ export { tempDir } from './support/tmp.js';
 /** dist/src/cli/main.js (these tests are compiled to dist/test/). */
 export const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
-/** The environment of a spawned CLI: none of the MEMAUTH_* variables of the test runner leak in. */
+/** The environment of a spawned CLI: none of the MEMAUTH_* variables (nor DATABASE_URL) of the test runner leak in. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MEMAUTH_')) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('MEMAUTH_') && k !== 'DATABASE_URL') env[k] = v;
   return { ...env, ...extra };
 }
 

@@ -24,8 +24,20 @@ export interface AdminContext extends OpContext {
   readonly externalCheckpoints: (() => Checkpoint[]) | undefined;
 }
 
-/** {@link Memory.registerPrincipal}: a new principal, its ceiling at most its kind's. */
-export async function registerPrincipal(ctx: OpContext, input: In<'registerPrincipal'>): Promise<Principal> {
+/** What registering a principal did: the principal, and whether this call created it. */
+export interface Registration {
+  readonly principal: Principal;
+  /** false: it already existed with the same kind, domain and ceiling; nothing was written. */
+  readonly created: boolean;
+}
+
+/**
+ * {@link Memory.registerPrincipal} / {@link Memory.ensurePrincipal}: a new principal, its ceiling at
+ * most its kind's; an existing one with the same kind, (canonical) domain and ceiling is returned
+ * unchanged (`created: false`, nothing audited). Re-registration never changes a principal:
+ * anything that differs is `PRINCIPAL_EXISTS` naming the differences.
+ */
+export async function registerPrincipal(ctx: OpContext, input: In<'registerPrincipal'>): Promise<Registration> {
   const a = parseInput(schemas.registerPrincipal, input, 'registerPrincipal');
   const ceiling = KIND_CEILING[a.kind];
   const maxAuthority = a.maxAuthority ?? ceiling;
@@ -38,15 +50,35 @@ export async function registerPrincipal(ctx: OpContext, input: In<'registerPrinc
       new MemauthError('AUTHORITY_EXCEEDS_PRINCIPAL', `a principal of kind ${a.kind} can hold at most ${ceiling}, not ${maxAuthority}`, { kind: a.kind, ceiling, requested: maxAuthority }),
     );
   }
+  // independence domains are stored in canonical form: "ERP-Vendor " is "erp-vendor", "Ledger.ACME." is "ledger.acme"
+  const domain = normalizeDomain(a.domain);
   return ctx.store.transaction(a.tenant, async (tx) => {
-    if (await tx.getPrincipal(a.tenant, a.id))
-      throw new MemauthError('PRINCIPAL_EXISTS', `principal ${JSON.stringify(a.id)} already exists in tenant ${JSON.stringify(a.tenant)}`, { tenant: a.tenant, principal: a.id });
-    // independence domains are stored in canonical form: "ERP-Vendor " is "erp-vendor", "Ledger.ACME." is "ledger.acme"
-    const p: Principal = { tenant: a.tenant, id: a.id, kind: a.kind, maxAuthority, domain: normalizeDomain(a.domain), createdAt: nowOf(ctx) };
+    if (await tx.getPrincipal(a.tenant, a.id)) {
+      // only a row that matches its registration entry counts as the existing principal
+      const existing = await ctx.provenance.principals.get(tx, a.tenant, a.id);
+      return { principal: sameOrRefuse(existing, a.tenant, a.id, { kind: a.kind, domain, maxAuthority }), created: false };
+    }
+    const p: Principal = { tenant: a.tenant, id: a.id, kind: a.kind, maxAuthority, domain, createdAt: nowOf(ctx) };
     await tx.insertPrincipal(p);
     await appendAudit(ctx, tx, a.tenant, 'principal', { principalId: p.id, kind: p.kind, maxAuthority: p.maxAuthority, domain: p.domain, at: p.createdAt });
-    return p;
+    return { principal: p, created: true };
   });
+}
+
+/**
+ * The existing principal when it has exactly the requested kind, domain and ceiling.
+ * @throws `PRINCIPAL_EXISTS` naming what differs (`details.differs`: `{field: {existing, requested}}`),
+ *   or that its row does not match its registration (`existing` null).
+ */
+function sameOrRefuse(existing: Principal | null, tenant: string, id: string, want: Pick<Principal, 'kind' | 'domain' | 'maxAuthority'>): Principal {
+  const name = `principal ${JSON.stringify(id)} already exists in tenant ${JSON.stringify(tenant)}`;
+  if (existing === null) throw new MemauthError('PRINCIPAL_EXISTS', `${name}, but its row does not match its registration in the audit log; run memauth audit verify`, { tenant, principal: id });
+  const differs: Record<string, { existing: string; requested: string }> = {};
+  for (const f of ['kind', 'domain', 'maxAuthority'] as const) if (existing[f] !== want[f]) differs[f] = { existing: existing[f], requested: want[f] };
+  const fields = Object.entries(differs);
+  if (fields.length === 0) return existing;
+  const what = fields.map(([f, d]) => `${f} ${JSON.stringify(d.existing)}, not ${JSON.stringify(d.requested)}`).join('; ');
+  throw new MemauthError('PRINCIPAL_EXISTS', `${name} with ${what}; a registered principal is never changed (register another id)`, { tenant, principal: id, differs });
 }
 
 /** {@link Memory.listPrincipals}: the tenant's principals whose rows match their registrations. */

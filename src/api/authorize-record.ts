@@ -6,6 +6,7 @@
  */
 import { contentHashOf, newContentKey } from '../core/content-hash.js';
 import type { GateResult } from '../core/gate.js';
+import { unlistedActionNotice } from '../core/policy.js';
 import type { Action, Decision, Dependency, Mode, Tier } from '../core/types.js';
 import type { StorageTx } from '../store/driver.js';
 import type { Dependencies } from './authorize-values.js';
@@ -35,6 +36,8 @@ function dependencyRows(d: Decided): Dependency[] {
 export function evaluation(ctx: Pick<OpContext, 'policy'>, d: Decided): Evaluation {
   const { a, action, argsHash, tier, mode, now } = d;
   const { outcome, reasons, confirmationId } = d.result;
+  const text = unlistedActionNotice(ctx.policy, action.type);
+  const notice = text !== undefined ? { notice: text } : {};
   return {
     dryRun: true,
     tenant: a.tenant,
@@ -51,6 +54,7 @@ export function evaluation(ctx: Pick<OpContext, 'policy'>, d: Decided): Evaluati
     values: d.deps.values,
     confirmationId,
     policyVersion: ctx.policy.version,
+    ...notice,
   };
 }
 

@@ -1,13 +1,13 @@
 /**
  * Stored decisions of the action gate as the facade returns them (docs/design.md § Audit log): one
- * decision, or a tenant's recent ones — only rows that match the `decide` audit entry that
- * recorded them (a row forged outside the API is no decision of the gate). Imports from src/core,
- * src/store's port, and api/ modules below the facade.
+ * decision, a tenant's recent ones, or a page of the review queue — only rows that match the
+ * `decide` audit entry that recorded them (a row forged outside the API is no decision of the
+ * gate). Imports from src/core, src/store's port, and api/ modules below the facade.
  */
 import { MemauthError } from '../core/errors.js';
 import { decisionMatchesEntry } from '../core/row-match.js';
-import type { Decision } from '../core/types.js';
-import type { StorageDriver } from '../store/driver.js';
+import { TIERS, type Decision } from '../core/types.js';
+import type { QueuedDecisionsQuery, RequesterSide, StorageDriver } from '../store/driver.js';
 import type { OpContext } from './context.js';
 import { parseInput, schemas } from './validation.js';
 
@@ -35,4 +35,76 @@ async function verifiedDecisions(driver: StorageDriver, tenant: string, ds: read
     if (e !== undefined && decisionMatchesEntry(d, e)) out.push(d);
   }
   return out;
+}
+
+/** One lane of the review queue: who asked (side), the risk tier, and the outcome. */
+export type ReviewLane = Pick<QueuedDecisionsQuery, 'requesters' | 'tier' | 'outcome'>;
+
+/**
+ * The queue's lanes in the order a person reviews them: requests of the application, agents,
+ * tools and people before those of external principals (whose flood must not bury them), then
+ * the highest tier first, then blocked (deny) before observe mode's would_deny.
+ */
+export const REVIEW_LANES: readonly ReviewLane[] = (['internal', 'external'] as const).flatMap((requesters) =>
+  [...TIERS].reverse().flatMap((tier) => (['deny', 'would_deny'] as const).map((outcome) => ({ requesters, tier, outcome }))),
+);
+
+/** Where a queue page resumes: a lane of {@link REVIEW_LANES} and the last decision read in it. */
+interface QueueCursor {
+  readonly lane: number;
+  readonly before: QueuedDecisionsQuery['before'];
+}
+
+const encodeCursor = (c: QueueCursor): string => Buffer.from(JSON.stringify([c.lane, c.before?.at ?? null, c.before?.id ?? null])).toString('base64url');
+
+/** @throws `INVALID_ARGUMENT` when `text` is not a cursor this module issued. */
+function decodeCursor(text: string): QueueCursor {
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    v = null;
+  }
+  if (Array.isArray(v) && v.length === 3 && Number.isInteger(v[0]) && v[0] >= 0 && v[0] < REVIEW_LANES.length) {
+    const [lane, at, id] = v as [number, unknown, unknown];
+    if (at === null && id === null) return { lane, before: null };
+    if (typeof at === 'string' && typeof id === 'string') return { lane, before: { at, id } };
+  }
+  throw new MemauthError('INVALID_ARGUMENT', 'review queue: cursor is not one a previous page returned (pass its nextCursor unchanged)', { field: 'cursor' });
+}
+
+/** A page of the review queue and where the next one starts (null: the queue ends here). */
+export interface ReviewQueuePage {
+  readonly decisions: readonly { readonly lane: ReviewLane; readonly decision: Decision }[];
+  readonly nextCursor: string | null;
+}
+
+/**
+ * A page of the review queue: at most `limit` deny and would_deny decisions in the order of
+ * {@link REVIEW_LANES}, newest first within a lane, each verified against its audit entry (a
+ * forged row is skipped). Lanes are read by keyset from the store, so a flood of other
+ * decisions — allowed ones, or an external principal's — costs a page nothing and hides nothing.
+ *
+ * @param input.requesters only this side's lanes (default: both, internal first).
+ * @param input.cursor the `nextCursor` of the previous page (default: the start).
+ * @throws `INVALID_ARGUMENT` for a cursor this function did not issue.
+ */
+export async function reviewQueuePage(
+  ctx: Pick<OpContext, 'driver'>,
+  input: { tenant: string; limit: number; requesters?: RequesterSide | undefined; cursor?: string | undefined },
+): Promise<ReviewQueuePage> {
+  const lanes = REVIEW_LANES.map((lane, i) => ({ lane, i })).filter((l) => input.requesters === undefined || l.lane.requesters === input.requesters);
+  let pos: QueueCursor = input.cursor === undefined ? { lane: lanes[0]?.i ?? REVIEW_LANES.length, before: null } : decodeCursor(input.cursor);
+  const out: { lane: ReviewLane; decision: Decision }[] = [];
+  const next = (after: number): number => lanes.find((l) => l.i > after)?.i ?? REVIEW_LANES.length;
+  if (!lanes.some((l) => l.i === pos.lane)) pos = { lane: next(pos.lane), before: null };
+  while (pos.lane < REVIEW_LANES.length && out.length < input.limit) {
+    const lane = REVIEW_LANES[pos.lane] as ReviewLane;
+    const want = input.limit - out.length;
+    const page = await ctx.driver.listQueuedDecisions(input.tenant, { ...lane, before: pos.before, limit: want });
+    for (const decision of await verifiedDecisions(ctx.driver, input.tenant, page)) out.push({ lane, decision });
+    const last = page[page.length - 1];
+    pos = page.length < want || last === undefined ? { lane: next(pos.lane), before: null } : { lane: pos.lane, before: { at: last.at, id: last.id } };
+  }
+  return { decisions: out, nextCursor: pos.lane < REVIEW_LANES.length ? encodeCursor(pos) : null };
 }

@@ -96,10 +96,23 @@ export class Memory {
    * @param input.domain - its independence domain (administrative domain / upstream provider);
    *   stored in canonical form (`normalizeDomain`, core/domain.ts: NFC, trimmed, lower case; a
    *   host name also through IDNA and without its trailing dot), so spelling variants are one domain.
+   * Idempotent: a principal that already exists with the same kind, domain and ceiling is
+   * returned as it is (nothing is written); a registered principal is never changed.
+   * @returns the principal (see {@link ensurePrincipal} to also learn whether it was created).
    * @throws MemauthError `AUTHORITY_EXCEEDS_PRINCIPAL` when maxAuthority is above the kind's ceiling,
-   *   `PRINCIPAL_EXISTS`, `TENANT_REQUIRED`, `INVALID_ARGUMENT`.
+   *   `PRINCIPAL_EXISTS` when the id exists with another kind, domain or ceiling (`details.differs`
+   *   names each), `TENANT_REQUIRED`, `INVALID_ARGUMENT`.
    */
   async registerPrincipal(input: In<'registerPrincipal'>): Promise<Principal> {
+    return (await this.ensurePrincipal(input)).principal;
+  }
+
+  /**
+   * {@link registerPrincipal}, also saying whether this call created the principal.
+   * @returns `{principal, created}`: `created` false when it already existed unchanged.
+   * @throws as {@link registerPrincipal}.
+   */
+  async ensurePrincipal(input: In<'registerPrincipal'>): Promise<admin.Registration> {
     this.assertOpen();
     return admin.registerPrincipal(this.ctx, input);
   }

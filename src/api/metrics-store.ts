@@ -8,7 +8,7 @@ import type { AuditEntry } from '../core/audit.js';
 import { MemauthError } from '../core/errors.js';
 import type { FactsBundle, RecordFacts } from '../core/facts.js';
 import { corroborationMatchesEntry, recordMatchesEntry } from '../core/row-match.js';
-import { TIERS, type Corroboration, type Decision, type MemoryRecord } from '../core/types.js';
+import { TIERS, type Corroboration, type Decision, type MemoryRecord, type PrincipalKind } from '../core/types.js';
 import type { StorageDriver } from '../store/driver.js';
 import { principals as verifiedPrincipals } from './principals.js';
 import { replayDecisions } from './replay.js';
@@ -20,6 +20,8 @@ export interface StoreView {
   readonly records: Map<string, MemoryRecord>;
   readonly verified: Set<string>;
   readonly domains: Map<string, string>;
+  /** each registered principal's kind (principals whose row matches its registration entry). */
+  readonly kinds: Map<string, PrincipalKind>;
   readonly allCorroborations: readonly Corroboration[];
   readonly corroborationVerified: Set<string>;
   readonly facts: Map<string, RecordFacts>;
@@ -68,6 +70,7 @@ export async function loadStore(driver: StorageDriver, tenant: string): Promise<
   // only principal rows that match their registration entry (as at the gate)
   const principals = await verifiedPrincipals.list(driver, tenant);
   const domains = new Map(principals.map((p) => [p.id, p.domain]));
+  const kinds = new Map(principals.map((p) => [p.id, p.kind]));
   const entryAt = async (seq: number): Promise<AuditEntry | undefined> => (await driver.auditRange(tenant, seq, seq))[0];
   const verified = new Set<string>();
   const contentKey = await driver.tenantContentKey(tenant);
@@ -86,7 +89,7 @@ export async function loadStore(driver: StorageDriver, tenant: string): Promise<
     await pause();
   }
   const { facts, bundle } = gateBundle(records, verified, domains, allCorroborations, corroborationVerified);
-  return { records, verified, domains, allCorroborations, corroborationVerified, facts, bundle };
+  return { records, verified, domains, kinds, allCorroborations, corroborationVerified, facts, bundle };
 }
 
 /** The provenance bundle the gate would see (verified rows only). */

@@ -19,9 +19,21 @@ export interface Ratio {
 /** A channel of {@link CHANNELS}, or `direct` for an untrusted dependency that carries none. */
 export type ExposureChannel = Channel | 'direct';
 
+/**
+ * The decision metrics of a tier's decisions requested by external principals (or principals not
+ * registered): reported apart, so that an external token requesting many denied actions cannot
+ * dilute the headline figures, which count the application's, agents', tools' and people's.
+ */
+export interface ExternalDecisionMetrics {
+  readonly decisions: number;
+  readonly launderingAsr: TierMetrics['launderingAsr'];
+  readonly legitimateUtility: Ratio;
+  readonly highRiskDependencyRate: Ratio;
+}
+
 /** Metrics of one risk tier. */
 export interface TierMetrics {
-  /** decisions recorded in this tier. */
+  /** decisions recorded in this tier requested by the application, agents, tools or people (not external principals: see `external`). */
   readonly decisions: number;
   /** records in this tier's dependency closure (dependencies and their ancestors). */
   readonly records: number;
@@ -32,8 +44,10 @@ export interface TierMetrics {
   readonly legitimateUtility: Ratio;
   readonly corroborationValidity: Ratio & { readonly rejected: Readonly<Record<string, number>> };
   readonly highRiskDependencyRate: Ratio;
-  /** replayed decisions whose re-evaluation from the log matches; `denominator` = how many were replayed. */
+  /** replayed decisions whose re-evaluation from the log matches (both requester sides); `denominator` = how many were replayed. */
   readonly decisionReplayRate: Ratio;
+  /** the decision metrics of this tier's decisions requested by external or unregistered principals. */
+  readonly external: ExternalDecisionMetrics;
 }
 
 /** Record metrics of the records no decision depended on. */
@@ -144,6 +158,9 @@ function exposureChannels(base: StoreView, d: Decision): Set<ExposureChannel> {
   return out;
 }
 
+/** Whether `d` was requested by an external principal or one not registered in the tenant (null requester: the application). */
+const requestedExternally = (base: StoreView, d: Decision): boolean => d.requester != null && (base.kinds.get(d.requester) ?? 'external') === 'external';
+
 /** Laundering ASR (overall and per channel), legitimate utility and high-risk dependency rate of decisions `ds`. */
 function decisionMetrics(base: StoreView, ds: readonly Decision[]): Pick<TierMetrics, 'launderingAsr' | 'legitimateUtility' | 'highRiskDependencyRate'> {
   let exposed = 0;
@@ -192,12 +209,14 @@ export function tierMetrics(
   for (const tier of TIERS) {
     const ds = decisions.filter((d) => d.tier === tier);
     const ids = [...(closure.get(tier) as Set<string>)];
-    const { launderingAsr, legitimateUtility, highRiskDependencyRate } = decisionMetrics(base, ds);
+    const outside = ds.filter((d) => requestedExternally(base, d));
+    const inside = ds.filter((d) => !requestedExternally(base, d));
+    const { launderingAsr, legitimateUtility, highRiskDependencyRate } = decisionMetrics(base, inside);
     const replayed = sample(ds, replaySample);
     // a decision that cannot be rebuilt from the log (an error) is a mismatch
     const matches = replayed.filter((d) => replays.get(d.id)?.matches === true).length;
     tiers[tier] = {
-      decisions: ds.length,
+      decisions: inside.length,
       records: ids.length,
       originCoverage: originCoverage(base, ids),
       taintRetention: taintRetention(base, ids),
@@ -206,6 +225,7 @@ export function tierMetrics(
       corroborationValidity: corroborationValidity(base, ids, rule),
       highRiskDependencyRate,
       decisionReplayRate: ratio(matches, replayed.length),
+      external: { decisions: outside.length, ...decisionMetrics(base, outside) },
     };
   }
   // computed on demand: the series reports tiers only

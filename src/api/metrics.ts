@@ -13,6 +13,12 @@
  * the gate's bar for `high` actions. "Proceeded" means the action was not stopped: outcome
  * `allow`, or `would_deny` (observe mode logs the denial and lets the action through).
  *
+ * Requesters. The decision metrics (laundering ASR, legitimate utility, high-risk dependency
+ * rate, and `decisions`) of a tier count the decisions requested by the application, agents,
+ * tools and people; those requested by external principals (or principals not registered) are
+ * reported apart, in the tier's `external` field. An external token can request any number of
+ * denied actions: counted together, they would dilute the headline attack success rate.
+ *
  * This file: the report of one tenant. The store is read by metrics-store.ts, the metrics of a
  * bucket computed by metrics-tiers.ts, the series over time is metrics-series.ts.
  */
@@ -24,7 +30,7 @@ import { inWindow, loadStore, replayAll, replayIds } from './metrics-store.js';
 import { type TierMetrics, type UnusedRecordMetrics, tierMetrics } from './metrics-tiers.js';
 import { parseInput, schemas } from './validation.js';
 
-export type { ExposureChannel, Ratio, TierMetrics, UnusedRecordMetrics } from './metrics-tiers.js';
+export type { ExposureChannel, ExternalDecisionMetrics, Ratio, TierMetrics, UnusedRecordMetrics } from './metrics-tiers.js';
 
 /** What {@link computeMetrics} returns. */
 export interface MetricsReport {

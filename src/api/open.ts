@@ -8,7 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import type { Checkpoint } from '../core/audit.js';
 import { MemauthError } from '../core/errors.js';
-import { DEFAULT_POLICY, type Policy, type PolicyInput, loadPolicy } from '../core/policy.js';
+import { DEFAULT_POLICY, type Policy, type PolicySource, loadPolicy } from '../core/policy.js';
 import type { StorageDriver } from '../store/driver.js';
 import type { CacheOptions } from '../store/cache.js';
 import { type GroupCommitOptions, SqliteDriver } from '../store/sqlite/driver.js';
@@ -18,8 +18,8 @@ import { Memory } from './memory.js';
 export interface OpenMemoryOptions {
   /** SQLite file path (created if missing), or `:memory:`. Default `memauth.db`. Ignored when `driver` is given. */
   readonly path?: string;
-  /** a policy object, an already loaded {@link Policy}, or a path to a policy JSON file. Default: {@link DEFAULT_POLICY}. */
-  readonly policy?: PolicyInput | Policy | string;
+  /** a policy object (a full policy or `{extends: 'default', …}`), an already loaded {@link Policy}, or a path to a policy JSON file. Default: {@link DEFAULT_POLICY}. */
+  readonly policy?: PolicySource | Policy | string;
   /** a storage driver (e.g. PostgreSQL); default: embedded SQLite at `path`. */
   readonly driver?: StorageDriver;
   /**
@@ -53,23 +53,37 @@ export interface OpenMemoryOptions {
   readonly cache?: boolean | CacheOptions;
 }
 
+/**
+ * Read and validate a policy JSON file (a full policy, or one with `"extends": "default"`).
+ * @param path - the file.
+ * @returns the frozen {@link Policy}.
+ * @throws MemauthError `POLICY_INVALID` when the file cannot be read, is not JSON, or does not
+ *   validate (every problem with its JSON path: core/policy.ts `loadPolicy`).
+ */
+export function loadPolicyFile(path: string): Policy {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new MemauthError('POLICY_INVALID', `cannot read policy file ${path}: ${(e as Error).message}`, { path });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new MemauthError('POLICY_INVALID', `policy file ${path} is not valid JSON: ${(e as Error).message}`, { path });
+  }
+  try {
+    return loadPolicy(json);
+  } catch (e) {
+    if (e instanceof MemauthError) throw new MemauthError(e.code, `${path}: ${e.message}`, { ...e.details, file: path });
+    throw e;
+  }
+}
+
 function resolvePolicy(p: OpenMemoryOptions['policy']): Policy {
   if (p === undefined) return loadPolicy(DEFAULT_POLICY);
-  if (typeof p === 'string') {
-    let text: string;
-    try {
-      text = readFileSync(p, 'utf8');
-    } catch (e) {
-      throw new MemauthError('POLICY_INVALID', `cannot read policy file ${p}: ${(e as Error).message}`, { path: p });
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (e) {
-      throw new MemauthError('POLICY_INVALID', `policy file ${p} is not valid JSON: ${(e as Error).message}`, { path: p });
-    }
-    return loadPolicy(json);
-  }
+  if (typeof p === 'string') return loadPolicyFile(p);
   if ('version' in p && 'document' in p && 'text' in p) return loadPolicy((p as Policy).document);
   return loadPolicy(p);
 }

@@ -70,10 +70,29 @@ export interface Ctx {
 }
 
 /**
+ * The store a command names through a flag or a variable, or undefined when none does (the caller's
+ * default applies: `./memauth.db` for the CLI, the config file's `db` for `serve`). The one
+ * resolution of `--database`/`--db`/$MEMAUTH_DB/$DATABASE_URL for every command.
+ *
+ * Precedence: `--database URL`, else `--db PATH`, else $MEMAUTH_DB, else $DATABASE_URL (flags before
+ * variables; memauth's own variable before the generic one).
+ * @throws MemauthError `INVALID_ARGUMENT` for an unsupported URL scheme.
+ */
+export function namedStore(cmd: Command): StoreTarget | undefined {
+  const g = cmd.optsWithGlobals<GlobalOptions>();
+  const src = (name: string): string | undefined => cmd.getOptionValueSourceWithGlobals(name);
+  const database = g.database !== undefined && g.database !== '' ? g.database : undefined;
+  const db = g.db !== undefined && g.db !== '' && (src('db') === 'cli' || src('db') === 'env') ? g.db : undefined;
+  if (database !== undefined && src('database') === 'cli') return parseStoreTarget(database);
+  if (db !== undefined) return parseStoreTarget(db);
+  if (database !== undefined) return parseStoreTarget(database);
+  return undefined;
+}
+
+/**
  * Build the {@link Ctx} of a command from its (and its parents') parsed options.
  *
- * The store: `--database URL`, else `--db PATH`, else $MEMAUTH_DB, else $DATABASE_URL, else
- * `./memauth.db` (flags before variables; memauth's own variable before the generic one).
+ * The store: {@link namedStore}, else `./memauth.db`.
  */
 export function ctxOf(cmd: Command): Ctx {
   const g = cmd.optsWithGlobals<GlobalOptions>();
@@ -81,13 +100,7 @@ export function ctxOf(cmd: Command): Ctx {
   const out = (text: string): void => {
     process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   };
-  const src = (name: string): string | undefined => cmd.getOptionValueSourceWithGlobals(name);
-  const dbPath = g.db !== '' ? g.db : './memauth.db';
-  const database = g.database !== undefined && g.database !== '' ? g.database : undefined;
-  let store: StoreTarget;
-  if (database !== undefined && src('database') === 'cli') store = parseStoreTarget(database);
-  else if (src('db') === 'cli' || src('db') === 'env' || database === undefined) store = parseStoreTarget(dbPath);
-  else store = parseStoreTarget(database);
+  const store = namedStore(cmd) ?? parseStoreTarget('./memauth.db');
   return {
     store,
     db: store.kind === 'sqlite' ? store.path : displayTarget(store),
@@ -160,9 +173,10 @@ function pgCheckpointOptions(): { checkpointKey: string | false; checkpointFile?
 /**
  * Open the command's store: an SQLite file (only `init` may create one) or a PostgreSQL database
  * (only `init` may initialise an empty one; `pg` is loaded only then).
+ * @param groupCommit - SQLite: share COMMITs between concurrent operations (the stdio MCP server).
  * @throws MemauthError `INVALID_ARGUMENT` (missing file / empty database outside `init`), `DATABASE_*`.
  */
-export async function openCliMemory(ctx: Ctx, create = false, notice?: (line: string) => void): Promise<Memory> {
+export async function openCliMemory(ctx: Ctx, create = false, notice?: (line: string) => void, groupCommit = false): Promise<Memory> {
   if (ctx.store.kind === 'postgres') {
     const { PostgresDriver } = await import('../store/postgres/driver.js');
     const driver = await PostgresDriver.connect(ctx.store.url, { create, applicationName: 'memauth-cli', ...(notice ? { onNotice: notice } : {}) });
@@ -184,7 +198,7 @@ export async function openCliMemory(ctx: Ctx, create = false, notice?: (line: st
     }
   }
   const keyFile = process.env.MEMAUTH_CHECKPOINT_KEY;
-  return openMemory({ path: ctx.db, ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}), ...(keyFile !== undefined && keyFile !== '' ? { checkpointKeyFile: keyFile } : {}) });
+  return openMemory({ path: ctx.db, groupCommit, ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}), ...(keyFile !== undefined && keyFile !== '' ? { checkpointKeyFile: keyFile } : {}) });
 }
 
 /**

@@ -148,6 +148,7 @@ export function formatDecision(d: Decision): string {
       ['policy', d.policyVersion],
     ]),
   );
+  if (d.notice !== undefined) lines.push(`notice: ${d.notice}`);
   lines.push(d.reasons.length > 0 ? 'reasons:' : 'reasons: (none)');
   for (const r of d.reasons) lines.push(reasonLine(r));
   if (d.dependencies.length === 0) lines.push('dependencies: (none)');

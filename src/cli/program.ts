@@ -10,6 +10,7 @@ import { gateCommands } from './commands/gate.js';
 import { importCommands } from './commands/import.js';
 import { initCommands } from './commands/init.js';
 import { migrateCommands } from './commands/migrate.js';
+import { policyCommands } from './commands/policy.js';
 import { recordCommands } from './commands/records.js';
 import { serverCommands } from './commands/serve.js';
 import type { RunState } from './context.js';
@@ -17,7 +18,17 @@ import { EXIT, reportError } from './errors.js';
 import { type AnyCommand, registerCommands } from './spec.js';
 
 /** Every command of `memauth`, in help order: from a command's name to its handler in one step. */
-export const COMMANDS: readonly AnyCommand[] = [...initCommands, ...recordCommands, ...gateCommands, ...auditCommands, ...importCommands, ...benchCommands, ...migrateCommands, ...serverCommands];
+export const COMMANDS: readonly AnyCommand[] = [
+  ...initCommands,
+  ...recordCommands,
+  ...gateCommands,
+  ...auditCommands,
+  ...importCommands,
+  ...policyCommands,
+  ...benchCommands,
+  ...migrateCommands,
+  ...serverCommands,
+];
 
 /**
  * Build the `memauth` command tree. Global options (`--db`, `--database`, `--policy`, `--tenant`,

@@ -85,6 +85,14 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
   IMMUTABLE_FIELD: environment(500, 'a memauth trigger refused to change append-only data (origin, taint, provenance, audit entries, tokens): a bug or tampering, never caller input'),
   SCENARIO_INVALID: input(400, 'the benchmark scenario file cannot be read or does not validate'),
   CLOSED: environment(503, 'the memory (or its driver) is closed'),
+  EMBEDDER_UNAVAILABLE: environment(
+    503,
+    'the embedder (an embeddings endpoint or model adapter) cannot be reached, timed out, refused the request, or kept answering 429/5xx after its retries; `details.status` is the last HTTP status, if any. Nothing was stored; retry later or check the URL, model and key',
+  ),
+  EMBEDDER_BAD_RESPONSE: environment(
+    502,
+    'the embedder answered with something that is not one vector per text of its configured dimensions (wrong count, wrong length, a NaN or infinite value, malformed JSON); `details` says which. Nothing was stored; check the model and `dimensions` setting',
+  ),
 });
 
 /** The codes the server edge adds to {@link ErrorCode} (HttpError), in documentation order. */
@@ -111,6 +119,7 @@ export const EDGE_ERROR_CODES = [
   'CONTENT_TOO_LONG',
   'TOO_MANY_SESSIONS',
   'TOO_MANY_REQUESTS',
+  'RATE_LIMITED',
   'SHUTTING_DOWN',
   'INTERNAL',
 ] as const;
@@ -141,6 +150,7 @@ export const EDGE_ERROR_TABLE: Readonly<Record<EdgeErrorCode, ErrorSpec>> = Obje
   CONTENT_TOO_LONG: input(413, "a memory's content exceeds the configured maximum length"),
   TOO_MANY_SESSIONS: input(429, 'too many open MCP-over-HTTP sessions of this principal (or tenant, or server); details name the limit'),
   TOO_MANY_REQUESTS: input(429, 'this tenant already runs its limit of expensive requests (metrics, replay, audit verification)'),
+  RATE_LIMITED: input(429, 'an external principal requested more decisions per minute than its budget (`externalDecisionsPerMinute`); retry after the `Retry-After` seconds'),
   SHUTTING_DOWN: environment(503, 'the server is shutting down; retry elsewhere or later'),
   INTERNAL: environment(500, 'an unexpected error; the message is generic, the server log has the rest'),
 });

@@ -28,6 +28,8 @@ export const ERROR_CODES = [
   'IMMUTABLE_FIELD',
   'SCENARIO_INVALID',
   'CLOSED',
+  'EMBEDDER_UNAVAILABLE',
+  'EMBEDDER_BAD_RESPONSE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

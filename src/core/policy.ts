@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { AUTHORITIES, type Authority, minAuthority } from './authority.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { MemauthError } from './errors.js';
+import { type PolicyOverlay, applyExtends, jsonPath } from './policy-extends.js';
 import { ARGUMENT_TYPES, MODES, TIERS, type Action, type ArgumentType, type Mode, type Principal, type Tier } from './types.js';
 
 const AuthoritySchema = z.enum(AUTHORITIES);
@@ -85,6 +86,9 @@ export const PolicySchema = z.strictObject({
 export type PolicyDocument = z.output<typeof PolicySchema>;
 export type PolicyInput = z.input<typeof PolicySchema>;
 
+/** A policy document, or a file that extends the default (`{"extends": "default", …}`; core/policy-extends.ts). */
+export type PolicySource = PolicyInput | PolicyOverlay;
+
 /** A validated policy with its content-addressed version. */
 export interface Policy {
   readonly document: PolicyDocument;
@@ -129,25 +133,49 @@ export const DEFAULT_POLICY: PolicyInput = {
   confirmation: { defaultTtlSeconds: 900, maxTtlSeconds: 7 * 24 * 3600 },
 };
 
+/** One problem of a policy document: where (a JSON path, `$` for the root) and what. */
+export interface PolicyIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
 /**
- * Validate a policy document and compute its version.
+ * Validate a policy document and compute its version. A document with `"extends": "default"` is
+ * first completed from {@link DEFAULT_POLICY} (core/policy-extends.ts): the effective document is
+ * what is validated, versioned and recorded.
  *
  * @param input - a policy object (already parsed JSON).
  * @returns the frozen {@link Policy}.
- * @throws MemauthError `POLICY_INVALID` naming the first bad field.
+ * @throws MemauthError `POLICY_INVALID` listing every problem at once: the message names each
+ *   problem's JSON path; `details.issues` is `[{path, message}]` ({@link PolicyIssue}),
+ *   `details.path` the first path.
  */
 export function loadPolicy(input: unknown): Policy {
-  const parsed = PolicySchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue ? issue.path.join('.') || '(root)' : '(root)';
-    throw new MemauthError('POLICY_INVALID', `policy is invalid at ${where}: ${issue?.message ?? 'unknown error'}`, {
-      path: where,
-      issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+  const base = input !== null && typeof input === 'object' && 'extends' in input && input.extends !== 'default' ? [{ path: '$.extends', message: 'only "default" can be extended' }] : [];
+  const parsed = PolicySchema.safeParse(applyExtends(input, DEFAULT_POLICY as unknown as Record<string, unknown>));
+  if (!parsed.success || base.length > 0) {
+    const found = parsed.success ? [] : parsed.error.issues.filter((i) => !(base.length > 0 && i.path.length === 0 && /extends/.test(i.message)));
+    const issues: PolicyIssue[] = [...base, ...found.map((i) => ({ path: jsonPath(i.path), message: i.message }))];
+    const list = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+    // a file that restates too little: the usual fix is to extend the default
+    const missing = found.some((i) => i.path.length === 1 && /received undefined/.test(i.message));
+    const hint = missing ? ' (a file with "extends": "default" needs only the fields that differ from the built-in policy)' : '';
+    throw new MemauthError('POLICY_INVALID', `policy is invalid (${issues.length} ${issues.length === 1 ? 'problem' : 'problems'}): ${list}${hint}`, {
+      path: issues[0]?.path ?? '$',
+      issues,
     });
   }
   const text = canonicalJson(parsed.data);
   return Object.freeze({ document: parsed.data, version: sha256Hex(text), text });
+}
+
+/**
+ * One sentence when `actionType` is not in the policy, so the caller sees why its action is `high`
+ * (a typo, e.g. `paymnet`, is not a new low-risk action); undefined for a listed type.
+ */
+export function unlistedActionNotice(policy: Policy, actionType: string): string | undefined {
+  if (Object.prototype.hasOwnProperty.call(policy.document.actions, actionType)) return undefined;
+  return `action type ${JSON.stringify(actionType)} is not in the policy; treated as high`;
 }
 
 /**

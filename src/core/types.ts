@@ -232,4 +232,10 @@ export interface Decision {
   readonly confirmationId: string | null;
   readonly policyVersion: string;
   readonly auditSeq: number;
+  /**
+   * For a person or model reading the decision: e.g. that its action type is not in the policy and
+   * was treated as `high`. Derived from the policy; not part of the audit entry. Absent when there
+   * is nothing to say.
+   */
+  readonly notice?: string;
 }

@@ -39,6 +39,8 @@ export interface ServerConfig {
   readonly maxExpensivePerTenant: number;
   /** an MCP-over-HTTP session idle this long is closed (default 30 min). */
   readonly mcpIdleTimeoutMs: number;
+  /** decisions one external principal may request per minute, over HTTP and MCP together (default 30); one more is 429 RATE_LIMITED. */
+  readonly externalDecisionsPerMinute: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
@@ -57,6 +59,7 @@ export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
   mcpMaxSessionsPerPrincipal: 16,
   maxExpensivePerTenant: 2,
   mcpIdleTimeoutMs: 30 * 60 * 1000,
+  externalDecisionsPerMinute: 30,
 });
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -96,6 +99,7 @@ const fields = {
   mcpMaxSessionsPerPrincipal: z.coerce.number().int().min(1).max(100_000),
   maxExpensivePerTenant: z.coerce.number().int().min(1).max(1000),
   mcpIdleTimeoutMs: z.coerce.number().int().min(1000),
+  externalDecisionsPerMinute: z.coerce.number().int().min(1).max(1_000_000),
 };
 
 /** The config file (`--config FILE` or `MEMAUTH_CONFIG`): JSON, every field optional, unknown fields refused. */
@@ -115,6 +119,7 @@ export const ConfigFileSchema = z.strictObject({
   mcpMaxSessionsPerPrincipal: fields.mcpMaxSessionsPerPrincipal.optional(),
   maxExpensivePerTenant: fields.maxExpensivePerTenant.optional(),
   mcpIdleTimeoutMs: fields.mcpIdleTimeoutMs.optional(),
+  externalDecisionsPerMinute: fields.externalDecisionsPerMinute.optional(),
 });
 
 /** Environment variable of each setting (an empty variable counts as unset). */
@@ -131,6 +136,7 @@ export const ENV_VARS: Readonly<Partial<Record<keyof ServerConfig, string>>> = O
   mcpMaxSessionsPerTenant: 'MEMAUTH_MCP_MAX_SESSIONS_PER_TENANT',
   mcpMaxSessionsPerPrincipal: 'MEMAUTH_MCP_MAX_SESSIONS_PER_PRINCIPAL',
   maxExpensivePerTenant: 'MEMAUTH_MAX_EXPENSIVE_PER_TENANT',
+  externalDecisionsPerMinute: 'MEMAUTH_EXTERNAL_DECISIONS_PER_MINUTE',
 });
 
 type Raw = Partial<Record<keyof ServerConfig, unknown>>;
@@ -211,5 +217,6 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     mcpMaxSessionsPerPrincipal: pick('mcpMaxSessionsPerPrincipal') ?? d.mcpMaxSessionsPerPrincipal,
     maxExpensivePerTenant: pick('maxExpensivePerTenant') ?? d.maxExpensivePerTenant,
     mcpIdleTimeoutMs: pick('mcpIdleTimeoutMs') ?? d.mcpIdleTimeoutMs,
+    externalDecisionsPerMinute: pick('externalDecisionsPerMinute') ?? d.externalDecisionsPerMinute,
   });
 }

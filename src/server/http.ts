@@ -10,6 +10,8 @@ import type { Memory } from '../api/memory.js';
 import { openMemory } from '../api/open.js';
 import { parseInput } from '../api/validation.js';
 import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
+import { MemauthError } from '../core/errors.js';
+import { DecisionBudget } from './decision-budget.js';
 import { HttpError, errorResponse } from './errors.js';
 import { TenantSlots } from './fairness.js';
 import { McpHttp } from './mcp-http.js';
@@ -45,7 +47,7 @@ export const VERSION: string = (() => {
 export interface StartServerOptions {
   /** settings over {@link DEFAULT_CONFIG} (resolve flags/env/file first with `resolveConfig`). */
   readonly config?: Partial<ServerConfig>;
-  /** an already open store; default: `openMemory({path: config.db, policy: config.policy})`, closed by `close()`. */
+  /** an already open store; default: `openMemory({path: config.db, policy: config.policy, groupCommit: true})`, closed by `close()`. */
   readonly memory?: Memory;
   /** create an admin token when the store has none unrevoked (default true); it is returned once as `adminToken`. */
   readonly ensureAdminToken?: boolean;
@@ -104,8 +106,9 @@ export function apiRoutes(): AnyRoute[] {
  */
 export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: NodeJS.WritableStream } = {}): { app: FastifyInstance; services: Services; mcp: McpHttp; startClosing: () => void } {
   const tokens = new TokenService(mem.driver);
-  const services: Services = { mem, tokens, config, version: VERSION, expensive: new TenantSlots(config.maxExpensivePerTenant) };
-  const mcp = new McpHttp(mem, config, VERSION);
+  const decisionBudget = new DecisionBudget(config.externalDecisionsPerMinute);
+  const services: Services = { mem, tokens, config, version: VERSION, expensive: new TenantSlots(config.maxExpensivePerTenant), decisionBudget };
+  const mcp = new McpHttp(mem, config, VERSION, decisionBudget);
   let closing = false;
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel, stream: opts.logStream ?? process.stderr },
@@ -161,11 +164,15 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
       req.identity = identity;
     };
 
+  // a corrupted page found by any request fails /healthz from then on (its own probe reads little)
+  let corrupt: MemauthError | null = null;
   app.setErrorHandler((e: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const { status, body, internal } = errorResponse(fastifyError(e) ?? e, req.id);
     if (internal) req.log.error({ err: e }, 'unexpected error');
+    if (body.code === 'DATABASE_CORRUPT') corrupt ??= new MemauthError('DATABASE_CORRUPT', body.message, body.details);
     req.errorCode = body.code;
     if (status === 401) reply.header('www-authenticate', 'Bearer realm="memauth"');
+    if (typeof body.details.retryAfterSeconds === 'number') reply.header('retry-after', String(body.details.retryAfterSeconds));
     return reply.code(status).type('application/json; charset=utf-8').send(body);
   });
   app.setNotFoundHandler((req, reply) => {
@@ -180,9 +187,11 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
       operationId: 'health',
       tag: 'system',
       summary: 'Liveness and readiness: the store answers',
+      description: 'Fails with 500 DATABASE_CORRUPT when the store cannot be read, or once any request has found it corrupted (restore it from a backup and restart).',
       auth: 'none',
       responses: { 200: 'Health' },
       handler: async () => {
+        if (corrupt !== null) throw corrupt;
         await mem.driver.auditHead('');
         return { status: 200, body: { status: 'ok', version: VERSION, storage: mem.driver.kind, policyVersion: mem.policy.version } };
       },
@@ -270,6 +279,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     options.memory ??
     (await openMemory({
       path: config.db,
+      // group commit: concurrent requests share one COMMIT (fsync); each response is sent only
+      // after the COMMIT that includes its write (src/store/sqlite/group-commit.ts)
+      groupCommit: true,
       ...(config.policy !== undefined ? { policy: config.policy } : {}),
       ...(config.checkpointKeyFile !== undefined ? { checkpointKeyFile: config.checkpointKeyFile } : {}),
     }));

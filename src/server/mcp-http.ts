@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Memory } from '../api/memory.js';
 import type { ServerConfig } from './config.js';
+import type { DecisionBudget } from './decision-budget.js';
 import { HttpError } from './errors.js';
 import { type SessionLimits, type SessionRef, sessionLimitVerdict } from './session-limits.js';
 import { createMcpServer, mcpPrincipal } from './mcp.js';
@@ -47,6 +48,7 @@ export class McpHttp {
     private readonly mem: Memory,
     private readonly config: ServerConfig,
     private readonly version: string,
+    private readonly decisionBudget?: DecisionBudget,
   ) {
     this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, config.mcpIdleTimeoutMs)).unref();
   }
@@ -93,7 +95,9 @@ export class McpHttp {
     await this.makeRoom(tenant, principal.id);
     const id = randomUUID();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id });
-    const server = createMcpServer({ mem: this.mem, tenant, principal, session: `mcp_${id}`, config: this.config, version: this.version });
+    const budget = this.decisionBudget;
+    const admitDecision = budget === undefined ? undefined : () => budget.admit(tenant, principal);
+    const server = createMcpServer({ mem: this.mem, tenant, principal, session: `mcp_${id}`, config: this.config, version: this.version, ...(admitDecision ? { admitDecision } : {}) });
     transport.onclose = () => {
       this.sessions.delete(id);
     };

@@ -10,13 +10,36 @@ import type { Decision, MemoryRecord } from '../core/types.js';
 import { errorResponse } from './errors.js';
 
 /**
- * JSON text for the model with the characters JSON leaves raw but readers take as line breaks or
- * reordering (NEL, LINE/PARAGRAPH SEPARATOR, bidi controls) written as `\uXXXX` escapes: a
- * quoted field cannot start a line of its own or reorder what follows. Valid JSON (they only occur
- * inside strings).
+ * Characters a reader does not see but a model reads, or that reorder or break what follows:
+ * NEL, LINE/PARAGRAPH SEPARATOR, bidi controls and marks, zero-width and other invisible format
+ * characters (U+200B–U+200D, U+2060–U+206F, U+FEFF, soft hyphen, combining grapheme joiner,
+ * Hangul fillers, Mongolian vowel separators), variation selectors, interlinear annotation
+ * controls, and the Unicode tag characters (U+E0000–U+E0FFF) that can spell hidden instructions.
  */
-const MODEL_UNSAFE = /[\u0085\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-export const modelJson = (v: unknown, space?: number): string => JSON.stringify(v, null, space).replace(MODEL_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const MODEL_UNSAFE =
+  /[\u0085\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u{1d173}-\u{1d17a}\u{e0000}-\u{e0fff}]/gu;
+
+/** `c` as JSON `\uXXXX` escapes (a surrogate pair for a character outside the BMP): visible, and still valid JSON inside a string. */
+const escapeChar = (c: string): string => {
+  let out = '';
+  for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
+  return out;
+};
+
+/**
+ * `text` with every invisible, bidi or line-breaking character (see MODEL_UNSAFE) written as a
+ * visible `\uXXXX` escape, so attacker text cannot hide an instruction, reorder what follows, or
+ * start a line of its own in what the model sees (docs/design.md § What the model sees).
+ */
+export const markInvisible = (text: string): string => text.replace(MODEL_UNSAFE, escapeChar);
+
+/**
+ * JSON text for the model with the characters JSON leaves raw but readers do not see, take as
+ * line breaks, or use to reorder text written as `\uXXXX` escapes ({@link markInvisible}): a quoted
+ * field cannot hide text, start a line of its own or reorder what follows. Valid JSON (they only
+ * occur inside strings).
+ */
+export const modelJson = (v: unknown, space?: number): string => markInvisible(JSON.stringify(v, null, space));
 
 const clip = (s: string | null, n = 160): string => (s === null ? '(deleted)' : s.length > n ? `${modelJson(s.slice(0, n))}…` : modelJson(s));
 
@@ -34,10 +57,14 @@ export function recordLine(r: MemoryRecord, extra = ''): string {
 }
 
 /** The reasons and dependencies of a decision or dry run, every principal-chosen field JSON-quoted. */
-function gateLines(d: Pick<Decision, 'reasons' | 'dependencies'>): string[] {
+function gateLines(d: Pick<Decision, 'reasons' | 'dependencies' | 'notice'>): string[] {
   const reasons = d.reasons.map((r) => `${r.code}${r.argument !== undefined ? `(${q(r.argument)})` : ''}${r.memoryIds.length ? ` [${r.memoryIds.map(q).join(', ')}]` : ''}`);
   const deps = d.dependencies.map((x) => `${q(x.memoryId)}: ${x.actionAuthority} (${x.why.join('+')})`);
-  return [...(reasons.length ? [`reasons: ${reasons.join('; ')}`] : []), ...(deps.length ? [`dependencies: ${deps.join('; ')}`] : [])];
+  return [
+    ...(d.notice !== undefined ? [`notice: ${markInvisible(d.notice)}`] : []),
+    ...(reasons.length ? [`reasons: ${reasons.join('; ')}`] : []),
+    ...(deps.length ? [`dependencies: ${deps.join('; ')}`] : []),
+  ];
 }
 
 export function decisionText(d: Decision): string {

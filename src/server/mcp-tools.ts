@@ -1,8 +1,10 @@
 /**
  * The tool table of the MCP server, like the HTTP route table (src/server/routes/*.ts): each tool
- * is one entry — name, title, description, input and output schemas, hints and a NAMED handler —
- * so a reader goes from a tool to the `Memory` method it calls in one step. src/server/mcp.ts
- * registers the table on each connection's server.
+ * is one entry — name, title, description, input schema, hints and a NAMED handler — so a reader
+ * goes from a tool to the `Memory` method it calls in one step. src/server/mcp.ts registers the
+ * table on each connection's server. `tools/list` is read into the model's context on every
+ * turn: descriptions are terse, every input property has one, and no output schema is listed
+ * (results carry their text and `structuredContent`, whose shapes are in the OpenAPI document).
  *
  * No tool takes a session, principal, context, dependsOn or confirmation id: those are the
  * connection's (docs/design.md § What the model sees), fixed in the {@link ToolCall} every
@@ -17,7 +19,6 @@ import type { ServerConfig } from './config.js';
 import { type ReplayView, recordFor } from './exposure.js';
 import { decisionText, evaluationText, recordLine, result } from './mcp-text.js';
 import { assertMayDelete, checkContent } from './routes/common.js';
-import { responses } from './schemas.js';
 
 /** What every tool handler gets: the connection's binding, never the model's choice. */
 export interface ToolCall {
@@ -34,6 +35,8 @@ export interface ToolCall {
   ownDecision(decisionId: string): Promise<Decision>;
   /** the replay of such a decision. */
   replayOwn(decisionId: string): Promise<ReplayView>;
+  /** count one recorded decision against the connection's budget; throws `RATE_LIMITED` past it. */
+  admitDecision(): void;
 }
 
 /** One MCP tool: its registration and its handler. */
@@ -42,7 +45,6 @@ export interface ToolSpec<S extends z.ZodType> {
   readonly title: string;
   readonly description: string;
   readonly input: S;
-  readonly output: z.ZodType;
   /** MCP hints: reads only (`readOnlyHint`); erases data (`destructiveHint`). */
   readonly readOnly: boolean;
   readonly destructive?: boolean;
@@ -57,14 +59,50 @@ function tool<S extends z.ZodType>(spec: ToolSpec<S>): AnyTool {
   return spec as unknown as AnyTool;
 }
 
+/** `schema` with a description on each property named in `text` (every property of a tool's input has one). */
+function described<T extends z.ZodRawShape>(schema: z.ZodObject<T>, text: { readonly [K in keyof T]: string }): z.ZodObject<T> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [k, v] of Object.entries(schema.shape)) shape[k] = (v as z.ZodType).describe(text[k as keyof T]);
+  return schema.extend(shape) as unknown as z.ZodObject<T>;
+}
+
+const TEXT = {
+  scope: 'memory scope, e.g. "vendors"',
+  expiresAt: 'ISO date-time after which it is not used',
+  reason: 'why (kept in the audit log)',
+  id: 'record id',
+};
+
 // the action alone: the trust boundary (context, dependsOn) and the confirmation are not the model's to choose
-const actionInput = z.strictObject({ action: schemas.authorize.shape.action });
-const rememberInput = schemas.write.pick({ scope: true, content: true, source: true, sourceAt: true, expiresAt: true, reason: true });
-const recallInput = schemas.search.pick({ scope: true, query: true, limit: true });
-const summarizeInput = schemas.derive
-  .pick({ from: true, content: true, scope: true, narrowInputs: true, expiresAt: true, reason: true })
-  .extend({ transform: schemas.derive.shape.transform.default('summarize') });
-const forgetInput = schemas.delete.pick({ id: true, reason: true });
+const actionInput = z.strictObject({
+  action: described(schemas.authorize.shape.action, {
+    type: 'action type, e.g. "pay"',
+    args: 'the arguments exactly as you will perform them',
+    resource: 'what it acts on, if not in args',
+  }).describe('the action you are about to perform'),
+});
+const rememberInput = described(schemas.write.pick({ scope: true, content: true, source: true, sourceAt: true, expiresAt: true, reason: true }), {
+  scope: TEXT.scope,
+  content: 'the text to store',
+  source: 'URL, message id or file it came from; omit for your own statement',
+  sourceAt: 'ISO date-time the source said it',
+  expiresAt: TEXT.expiresAt,
+  reason: TEXT.reason,
+});
+const recallInput = described(schemas.search.pick({ scope: true, query: true, limit: true }), { scope: TEXT.scope, query: 'words to search for', limit: 'most hits to return' });
+const summarizeInput = described(
+  schemas.derive.pick({ from: true, content: true, scope: true, narrowInputs: true, expiresAt: true, reason: true }).extend({ transform: schemas.derive.shape.transform.default('summarize') }),
+  {
+    from: 'ids of the records it is made from',
+    content: 'the summary text',
+    scope: TEXT.scope,
+    narrowInputs: 'count only `from`, not everything read in this session',
+    expiresAt: TEXT.expiresAt,
+    reason: TEXT.reason,
+    transform: 'summarize, extract, rewrite, merge…',
+  },
+);
+const forgetInput = described(schemas.delete.pick({ id: true, reason: true }), { id: TEXT.id, reason: TEXT.reason });
 
 /** `remember` → `Memory.write` as the connection's principal, in its session. */
 async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise<CallToolResult> {
@@ -101,6 +139,7 @@ async function checkAction(c: ToolCall, a: z.output<typeof actionInput>): Promis
 
 /** `authorize_action` → `Memory.authorize` (the recorded, audited decision). */
 async function authorizeAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
+  c.admitDecision();
   const d = await c.mem.authorize({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context });
   return result(decisionText(d), { ...d });
 }
@@ -129,49 +168,40 @@ export const MCP_TOOLS: readonly AnyTool[] = [
   tool({
     name: 'remember',
     title: 'Remember',
-    description:
-      "Store a memory. Its origin authority is decided by memauth, not by you: at most your principal's ceiling and the authority of `source` (a URL, message id or file path the text came from; omit it for your own statement). Text recalled from memory and repeated here resolves to the original record.",
+    description: "Store a memory. memauth decides its authority: at most your ceiling and its source's. Recalled text repeated here resolves to its original record.",
     input: rememberInput,
-    output: responses.WriteResult,
     readOnly: false,
     handler: remember,
   }),
   tool({
     name: 'recall',
     title: 'Recall',
-    description:
-      'Search memory in one scope (full text, best first). Each hit shows its origin authority and taint. Recalled records are marked read in this session: they taint what you summarize and the actions you check.',
+    description: 'Full-text search of one scope, best first; each hit shows its authority and taint. Hits count as read in this session.',
     input: recallInput,
-    output: responses.SearchResult,
     readOnly: false,
     handler: recall,
   }),
   tool({
     name: 'get_memory',
     title: 'Get a memory',
-    description: 'One record by id, with its origin, taint, action authority (lifted only by independent corroboration) and deleted sources. Marked read in this session.',
-    input: schemas.get.pick({ id: true }),
-    output: responses.RecordView,
+    description: 'One record with its origin, taint and action authority. Counts as read in this session.',
+    input: described(schemas.get.pick({ id: true }), { id: TEXT.id }),
     readOnly: false,
     handler: getMemory,
   }),
   tool({
     name: 'summarize_into_memory',
     title: 'Summarize into memory',
-    description:
-      'Store a summary (or extract, rewrite, merge…) of records as a new record. Its taint is the lowest authority of its inputs: the `from` records plus everything read in this session — a summary of untrusted text stays untrusted however clean it reads.',
+    description: 'Store a summary of records. It keeps the lowest authority of its inputs (`from` and everything read in this session).',
     input: summarizeInput,
-    output: responses.MemoryRecord,
     readOnly: false,
     handler: summarizeIntoMemory,
   }),
   tool({
     name: 'check_action',
     title: 'Check an action (dry run)',
-    description:
-      "Dry run of memauth's action gate: what authorize_action would decide for this action now. Records nothing and consumes nothing: no decision, no audit entry, no confirmation used up, no read marked. Returns outcome allow | deny | would_deny, reasons naming the memory ids, and the dependencies with their authority. It does not authorize anything: call authorize_action before performing the action.",
+    description: 'Dry run of authorize_action. Records nothing and consumes nothing; authorizes nothing.',
     input: actionInput,
-    output: responses.Evaluation,
     readOnly: true,
     handler: checkAction,
   }),
@@ -179,18 +209,16 @@ export const MCP_TOOLS: readonly AnyTool[] = [
     name: 'authorize_action',
     title: 'Authorize an action',
     description:
-      "Ask memauth's action gate to authorize an action, right before performing it; the decision is recorded and audited. Returns outcome allow | deny | would_deny, reasons (untrusted_origin, missing_corroboration, needs_confirmation, metadata_missing, deleted_source, expired) naming the memory ids, and the dependencies with their authority. Everything read in this session counts. An allow that rests on a user's single-use confirmation CONSUMES it: call this once, for the action you are about to perform.",
+      "Call right before a consequential action; follow the outcome (allow, deny, would_deny) and its reasons. Recorded and audited. An allow resting on a user's single-use confirmation CONSUMES it: call once per action.",
     input: actionInput,
-    output: responses.Decision,
     readOnly: false,
     handler: authorizeAction,
   }),
   tool({
     name: 'forget',
     title: 'Forget',
-    description: 'Delete a record you wrote: its content and index entries are erased; its hash, provenance and audit trail stay, and records derived from it keep their taint.',
+    description: 'Erase the content of a record you wrote; its provenance and audit trail stay.',
     input: forgetInput,
-    output: responses.MemoryRecord,
     readOnly: false,
     destructive: true,
     handler: forget,
@@ -198,19 +226,16 @@ export const MCP_TOOLS: readonly AnyTool[] = [
   tool({
     name: 'replay_decision',
     title: 'Replay a decision',
-    description:
-      'Rebuild a decision you requested from the audit log alone (dependencies, lineage, origins, corroborations, confirmations, policy) and re-evaluate it; `matches` says whether it agrees with the recorded outcome.',
-    input: schemas.replay.pick({ decisionId: true }),
-    output: responses.ReplayResult,
+    description: 'Re-evaluate a decision you requested from the audit log; `matches` says if it agrees.',
+    input: described(schemas.replay.pick({ decisionId: true }), { decisionId: 'id of a decision you requested' }),
     readOnly: true,
     handler: replayDecision,
   }),
   tool({
     name: 'verify_audit',
     title: 'Verify the audit chain',
-    description: "Verify this tenant's hash-chained audit log, its newest signed checkpoint and every row against the chain.",
+    description: "Verify this tenant's audit chain and checkpoint.",
     input: z.strictObject({}),
-    output: responses.AuditReport,
     readOnly: true,
     handler: verifyAudit,
   }),

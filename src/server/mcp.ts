@@ -47,6 +47,8 @@ export interface McpBinding {
   readonly context?: 'session' | 'declared';
   /** called before every tool call and resource read; throws to refuse (e.g. the token was revoked). */
   readonly recheck?: () => Promise<void>;
+  /** called before each recorded decision (authorize_action); throws to refuse (the server's decision budget, src/server/decision-budget.ts). */
+  readonly admitDecision?: () => void;
   readonly version: string;
 }
 
@@ -108,7 +110,8 @@ function toolCall(b: McpBinding): ToolCall {
     await ownDecision(decisionId);
     return replayFor(null, mem, await mem.replay({ tenant, decisionId }));
   };
-  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn };
+  const admitDecision = b.admitDecision ?? ((): void => undefined);
+  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn, admitDecision };
 }
 
 /**
@@ -137,7 +140,6 @@ export function createMcpServer(b: McpBinding): McpServer {
         title: t.title,
         description: t.description,
         inputSchema: t.input,
-        outputSchema: t.output,
         annotations: { readOnlyHint: t.readOnly, destructiveHint: t.destructive === true, openWorldHint: false },
       },
       // The SDK types the callback from the schema generically; the args are validated by it against `input`.

@@ -86,7 +86,13 @@ export const queries = {
   }),
   ReviewQueue: z.strictObject({
     tenant: ident.optional(),
-    limit: z.coerce.number().int().min(1).max(10_000).optional().describe('newest decisions scanned (default 1000)'),
+    limit: z.coerce.number().int().min(1).max(500).optional().describe('items of this page at most (default 100)'),
+    requesters: z.enum(['internal', 'external']).optional().describe("only this side's lanes (default both, internal first)"),
+    cursor: z.string().min(1).max(1000).optional().describe('the nextCursor of the previous page'),
+  }),
+  AuditExport: z.strictObject({
+    tenant: ident.optional(),
+    after: z.coerce.number().int().min(0).optional().describe('only entries with a larger seq (e.g. those past the last signed checkpoint); default 0: all'),
   }),
   ListTokens: z.strictObject({ tenant: ident.optional().describe("list this tenant's tokens; without it, the admin tokens") }),
 } as const;
@@ -186,6 +192,7 @@ const decisionShape = {
   ),
   confirmationId: z.string().nullable(),
   policyVersion: z.string(),
+  notice: z.string().optional().describe('e.g. that the action type is not in the policy and was treated as high'),
 };
 const Decision = z.strictObject({ formatVersion: z.literal(1), id: z.string(), ...decisionShape, auditSeq: z.number().int() });
 const Evaluation = z.strictObject({
@@ -227,16 +234,20 @@ const TenantAuditReport = z.strictObject({
 });
 const Ratio = z.strictObject({ numerator: z.number().int(), denominator: z.number().int(), value: z.number().nullable() });
 const WithRejected = z.strictObject({ ...Ratio.shape, rejected: z.record(z.string(), z.number().int()) });
+const LaunderingAsr = z.strictObject({ ...Ratio.shape, byChannel: z.record(z.string(), Ratio) });
 const TierMetrics = z.strictObject({
   decisions: z.number().int(),
   records: z.number().int(),
   originCoverage: Ratio,
   taintRetention: Ratio,
-  launderingAsr: z.strictObject({ ...Ratio.shape, byChannel: z.record(z.string(), Ratio) }),
+  launderingAsr: LaunderingAsr,
   legitimateUtility: Ratio,
   corroborationValidity: WithRejected,
   highRiskDependencyRate: Ratio,
   decisionReplayRate: Ratio,
+  external: z
+    .strictObject({ decisions: z.number().int(), launderingAsr: LaunderingAsr, legitimateUtility: Ratio, highRiskDependencyRate: Ratio })
+    .describe("decisions requested by external or unregistered principals, apart: they never dilute the tier's headline figures"),
 });
 const TokenInfo = z.strictObject({ id: z.string(), admin: z.boolean(), tenant: z.string().nullable(), principal: z.string().nullable(), createdAt: z.string(), revokedAt: z.string().nullable() });
 const IssuedToken = z.strictObject({ token: z.string().describe('the bearer token; shown once, only its hash is stored'), info: TokenInfo });
@@ -246,6 +257,9 @@ const reviewClass = z
   .enum(['real_risk', 'missing_corroboration', 'missing_metadata'])
   .describe('real_risk: untrusted_origin, deleted_source, expired (or a bare needs_confirmation); missing_corroboration; missing_metadata: metadata_missing');
 const ReviewNote = z.strictObject({ id: z.string(), tenant: z.string(), decisionId: z.string(), verdict: z.literal('rejected'), by: z.string(), note: z.string(), at: z.string() });
+const requesterSide = z
+  .enum(['internal', 'external'])
+  .describe('internal: the application, the admin token or a registered principal that is not external; external: an external or unregistered principal');
 const MetricsBucket = z.strictObject({ from: z.string(), to: z.string(), tiers: z.strictObject({ read_only: TierMetrics, low: TierMetrics, high: TierMetrics }) });
 
 /** Response schemas, by name (names are the OpenAPI component names). */
@@ -256,7 +270,11 @@ export const responses = {
   Whoami: z.strictObject({ admin: z.boolean(), tokenId: z.string(), tenant: z.string().nullable(), principal: Principal.nullable() }),
   Policy: z.strictObject({ version: z.string(), document: json }),
   Principal,
-  PrincipalCreated: z.strictObject({ principal: Principal, token: IssuedToken.nullable() }),
+  PrincipalCreated: z.strictObject({
+    principal: Principal,
+    token: IssuedToken.nullable(),
+    created: z.boolean().describe('false: the principal already existed with the same kind, domain and ceiling; nothing was changed and no token issued'),
+  }),
   PrincipalList: z.strictObject({ principals: z.array(Principal) }),
   TokenInfo,
   IssuedToken,
@@ -309,6 +327,7 @@ export const responses = {
         requester: z
           .strictObject({ id: z.string().nullable(), kind: z.enum(PRINCIPAL_KINDS).nullable() })
           .describe('who requested the decision: a principal (kind null when it is not registered), or id null for the application / admin token'),
+        requesterSide,
         kind: z.enum(['blocked', 'would_deny']).describe('blocked: outcome deny (enforce); would_deny: observe mode let it through'),
         reviewClass,
         approvable: z
@@ -331,6 +350,10 @@ export const responses = {
         rejection: ReviewNote.nullable(),
       }),
     ),
+    lanes: z
+      .array(z.strictObject({ requesters: requesterSide, tier, kind: z.enum(['blocked', 'would_deny']), count: z.number().int() }))
+      .describe('every lane of the queue, in review order, with how many decisions it holds (all statuses)'),
+    nextCursor: z.string().nullable().describe('pass as `cursor` for the next page; null when this page reaches the end of the queue'),
   }),
 } as const;
 

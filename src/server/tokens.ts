@@ -10,6 +10,7 @@ import { ADMIN_CHAIN, TOKEN_OPS, TOKEN_POLICY_VERSION, type TokenVerdict, tokenC
 import { principals, verifiedEntry } from '../api/principals.js';
 import type { StorageDriver, StorageReader, StorageTx, TokenRow } from '../store/driver.js';
 import { HttpError } from './errors.js';
+import { NextRun } from './next-run.js';
 
 /** Prefix of every memauth bearer token (`mat_` + 32 random bytes, base64url). */
 export const TOKEN_PREFIX = 'mat_';
@@ -55,6 +56,8 @@ const info = (r: TokenRow): TokenInfo => ({ id: r.id, admin: r.tenant === null, 
  * its entries (core/identity.ts; docs/design.md § Audit log).
  */
 export class TokenService {
+  private readonly lookups = new NextRun<string, Identity>();
+
   constructor(
     private readonly driver: StorageDriver,
     private readonly clock: () => Date = () => new Date(),
@@ -118,6 +121,12 @@ export class TokenService {
   async authenticate(token: string): Promise<Identity> {
     if (!TOKEN_RE.test(token)) throw new HttpError(401, 'UNAUTHENTICATED', 'malformed bearer token (expected mat_…)', { reason: 'malformed' });
     const h = tokenHash(token);
+    // concurrent requests with this token share one lookup that starts after each arrived (./next-run.ts)
+    return this.lookups.run(h, () => this.lookup(h));
+  }
+
+  /** {@link authenticate} after the format check: the reads, for the token whose hash is `h`. */
+  private async lookup(h: string): Promise<Identity> {
     const row = await this.driver.findToken({ hash: h });
     if (!row || !timingSafeEqual(Buffer.from(row.hash, 'hex'), Buffer.from(h, 'hex'))) throw new HttpError(401, 'UNAUTHENTICATED', 'unknown bearer token', { reason: 'unknown' });
     const v = await this.verdict(this.driver, row);

@@ -7,7 +7,7 @@
 import type { TokenFields } from '../core/identity.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { SessionLogEntry } from '../core/session.js';
-import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../core/types.js';
+import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal, Tier } from '../core/types.js';
 
 /** A search hit: the record and its BM25 score (lower is better in SQLite, normalised to higher-is-better). */
 export interface SearchHit {
@@ -151,8 +151,38 @@ export interface ReviewNoteRow {
   readonly at: string;
 }
 
-/** Review notes (src/server/routes/review.ts). Append-only. */
+/** Which side asked for a decision: `internal` = the application, the admin token or a registered principal that is not `external`; `external` = an external or unregistered principal. */
+export type RequesterSide = 'internal' | 'external';
+
+/** One page of the review queue ({@link ReviewStore.listQueuedDecisions}). */
+export interface QueuedDecisionsQuery {
+  readonly outcome: 'deny' | 'would_deny';
+  readonly tier: Tier;
+  readonly requesters: RequesterSide;
+  /** keyset: only decisions strictly before this one in (at, id) order; null from the newest. */
+  readonly before: { readonly at: string; readonly id: string } | null;
+  readonly limit: number;
+}
+
+/** How many decisions of one review-queue lane the tenant holds. */
+export interface QueuedDecisionCount {
+  readonly outcome: 'deny' | 'would_deny';
+  readonly tier: Tier;
+  readonly requesters: RequesterSide;
+  readonly count: number;
+}
+
+/** Review notes and the review queue's reads (src/server/routes/review.ts). Notes are append-only. */
 export interface ReviewStore {
+  /**
+   * The decisions of one lane of the review queue — one outcome, tier and requester side — newest
+   * first by (at, id), at most `limit`, strictly before `before` (keyset paging through the index
+   * decisions_queue: decisions of other lanes, allowed ones included, are never read past).
+   * Rows as stored: the caller checks them against their audit entries.
+   */
+  listQueuedDecisions(tenant: string, q: QueuedDecisionsQuery): Promise<Decision[]>;
+  /** The tenant's deny and would_deny decisions counted per outcome, tier and requester side (lanes with none are absent). */
+  countQueuedDecisions(tenant: string): Promise<QueuedDecisionCount[]>;
   insertReviewNote(n: ReviewNoteRow): Promise<void>;
   /** The tenant's review notes, oldest first. */
   listReviewNotes(tenant: string): Promise<ReviewNoteRow[]>;

@@ -22,6 +22,7 @@ import { drifts } from './drifts.js';
 import { properties } from './properties.js';
 import { regressions } from './regressions.js';
 import { requesters } from './requesters.js';
+import { reviewQueue } from './review-queue.js';
 import { searchRanking } from './search-ranking.js';
 import { store } from './store.js';
 import { triggers } from './triggers.js';
@@ -41,6 +42,7 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] cross-tenant observables`, () => observables(f));
   describe(`[${f.name}] value provenance`, () => valueCases(f));
   describe(`[${f.name}] requesters and session owners`, () => requesters(f));
+  describe(`[${f.name}] review queue: lanes and keyset pages`, () => reviewQueue(f));
   describe(`[${f.name}] keyed content hashes`, () => contentHash(f));
   describe(`[${f.name}] search ranking against a reference`, () => searchRanking(f));
   describe(`[${f.name}] drivers agree: each statement written once`, () => drifts(f));

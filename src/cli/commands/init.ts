@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { checkpointKeyWarning } from '../../api/open.js';
+import { checkpointKeyWarning, loadPolicyFile } from '../../api/open.js';
 import { TokenService } from '../../server/tokens.js';
 import { type Ctx, openCliMemory, withMemory } from '../context.js';
 import { type AnyCommand, command } from '../spec.js';
@@ -78,6 +78,8 @@ async function initSqlite(ctx: Ctx): Promise<void> {
 
 /** `init` → `openMemory` (creating) + `TokenService.ensureAdmin`. */
 async function initCommand(ctx: Ctx): Promise<void> {
+  // a bad policy is reported before anything is created or warned about
+  if (ctx.policy !== undefined) loadPolicyFile(ctx.policy);
   if (ctx.store.kind === 'postgres') return initPostgres(ctx);
   return initSqlite(ctx);
 }

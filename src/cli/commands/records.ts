@@ -4,6 +4,7 @@
  * `list`, `corroborate`, `delete`, `lineage` (`lineageGraph`).
  */
 import { AUTHORITIES } from '../../core/authority.js';
+import { MemauthError } from '../../core/errors.js';
 import { PRINCIPAL_KINDS, TRANSFORMS } from '../../core/types.js';
 import { type Ctx, commaList, positiveInt, readContent, requireTenant, withMemory } from '../context.js';
 import { formatCorroboration, formatDeleted, formatHits, formatLineageDot, formatLineageTree, formatPrincipals, formatRecord, formatRecords, formatWrite } from '../format.js';
@@ -12,11 +13,33 @@ import { type AnyCommand, command, group } from '../spec.js';
 /** `{key: value}` when the value is given, else `{}` (optional fields stay absent). */
 const given = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value !== undefined ? ({ [key]: value } as { [P in K]?: V }) : {});
 
-/** `principal add <id>` → `Memory.registerPrincipal`. */
-async function principalAdd(ctx: Ctx, o: { kind: (typeof PRINCIPAL_KINDS)[number]; domain: string; maxAuthority?: (typeof AUTHORITIES)[number] }, id: string): Promise<void> {
+interface PrincipalFlags {
+  kind: (typeof PRINCIPAL_KINDS)[number];
+  domain: string;
+  maxAuthority?: (typeof AUTHORITIES)[number];
+  ifNotExists?: boolean;
+}
+
+/**
+ * `principal add <id>` → `Memory.ensurePrincipal`. An existing principal with the same kind, domain
+ * and ceiling is `PRINCIPAL_EXISTS` (exit 2) unless `--if-not-exists` (exit 0, nothing changed).
+ */
+async function principalAdd(ctx: Ctx, o: PrincipalFlags, id: string): Promise<void> {
   const tenant = requireTenant(ctx);
-  const p = await withMemory(ctx, (mem) => mem.registerPrincipal({ tenant, id, kind: o.kind, domain: o.domain, ...given('maxAuthority', o.maxAuthority) }));
-  ctx.emit(p, () => `added principal ${p.id}: kind ${p.kind}, max authority ${p.maxAuthority}, domain ${p.domain} (tenant ${p.tenant})`);
+  const { principal: p, created } = await withMemory(ctx, (mem) => mem.ensurePrincipal({ tenant, id, kind: o.kind, domain: o.domain, ...given('maxAuthority', o.maxAuthority) }));
+  if (!created && o.ifNotExists !== true)
+    throw new MemauthError(
+      'PRINCIPAL_EXISTS',
+      `principal ${JSON.stringify(id)} already exists in tenant ${JSON.stringify(tenant)} with this kind, domain and ceiling; pass --if-not-exists to accept that`,
+      {
+        tenant,
+        principal: id,
+      },
+    );
+  ctx.emit(
+    { ...p, created },
+    () => `${created ? 'added' : 'already registered (unchanged):'} principal ${p.id}: kind ${p.kind}, max authority ${p.maxAuthority}, domain ${p.domain} (tenant ${p.tenant})`,
+  );
 }
 
 /** `principal list` → `Memory.listPrincipals`. */
@@ -147,6 +170,7 @@ export const recordCommands: readonly AnyCommand[] = [
       { flags: '--kind <kind>', description: 'principal kind', choices: PRINCIPAL_KINDS, required: true },
       { flags: '--domain <domain>', description: 'independence domain (administrative domain / upstream provider)', required: true },
       { flags: '--max-authority <authority>', description: "ceiling (default: the kind's ceiling)", choices: AUTHORITIES },
+      { flags: '--if-not-exists', description: 'exit 0 when the principal already exists with the same kind, domain and ceiling (it is never changed)' },
     ],
     handler: principalAdd,
   }),

@@ -4,17 +4,16 @@
  * command itself (which options came from the command line), so they are raw commands
  * (src/cli/spec.ts).
  */
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { checkpointKeyWarning, openMemory } from '../../api/open.js';
+import { checkpointKeyWarning } from '../../api/open.js';
 import { MemauthError } from '../../core/errors.js';
 import { resolveConfig, type ServerConfig } from '../../server/config.js';
 import { VERSION, startServer } from '../../server/http.js';
 import { createMcpServer, mcpPrincipal } from '../../server/mcp.js';
 import { TokenService } from '../../server/tokens.js';
 import type { Memory } from '../../api/memory.js';
-import { ctxOf, openCliMemory } from '../context.js';
+import { type Ctx, ctxOf, namedStore, openCliMemory } from '../context.js';
 import { type AnyCommand, group, rawCommand } from '../spec.js';
 
 /** The explicit command-line values (not env, not defaults) of the options named in `keys`. */
@@ -25,24 +24,13 @@ function explicit(cmd: Command, keys: ReadonlyArray<keyof ServerConfig>): Partia
   return out;
 }
 
-const dbOf = (cmd: Command): string => {
-  const g = cmd.optsWithGlobals<{ db?: string }>();
-  return g.db !== undefined && g.db !== '' ? g.db : (process.env.MEMAUTH_DB ?? '') !== '' ? (process.env.MEMAUTH_DB as string) : './memauth.db';
-};
-const policyOf = (cmd: Command): string | undefined => {
-  const g = cmd.optsWithGlobals<{ policy?: string }>();
-  if (g.policy !== undefined && g.policy !== '') return g.policy;
-  return (process.env.MEMAUTH_POLICY ?? '') !== '' ? process.env.MEMAUTH_POLICY : undefined;
-};
-
 /**
  * The store of `serve`, `mcp` and `token` when `--database postgres://…` (or $DATABASE_URL, see
- * `ctxOf`) selects PostgreSQL: an open memory, or undefined for the SQLite file of `--db`.
+ * `namedStore`) selects PostgreSQL: an open memory, or undefined for an SQLite file.
  */
-async function postgresMemory(cmd: Command, policy: string | undefined, create: boolean): Promise<{ mem: Memory; where: string } | undefined> {
-  const ctx = ctxOf(cmd);
+async function postgresMemory(ctx: Ctx, create: boolean): Promise<{ mem: Memory; where: string } | undefined> {
   if (ctx.store.kind !== 'postgres') return undefined;
-  const mem = await openCliMemory({ ...ctx, policy }, create, (line) => process.stderr.write(`memauth: ${line}\n`));
+  const mem = await openCliMemory(ctx, create, (line) => process.stderr.write(`memauth: ${line}\n`));
   return { mem, where: ctx.db };
 }
 
@@ -60,8 +48,11 @@ interface ServeFlags {
  * its OpenAPI document and MCP over HTTP; SIGTERM/SIGINT finish in-flight requests, then close.
  */
 async function serveCommand(cmd: Command, o: ServeFlags): Promise<void> {
-  const flags = explicit(cmd, ['port', 'host', 'db', 'policy', 'bodyLimit', 'logLevel']);
+  const flags = explicit(cmd, ['port', 'host', 'policy', 'bodyLimit', 'logLevel']);
   if (o.maxContent !== undefined) flags.maxContentChars = o.maxContent;
+  // the store named by --database/--db/$MEMAUTH_DB/$DATABASE_URL (the one resolution every command uses) wins over the config file
+  const named = namedStore(cmd);
+  if (named?.kind === 'sqlite') flags.db = named.path;
   const config = resolveConfig({ flags, env: process.env, configFile: o.config });
   // handlers first: a signal that arrives while starting stops the server as soon as it is up
   let srv: Awaited<ReturnType<typeof startServer>> | null = null;
@@ -97,13 +88,18 @@ async function serveCommand(cmd: Command, o: ServeFlags): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
-  pgStore = await postgresMemory(cmd, config.policy, true);
+  pgStore = await postgresMemory({ ...ctxOf(cmd), policy: config.policy }, true);
   const keyWarning = pgStore ? null : checkpointKeyWarning(config.db, config.checkpointKeyFile);
   if (keyWarning !== null) process.stderr.write(`${keyWarning}\n`);
   try {
     srv = await startServer({ config, ...(pgStore ? { memory: pgStore.mem } : {}) });
   } catch (e) {
     if (pgStore) await pgStore.mem.close();
+    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new MemauthError('INVALID_ARGUMENT', `port ${config.port} on ${config.host} is already in use: stop the other server, or pass --port 0 to pick a free port`, {
+        field: 'port',
+        port: config.port,
+      });
     throw e;
   }
   await announce(srv, pgStore ? pgStore.where : config.db);
@@ -126,14 +122,10 @@ async function announce(srv: Awaited<ReturnType<typeof startServer>>, where: str
 
 /** `mcp` → `createMcpServer` (src/server/mcp.ts) over stdio, bound to the principal of --token. */
 async function mcpCommand(cmd: Command, o: { token?: string; session?: string }): Promise<void> {
-  let db = dbOf(cmd);
   if (o.token === undefined || o.token === '') throw new MemauthError('INVALID_ARGUMENT', 'memauth mcp needs a principal token: --token mat_… or $MEMAUTH_TOKEN', { field: 'token' });
-  const policy = policyOf(cmd);
-  const pgStore = await postgresMemory(cmd, policy, false);
-  if (!pgStore && db !== ':memory:' && !existsSync(db))
-    throw new MemauthError('INVALID_ARGUMENT', `database ${db} does not exist; start the server once (npm start) or run memauth init`, { field: 'db', path: db });
-  if (pgStore) db = pgStore.where;
-  const mem = pgStore?.mem ?? (await openMemory({ path: db, groupCommit: true, ...(policy !== undefined ? { policy } : {}) }));
+  const ctx = ctxOf(cmd);
+  const db = ctx.db;
+  const mem = (await postgresMemory(ctx, false))?.mem ?? (await openCliMemory(ctx, false, undefined, true));
   const token = o.token;
   try {
     const tokens = new TokenService(mem.driver);
@@ -165,11 +157,8 @@ async function mcpCommand(cmd: Command, o: { token?: string; session?: string })
 
 /** Open the store of a `token` command, run `fn` on its token service, close the store. */
 async function withTokens<T>(cmd: Command, fn: (t: TokenService) => Promise<T>): Promise<T> {
-  const db = dbOf(cmd);
-  const policy = policyOf(cmd);
-  const pgStore = await postgresMemory(cmd, policy, false);
-  if (!pgStore && db !== ':memory:' && !existsSync(db)) throw new MemauthError('INVALID_ARGUMENT', `database ${db} does not exist; run memauth init first`, { field: 'db', path: db });
-  const mem = pgStore?.mem ?? (await openMemory({ path: db, ...(policy !== undefined ? { policy } : {}) }));
+  const ctx = ctxOf(cmd);
+  const mem = (await postgresMemory(ctx, false))?.mem ?? (await openCliMemory(ctx));
   try {
     return await fn(new TokenService(mem.driver));
   } finally {

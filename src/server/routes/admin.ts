@@ -39,16 +39,18 @@ export const adminRoutes: readonly AnyRoute[] = [
     operationId: 'createPrincipal',
     tag: 'principals',
     summary: 'Register a principal in a tenant and (by default) issue its bearer token, shown once',
-    description: "A principal's kind fixes the highest ceiling it can hold (system > user > tool > agent > external); everything it writes gets at most that authority.",
+    description:
+      "A principal's kind fixes the highest ceiling it can hold (system > user > tool > agent > external); everything it writes gets at most that authority. Idempotent: when the principal already exists with the same kind, domain and ceiling the answer is 200 with it and no token (issue one with POST /v1/tokens); with another kind, domain or ceiling it is 409 PRINCIPAL_EXISTS naming the differences — a registered principal is never changed.",
     auth: 'admin',
     body: requests.PrincipalCreate,
-    responses: { 201: 'PrincipalCreated' },
+    responses: { 201: 'PrincipalCreated', 200: 'PrincipalCreated' },
     errors: [404, 409],
     handler: async ({ body, services }) => {
       const { issueToken, ...input } = body;
-      const principal = await services.mem.registerPrincipal(input);
+      const { principal, created: isNew } = await services.mem.ensurePrincipal(input);
+      if (!isNew) return ok({ principal, token: null, created: false });
       const token = issueToken === false ? null : await services.tokens.issue({ tenant: principal.tenant, principal: principal.id });
-      return created({ principal, token });
+      return created({ principal, token, created: true });
     },
   }),
   route({

@@ -36,7 +36,7 @@ export const auditRoutes: readonly AnyRoute[] = [
     description:
       'Each line is an AuditEntry {tenant, seq, prevHash, op, payload, policyVersion, hash}; hash = SHA-256 of the RFC 8785 JSON of {seq, prevHash, op, payload, policyVersion}. Payloads hold hashes, not content, but sources, evidence and action arguments as written: agent, tool and external principals get FORBIDDEN (403).',
     auth: 'any',
-    query: queries.Tenant,
+    query: queries.AuditExport,
     responses: { 200: { contentType: 'application/x-ndjson', item: 'AuditEntry', description: 'one AuditEntry per line' } },
     handler: async ({ identity, query, services }) => {
       const tenant = tenantFor(identity, query.tenant);
@@ -45,7 +45,7 @@ export const auditRoutes: readonly AnyRoute[] = [
       const head = await driver.auditHead(tenant);
       const last = head?.seq ?? 0;
       async function* lines(): AsyncGenerator<string> {
-        for (let from = 1; from <= last; from += PAGE) {
+        for (let from = (query.after ?? 0) + 1; from <= last; from += PAGE) {
           const page = await driver.auditRange(tenant, from, Math.min(last, from + PAGE - 1));
           yield page.map((e) => `${JSON.stringify(e)}\n`).join('');
         }

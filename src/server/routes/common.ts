@@ -10,6 +10,7 @@ import { MemauthError } from '../../core/errors.js';
 import type { Principal } from '../../core/types.js';
 import type { ServerConfig } from '../config.js';
 import { HttpError } from '../errors.js';
+import type { DecisionBudget } from '../decision-budget.js';
 import type { TenantSlots } from '../fairness.js';
 import type { ResponseName } from '../schemas.js';
 import type { Identity, TokenService } from '../tokens.js';
@@ -22,6 +23,8 @@ export interface Services {
   readonly version: string;
   /** per-tenant limit of the expensive endpoints (src/server/fairness.ts). */
   readonly expensive: TenantSlots;
+  /** external principals' decisions per minute (src/server/decision-budget.ts), shared with MCP. */
+  readonly decisionBudget: DecisionBudget;
 }
 
 /** Who may call a route: nobody needs a token (`none`), the admin token, a principal token, or `any` token. */

@@ -84,12 +84,16 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'authorize',
     tag: 'gate',
     summary: 'The action gate: decide, record and audit one proposed action; returns the structured decision (consumes the confirmation it is allowed by)',
-    description: `${GATE_DESCRIPTION} A denial is a 201 with \`outcome: deny\`, not an error.`,
+    description: `${GATE_DESCRIPTION} A denial is a 201 with \`outcome: deny\`, not an error. An external principal may request \`externalDecisionsPerMinute\` decisions per minute (default 30, HTTP and MCP together); past it RATE_LIMITED (429) with \`Retry-After\`.`,
     auth: 'any',
     body: requests.DecisionCreate,
     responses: { 201: 'Decision' },
-    errors: [404],
-    handler: async ({ identity, body, services }) => created(await services.mem.authorize(gateInput(identity, body))),
+    errors: [404, 429],
+    handler: async ({ identity, body, services }) => {
+      const input = gateInput(identity, body);
+      services.decisionBudget.admit(input.tenant, identity.kind === 'principal' ? identity.principal : null);
+      return created(await services.mem.authorize(input));
+    },
   }),
   route({
     method: 'POST',

@@ -3,11 +3,12 @@
  * approval by scoped confirmation, rejections) and the metrics over time.
  */
 import { randomBytes } from 'node:crypto';
+import { REVIEW_LANES, reviewQueuePage } from '../../api/decisions.js';
 import { computeMetricsSeries } from '../../api/metrics-series.js';
 import type { Memory } from '../../api/memory.js';
 import { requesterAdmitted } from '../../core/confirmation.js';
 import type { Decision, PrincipalKind, ReasonCode } from '../../core/types.js';
-import type { ReviewNoteRow } from '../../store/driver.js';
+import type { RequesterSide, ReviewNoteRow } from '../../store/driver.js';
 import { HttpError } from '../errors.js';
 import { assertReadsEverything } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
@@ -56,6 +57,40 @@ export const approvable = (d: Pick<Decision, 'outcome' | 'reasons'>, requester: 
 /** The memory a confirmation approving `d` is bound to: the untrusted records its denial named. */
 const approvedMemoryIds = (d: Pick<Decision, 'reasons'>): string[] => [...new Set(d.reasons.filter((r) => r.code === 'needs_confirmation').flatMap((r) => r.memoryIds))].sort();
 
+const kindOf = (outcome: Decision['outcome']): 'blocked' | 'would_deny' => (outcome === 'deny' ? 'blocked' : 'would_deny');
+
+/** One item of the queue: the decision, who asked, its class, whether it can be approved, and its status (approved by a later confirmation that admits the requester, or rejected). */
+async function queueItem(mem: Memory, tenant: string, d: Decision, requesterSide: RequesterSide, rejection: ReviewNoteRow | null) {
+  const driver = mem.driver;
+  const requester = await requesterView(mem, tenant, d);
+  const asker = requester.id === null ? null : { id: requester.id, kind: requester.kind ?? 'external' };
+  const list = d.outcome === 'deny' ? (await driver.listConfirmations(tenant, d.action.type, d.argsHash, '0000')).filter((c) => c.createdAt >= d.at && requesterAdmitted(c, asker)) : [];
+  const uses = await driver.confirmationUses(
+    tenant,
+    list.map((c) => c.id),
+  );
+  const confirmations = list.map((c) => ({
+    id: c.id,
+    principalId: c.principalId,
+    createdAt: c.createdAt,
+    expiresAt: c.expiresAt,
+    maxUses: c.maxUses,
+    uses: uses.get(c.id) ?? 0,
+    usableBy: c.usableBy ?? null,
+  }));
+  return {
+    decision: d,
+    requester,
+    requesterSide,
+    kind: kindOf(d.outcome),
+    reviewClass: reviewClassOf(d),
+    approvable: approvable(d, requester),
+    status: rejection ? ('rejected' as const) : confirmations.length > 0 ? ('approved' as const) : ('open' as const),
+    confirmations,
+    rejection,
+  };
+}
+
 /** The dashboard's review queue, its rejections, and the metrics over time. */
 export const reviewRoutes: readonly AnyRoute[] = [
   route({
@@ -63,9 +98,9 @@ export const reviewRoutes: readonly AnyRoute[] = [
     path: '/v1/review',
     operationId: 'reviewQueue',
     tag: 'review',
-    summary: 'The review queue: denied decisions (deny) and observe-mode would_deny decisions, newest first, with their review class and status',
+    summary: 'The review queue, in lanes: denied (deny) and observe-mode would_deny decisions, paged by cursor, with their review class and status',
     description:
-      'Each item names its `requester` (the principal whose token asked; id null: the application or the admin token). status: `approved` when a user principal issued, after the decision, a scoped confirmation for the exact action type and arguments that the requester may use; `rejected` when someone recorded a rejection (POST /v1/review/{id}/reject); `open` otherwise. Approving is POST /v1/review/{id}/approve with a user token. For the admin, user and system principals (people): agent, tool and external principals get FORBIDDEN (403).',
+      "Lanes, in order: decisions requested by the application, agents, tools and people (`requesterSide: internal`) before those of external or unregistered principals (`external`), so a flood of external requests never hides an agent's; within a side the high tier first, then low, then read_only; within a tier blocked before would_deny; newest first within a lane. `lanes` counts every lane; `nextCursor` (null at the end) continues the list. Each item names its `requester` (the principal whose token asked; id null: the application or the admin token). status: `approved` when a user principal issued, after the decision, a scoped confirmation for the exact action type and arguments that the requester may use; `rejected` when someone recorded a rejection (POST /v1/review/{id}/reject); `open` otherwise. Approving is POST /v1/review/{id}/approve with a user token. For the admin, user and system principals (people): agent, tool and external principals get FORBIDDEN (403).",
     auth: 'any',
     query: queries.ReviewQueue,
     responses: { 200: 'ReviewQueue' },
@@ -73,40 +108,19 @@ export const reviewRoutes: readonly AnyRoute[] = [
       const tenant = tenantFor(identity, query.tenant);
       assertReadsEverything(identity, 'the review queue');
       const driver = services.mem.driver;
-      const decisions = (await services.mem.listDecisions({ tenant, limit: query.limit ?? 1000 })).filter((d) => d.outcome === 'deny' || d.outcome === 'would_deny');
+      const page = await reviewQueuePage(services.mem, { tenant, limit: query.limit ?? 100, requesters: query.requesters, cursor: query.cursor });
       const notes = new Map<string, ReviewNoteRow>();
       for (const n of await driver.listReviewNotes(tenant)) if (!notes.has(n.decisionId)) notes.set(n.decisionId, n);
       const items = [];
-      for (const d of decisions) {
-        const requester = await requesterView(services.mem, tenant, d);
-        const asker = requester.id === null ? null : { id: requester.id, kind: requester.kind ?? 'external' };
-        const list = d.outcome === 'deny' ? (await driver.listConfirmations(tenant, d.action.type, d.argsHash, '0000')).filter((c) => c.createdAt >= d.at && requesterAdmitted(c, asker)) : [];
-        const uses = await driver.confirmationUses(
-          tenant,
-          list.map((c) => c.id),
-        );
-        const confirmations = list.map((c) => ({
-          id: c.id,
-          principalId: c.principalId,
-          createdAt: c.createdAt,
-          expiresAt: c.expiresAt,
-          maxUses: c.maxUses,
-          uses: uses.get(c.id) ?? 0,
-          usableBy: c.usableBy ?? null,
-        }));
-        const rejection = notes.get(d.id) ?? null;
-        items.push({
-          decision: d,
-          requester,
-          kind: d.outcome === 'deny' ? ('blocked' as const) : ('would_deny' as const),
-          reviewClass: reviewClassOf(d),
-          approvable: approvable(d, requester),
-          status: rejection ? ('rejected' as const) : confirmations.length > 0 ? ('approved' as const) : ('open' as const),
-          confirmations,
-          rejection,
-        });
-      }
-      return ok({ items });
+      for (const { lane, decision } of page.decisions) items.push(await queueItem(services.mem, tenant, decision, lane.requesters, notes.get(decision.id) ?? null));
+      const counts = await driver.countQueuedDecisions(tenant);
+      const lanes = REVIEW_LANES.map((l) => ({
+        requesters: l.requesters,
+        tier: l.tier,
+        kind: kindOf(l.outcome),
+        count: counts.find((c) => c.requesters === l.requesters && c.tier === l.tier && c.outcome === l.outcome)?.count ?? 0,
+      }));
+      return ok({ lanes, items, nextCursor: page.nextCursor });
     },
   }),
   route({

@@ -8,7 +8,7 @@
 import type { SessionLogEntry } from '../../core/session.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../../core/types.js';
-import type { ListRecordsOptions, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
+import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
 import { CacheState, Overlay } from './state.js';
 import { CachedTx } from './tx.js';
 import type { CacheOptions, ChangeTracking } from './types.js';
@@ -187,6 +187,12 @@ export class CachingDriver {
   }
   listDecisions(tenant: string, limit: number): Promise<Decision[]> {
     return this.inner.listDecisions(tenant, limit);
+  }
+  listQueuedDecisions(tenant: string, q: QueuedDecisionsQuery): Promise<Decision[]> {
+    return this.inner.listQueuedDecisions(tenant, q);
+  }
+  countQueuedDecisions(tenant: string): Promise<QueuedDecisionCount[]> {
+    return this.inner.countQueuedDecisions(tenant);
   }
   auditHead(tenant: string): Promise<{ seq: number; hash: string } | null> {
     return this.inner.auditHead(tenant);

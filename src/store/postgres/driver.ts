@@ -18,14 +18,16 @@ import type { Row } from '../rows.js';
 import { postgresDialect } from '../sql/dialect.js';
 import { SqlReader } from '../sql/reader.js';
 import { insertReviewNote } from '../sql/statements.js';
-import { SqlTx } from '../sql/tx.js';
 import { type CopyRow, type RowStore, TABLE_COLUMNS, TABLE_KEYS, TABLE_NAMES, type TableName, copyRow } from '../tables.js';
 import { type PostgresTarget, describeTarget, mapPgError, where } from './errors.js';
+import { PgGroupCommit, type PgGroupCommitOptions } from './group-commit.js';
 import { pgExecutor, pgNative } from './native.js';
 import { type PostgresCapabilities, checkVersion, detect, migrate } from './setup.js';
+import { PgTx } from './tx.js';
 
 export { mapPgError, type PostgresTarget } from './errors.js';
 export type { PostgresCapabilities } from './setup.js';
+export type { PgGroupCommitOptions } from './group-commit.js';
 
 /** Options for {@link PostgresDriver.connect}. */
 export interface PostgresOptions {
@@ -50,6 +52,16 @@ export interface PostgresOptions {
   readonly onNotice?: (message: string) => void;
   /** Milliseconds to wait for a connection before `DATABASE_UNAVAILABLE`. Default 10000. */
   readonly connectTimeoutMs?: number;
+  /**
+   * Group commit (default on): the transactions of one tenant that queue up in this process while
+   * one runs are run together in the next PostgreSQL transaction — one BEGIN, one advisory lock,
+   * one COMMIT — each in its own SAVEPOINT (a transaction that throws rolls back only itself), at
+   * most `maxOps` (default 256) per COMMIT. Every caller's promise resolves only after the COMMIT
+   * that includes its transaction, so an acknowledged write is as durable as without group commit;
+   * if that COMMIT fails (or the connection is lost), every transaction of the batch is rejected
+   * and none of it is stored. `false`: one PostgreSQL transaction per call.
+   */
+  readonly groupCommit?: boolean | PgGroupCommitOptions;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -82,14 +94,18 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
   private readonly pool: pg.Pool;
   private readonly lockPrefix: string;
   private readonly tenantQueues = new Map<string, Promise<void>>();
+  private readonly group: PgGroupCommit | null;
+  private readonly guarded = new WeakSet<pg.PoolClient>();
   private closed = false;
 
-  private constructor(pool: pg.Pool, target: PostgresTarget, capabilities: PostgresCapabilities) {
+  private constructor(pool: pg.Pool, target: PostgresTarget, capabilities: PostgresCapabilities, group: PostgresOptions['groupCommit']) {
     super(pgExecutor(pool, target), postgresDialect, pgNative);
     this.target = target;
     this.pool = pool;
     this.capabilities = capabilities;
     this.lockPrefix = `memauth:${target.schema ?? ''}:`;
+    const host = { target, connect: () => this.unsafeClient(), lockLiteral: (tenant: string) => pg.escapeLiteral(this.lockPrefix + tenant) };
+    this.group = group === false ? null : new PgGroupCommit(host, group === undefined ? true : group);
   }
 
   /**
@@ -128,7 +144,7 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
       if (opts.migrate !== false) await migrate(pool, target);
       const capabilities = await detect(pool);
       if (!capabilities.vector.available) opts.onNotice?.(capabilities.vector.message);
-      return new PostgresDriver(pool, target, capabilities);
+      return new PostgresDriver(pool, target, capabilities, opts.groupCommit);
     } catch (e) {
       await pool.end().catch(() => undefined);
       throw mapPgError(e, target);
@@ -136,12 +152,16 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
   }
 
   /**
-   * Run `fn` in one transaction on one pooled client, holding the tenant's audit-chain lock
-   * (`pg_advisory_xact_lock`) from its first statement to commit. Rolls back when `fn` throws.
-   * @throws MemauthError `DATABASE_UNAVAILABLE`, `IMMUTABLE_FIELD`, `DATABASE_LOCKED`, or what `fn` throws.
+   * Run `fn` in a transaction holding the tenant's audit-chain lock (`pg_advisory_xact_lock`)
+   * from its first statement to commit; with group commit (the default) in its own SAVEPOINT of
+   * a transaction shared with the tenant's other queued calls. Rolls back (to its savepoint) when
+   * `fn` throws. Resolves only after the COMMIT that includes it.
+   * @throws MemauthError `DATABASE_UNAVAILABLE` (also when the batch's COMMIT or connection
+   *   failed: nothing of it was stored), `IMMUTABLE_FIELD`, `DATABASE_LOCKED`, or what `fn` throws.
    */
   async transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     if (this.closed) throw new MemauthError('CLOSED', 'this PostgreSQL driver is closed', {});
+    if (this.group !== null) return this.group.transaction(tenant, fn);
     // Queue this process's transactions of one tenant here first: they would wait for each
     // other on the advisory lock anyway, and waiting in PostgreSQL would hold a pooled
     // connection each and lengthen the server's lock queue. Other tenants are not queued.
@@ -161,14 +181,19 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
 
   private async locked<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     return this.onClient('BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
-      const tx = new SqlTx(pgExecutor(client, this.target), postgresDialect, pgNative);
+      const tx = new PgTx(pgExecutor(client, this.target), postgresDialect, pgNative);
       try {
-        await client.query({ name: 'memauth_tenant_lock', text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [this.lockPrefix + tenant] });
+        await this.lock(client, tenant);
         return await fn(tx);
       } finally {
         tx.end();
       }
     });
+  }
+
+  /** Take the tenant's audit-chain lock in the client's transaction (held until it ends). */
+  private async lock(client: pg.PoolClient, tenant: string): Promise<void> {
+    await client.query({ name: 'memauth_tenant_lock', text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [this.lockPrefix + tenant] });
   }
 
   // ---- review notes (src/server/routes/review.ts): append-only ----
@@ -245,6 +270,7 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.group?.idle();
     await this.pool.end();
   }
 
@@ -253,10 +279,18 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
    * migrate`). Release it with `client.release()`.
    */
   async unsafeClient(): Promise<pg.PoolClient> {
+    let client: pg.PoolClient;
     try {
-      return await this.pool.connect();
+      client = await this.pool.connect();
     } catch (e) {
       throw mapPgError(e, this.target);
     }
+    // the pool listens for errors of idle clients only: a checked-out client whose server goes
+    // away between two queries would otherwise end the process (the next query reports it)
+    if (!this.guarded.has(client)) {
+      client.on('error', () => undefined);
+      this.guarded.add(client);
+    }
+    return client;
   }
 }

@@ -53,7 +53,10 @@ export function mapPgError(e: unknown, target: PostgresTarget): unknown {
   if (msg.includes('memauth IMMUTABLE_FIELD')) {
     return new MemauthError('IMMUTABLE_FIELD', msg.replace(/^.*memauth IMMUTABLE_FIELD: /, ''), details, { cause: e });
   }
-  if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOENT', 'EPIPE'].includes(code) || /timeout expired|Connection terminated/i.test(msg)) {
+  if (
+    ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOENT', 'EPIPE'].includes(code) ||
+    /timeout expired|Connection terminated|not queryable/i.test(msg)
+  ) {
     return new MemauthError('DATABASE_UNAVAILABLE', `cannot reach ${where(target)}: ${code || msg}. Is the server running and listening there? Nothing was written.`, details, { cause: e });
   }
   if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') {

@@ -208,7 +208,11 @@ CREATE TABLE tenant_keys (tenant ${T} PRIMARY KEY, content_key ${T} NOT NULL CHE
 CREATE TRIGGER tenant_keys_no_update BEFORE UPDATE ON tenant_keys FOR EACH ROW
   EXECUTE FUNCTION memauth_refuse('a tenant content key is never changed (delete the row to shred it)');
 `,
-  // 7: a session's context, as in SQLite's migration 9: the append-only read log with its running
+  // 7: as SQLite's migration 9: the review queue pages one outcome's decisions newest first
+  `
+CREATE INDEX IF NOT EXISTS decisions_queue ON decisions (tenant, outcome, at, id);
+`,
+  // 8: a session's context, as in SQLite's migration 10: the append-only read log with its running
   // hash and taint summary, and each record's one reference to a prefix of it.
   `
 CREATE TABLE session_log (

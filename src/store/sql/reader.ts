@@ -9,8 +9,8 @@
 import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import { ADMIN_CHAIN } from '../../core/identity.js';
 import type { SessionLogEntry } from '../../core/session.js';
-import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Taint, Transform } from '../../core/types.js';
-import type { ListRecordsOptions, ReviewNoteRow, SearchHit, StorageReader, TokenRow } from '../driver.js';
+import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Taint, Tier, Transform } from '../../core/types.js';
+import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, RequesterSide, ReviewNoteRow, SearchHit, StorageReader, TokenRow } from '../driver.js';
 import { type Row, byAtThenId, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken, withSessionLineage } from '../rows.js';
 import { type Dialect, type Stmt, chunks } from './dialect.js';
 import * as S from './statements.js';
@@ -242,6 +242,21 @@ export class SqlReader implements StorageReader {
   async tenantContentKey(tenant: string): Promise<string | null> {
     const r = await this.one(S.tenantContentKey(this.dialect, tenant));
     return r ? str(r.content_key) : null;
+  }
+
+  /** One lane of the review queue, newest first (keyset; see {@link ReviewStore.listQueuedDecisions}). */
+  async listQueuedDecisions(tenant: string, q: QueuedDecisionsQuery): Promise<Decision[]> {
+    return (await this.rows(S.queuedDecisions(this.dialect, tenant, q))).map((r) => JSON.parse(str(r.body)) as Decision);
+  }
+
+  /** The review queue's lanes and how many decisions each holds. */
+  async countQueuedDecisions(tenant: string): Promise<QueuedDecisionCount[]> {
+    return (await this.rows(S.queuedDecisionCounts(this.dialect, tenant))).map((r) => ({
+      outcome: str(r.outcome) as QueuedDecisionCount['outcome'],
+      tier: str(r.tier) as Tier,
+      requesters: str(r.requesters) as RequesterSide,
+      count: Number(r.n),
+    }));
   }
 
   /** The tenant's review notes, oldest first (src/server/routes/review.ts). */

@@ -9,7 +9,7 @@
 import { type AuditEntry, type AuditOp, type Checkpoint, payloadJson } from '../../core/audit.js';
 import type { SessionLogEntry } from '../../core/session.js';
 import type { Confirmation, Corroboration, Decision, MemoryRecord, Principal } from '../../core/types.js';
-import type { ListRecordsOptions, ReviewNoteRow, TokenRow } from '../driver.js';
+import type { ListRecordsOptions, QueuedDecisionsQuery, ReviewNoteRow, TokenRow } from '../driver.js';
 import { TABLE_COLUMNS } from '../tables.js';
 import type { Dialect, Stmt } from './dialect.js';
 
@@ -65,7 +65,7 @@ export const confirmations = (d: Dialect, tenant: string, actionType: string, ar
 export const confirmationUseCounts = (d: Dialect, tenant: string, ids: readonly string[]): Stmt =>
   withIn(d, 'confirmation_id', ids, 'SELECT confirmation_id, count(*) AS n FROM confirmation_uses WHERE tenant = ? AND {in} GROUP BY confirmation_id', [tenant]);
 export const session = (d: Dialect, tenant: string, id: string): Stmt => st(d, 'SELECT owner FROM sessions WHERE tenant = ? AND id = ?', tenant, id);
-/** Reads recorded before the session log existed (migration 9), in the order they were read. */
+/** Reads recorded before the session log existed (SQLite migration 10, PostgreSQL 8), in the order they were read. */
 export const sessionReads = (d: Dialect, tenant: string, sessionId: string): Stmt =>
   st(d, 'SELECT record_id FROM session_reads WHERE tenant = ? AND session_id = ? ORDER BY first_read_at, record_id', tenant, sessionId);
 /** The session logs of `sessionIds` (one chunk) with `ord <= length`, by session and ord. */
@@ -79,6 +79,45 @@ export const sessionLogHas = (d: Dialect, tenant: string, sessionId: string, ids
   withIn(d, 'record_id', ids, 'SELECT record_id FROM session_log WHERE tenant = ? AND session_id = ? AND {in}', [tenant, sessionId]);
 export const decision = (d: Dialect, tenant: string, id: string): Stmt => st(d, 'SELECT body FROM decisions WHERE tenant = ? AND id = ?', tenant, id);
 export const decisions = (d: Dialect, tenant: string, limit: number): Stmt => st(d, 'SELECT body FROM decisions WHERE tenant = ? ORDER BY at DESC, id LIMIT ?', tenant, limit);
+
+/**
+ * The review queue's requester side of decision `d`: internal when its JSON body's `requester` is
+ * null or absent (the application, the admin token) or names a registered principal that is not
+ * `external`; external otherwise (an external principal, or one that is not registered). Binds
+ * the field name twice.
+ */
+function internalRequester(d: Dialect): { sql: string; values: unknown[] } {
+  const requester = d.jsonField('d.body');
+  return {
+    sql: `(${requester} IS NULL OR EXISTS (SELECT 1 FROM principals p WHERE p.tenant = d.tenant AND p.id = ${requester} AND p.kind <> 'external'))`,
+    values: ['requester', 'requester'],
+  };
+}
+
+/** One page of the review queue (index decisions_queue): one outcome, tier and requester side, newest first by (at, id), strictly before `before`. */
+export function queuedDecisions(d: Dialect, tenant: string, q: QueuedDecisionsQuery): Stmt {
+  const side = internalRequester(d);
+  const where = [`d.tenant = ? AND d.outcome = ? AND ${d.jsonField('d.body')} = ?`, q.requesters === 'internal' ? side.sql : `NOT ${side.sql}`];
+  const values: unknown[] = [tenant, q.outcome, 'tier', q.tier, ...side.values];
+  if (q.before !== null) {
+    where.push('(d.at, d.id) < (?, ?)');
+    values.push(q.before.at, q.before.id);
+  }
+  return st(d, `SELECT d.body FROM decisions d WHERE ${where.join(' AND ')} ORDER BY d.at DESC, d.id DESC LIMIT ?`, ...values, q.limit);
+}
+
+/** How many deny and would_deny decisions the tenant holds, per outcome, tier and requester side. */
+export function queuedDecisionCounts(d: Dialect, tenant: string): Stmt {
+  const side = internalRequester(d);
+  return st(
+    d,
+    `SELECT d.outcome AS outcome, ${d.jsonField('d.body')} AS tier, CASE WHEN ${side.sql} THEN 'internal' ELSE 'external' END AS requesters, count(*) AS n
+     FROM decisions d WHERE d.tenant = ? AND d.outcome IN ('deny', 'would_deny') GROUP BY d.outcome, 2, 3 ORDER BY 1, 2, 3`,
+    'tier',
+    ...side.values,
+    tenant,
+  );
+}
 export const auditHead = (d: Dialect, tenant: string): Stmt => st(d, 'SELECT seq, hash FROM audit WHERE tenant = ? ORDER BY seq DESC LIMIT 1', tenant);
 export const auditRange = (d: Dialect, tenant: string, fromSeq: number, toSeq: number): Stmt =>
   st(d, 'SELECT * FROM audit WHERE tenant = ? AND seq >= ? AND seq <= ? ORDER BY seq', tenant, fromSeq, toSeq);

@@ -76,9 +76,9 @@ export class SqliteDriver extends SqlReader implements StorageDriver, RowStore {
   private readonly group: GroupCommit | null;
 
   private constructor(path: string, db: Database.Database, group: SqliteOptions['groupCommit']) {
-    const sql = new SqliteExec(db);
+    const sql = new SqliteExec(db, path);
     const indexes = new SearchIndexes(db);
-    const native = sqliteNative(indexes);
+    const native = sqliteNative(indexes, path);
     super(sql, sqliteDialect, native);
     this.path = path;
     this.db = db;

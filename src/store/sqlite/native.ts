@@ -43,33 +43,52 @@ export function mapSqliteError(e: unknown, path: string): unknown {
   return e;
 }
 
-/** Statements on one better-sqlite3 connection, each prepared once; runs synchronously. */
+/**
+ * Statements on one better-sqlite3 connection, each prepared once; runs synchronously. A failure
+ * of the file itself (corrupt page, I/O error, lock) is thrown as the MemauthError of
+ * {@link mapSqliteError} (`DATABASE_CORRUPT`, …), so every read and write reports it alike.
+ */
 export class SqliteExec implements SqlExecutor {
   private readonly stmts = new Map<string, Database.Statement>();
 
-  constructor(readonly db: Database.Database) {}
+  /** @param path - the database file, named in error messages. */
+  constructor(
+    readonly db: Database.Database,
+    readonly path = '',
+  ) {}
+
+  /** `fn()`, with a better-sqlite3 error mapped by {@link mapSqliteError}. */
+  private mapped<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      throw mapSqliteError(e, this.path);
+    }
+  }
 
   /** The cached prepared statement for `sql`. */
   stmt(sql: string): Database.Statement {
     let s = this.stmts.get(sql);
     if (!s) {
-      s = this.db.prepare(sql);
+      s = this.mapped(() => this.db.prepare(sql));
       this.stmts.set(sql, s);
     }
     return s;
   }
 
   all(s: Stmt): Row[] {
-    return this.stmt(s.text).all(...s.values) as Row[];
+    return this.mapped(() => this.stmt(s.text).all(...s.values) as Row[]);
   }
 
   run(stmts: ReadonlyArray<Stmt | null>): void {
-    for (const s of stmts) if (s !== null) this.stmt(s.text).run(...s.values);
+    this.mapped(() => {
+      for (const s of stmts) if (s !== null) this.stmt(s.text).run(...s.values);
+    });
   }
 
   /** Run one statement; its new row's rowid. */
   insert(s: Stmt): number | bigint {
-    return this.stmt(s.text).run(...s.values).lastInsertRowid;
+    return this.mapped(() => this.stmt(s.text).run(...s.values).lastInsertRowid);
   }
 }
 
@@ -160,9 +179,12 @@ function searchSql(table: string, kind: 'window' | 'tie' | 'all'): string {
 }
 
 /** SQLite's own reads over the driver's search indexes (see {@link NativeReads}). */
-export function sqliteNative(indexes: SearchIndexes): NativeReads {
+export function sqliteNative(indexes: SearchIndexes, path = ''): NativeReads {
   return {
-    search: (r, tenant, scope, query, limit, now) => search(indexes, r, tenant, scope, query, limit, now),
+    search: (r, tenant, scope, query, limit, now) =>
+      search(indexes, r, tenant, scope, query, limit, now).catch((e: unknown) => {
+        throw mapSqliteError(e, path);
+      }),
     lineage: (r, tenant, ids) => walkLineage((batch) => r.getRecords(tenant, batch), ids),
   };
 }

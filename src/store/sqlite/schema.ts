@@ -166,7 +166,12 @@ CREATE TABLE tenant_keys (tenant TEXT PRIMARY KEY, content_key TEXT NOT NULL CHE
 CREATE TRIGGER tenant_keys_no_update BEFORE UPDATE ON tenant_keys
 BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a tenant content key is never changed (delete the row to shred it)'); END;
 `,
-  // 9: a session's context (core/session.ts): its read log, one append-only row per record read,
+  // 9: the review queue pages one outcome's decisions newest first (sql/statements.ts
+  // queuedDecisions): an index keeps a page off the tenant's allowed decisions
+  `
+CREATE INDEX IF NOT EXISTS decisions_queue ON decisions (tenant, outcome, at, id);
+`,
+  // 10: a session's context (core/session.ts): its read log, one append-only row per record read,
   // each with the running hash of the log and the running taint summary (JSON) after it; a record
   // written in a session refers to a prefix of it once (records.session_context, JSON) instead of
   // one derivation row per record read. Reads recorded in session_reads before stay there (the log

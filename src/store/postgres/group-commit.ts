@@ -1,0 +1,181 @@
+/**
+ * Group commit for the PostgreSQL driver (see {@link PostgresOptions.groupCommit} in ./driver.ts),
+ * one lane per tenant: the transactions of one tenant that queue up while a batch runs are run
+ * together in the next PostgreSQL transaction — one BEGIN, one `pg_advisory_xact_lock` on the
+ * tenant's chain, one COMMIT — each in its own SAVEPOINT (a transaction that throws rolls back
+ * only itself). Every caller's promise resolves only after the COMMIT that includes its
+ * transaction; a failed COMMIT (or a connection lost mid-batch) rejects every transaction of the
+ * batch, and nothing of it is stored. Tenants' lanes run in parallel, each on a pooled connection.
+ * The logical transactions of a batch share a {@link BatchMemo} of append-only reads (./tx.ts).
+ *
+ * May import: pg (types), core/errors, ../driver.js, ../sql/dialect.js, ./errors.js, ./native.js, ./tx.js.
+ */
+import type pg from 'pg';
+import type { StorageTx } from '../driver.js';
+import { postgresDialect } from '../sql/dialect.js';
+import { MemauthError } from '../../core/errors.js';
+import { type PostgresTarget, mapPgError, where } from './errors.js';
+import { pgExecutor, pgNative } from './native.js';
+import { BatchMemo, PgTx } from './tx.js';
+
+/** Group commit settings (see {@link PostgresOptions.groupCommit}). */
+export interface PgGroupCommitOptions {
+  /** COMMIT after at most this many logical transactions of one tenant. Default 256. */
+  readonly maxOps?: number;
+}
+
+/** What a batch needs of the driver: a pooled client, and the advisory-lock key of a tenant. */
+export interface BatchHost {
+  readonly target: PostgresTarget;
+  connect(): Promise<pg.PoolClient>;
+  /** the tenant's lock key as an escaped SQL literal: `hashtextextended(<it>, 0)` is the lock the driver's non-batched transactions take too. */
+  lockLiteral(tenant: string): string;
+}
+
+interface Job {
+  readonly fn: (tx: StorageTx) => Promise<unknown>;
+  readonly resolve: (v: unknown) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+type Done = Array<{ job: Job; value: unknown }>;
+
+/** Between two logical transactions: one round trip (a simple query of two statements). */
+const NEXT_SAVEPOINT = 'RELEASE SAVEPOINT memauth_op; SAVEPOINT memauth_op';
+
+/** The per-tenant queues of transactions waiting for a batch, and the batches run over them. */
+export class PgGroupCommit {
+  private readonly maxOps: number;
+  private readonly lanes = new Map<string, Job[]>();
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(
+    private readonly host: BatchHost,
+    opts: true | PgGroupCommitOptions,
+  ) {
+    this.maxOps = Math.max(1, (opts === true ? undefined : opts.maxOps) ?? 256);
+  }
+
+  /** Queue `fn` on `tenant`'s lane; resolves after the COMMIT of the batch that ran it. */
+  transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const job: Job = { fn, resolve: resolve as (v: unknown) => void, reject };
+      const lane = this.lanes.get(tenant);
+      if (lane !== undefined) lane.push(job);
+      else {
+        const fresh = [job];
+        this.lanes.set(tenant, fresh);
+        const run = this.runLane(tenant, fresh);
+        this.running.add(run);
+        void run.finally(() => this.running.delete(run));
+      }
+    });
+  }
+
+  /** Resolves when no batch is running (every queued transaction has settled). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running]);
+  }
+
+  /** Run batches of one tenant until its queue is empty. */
+  private async runLane(tenant: string, pending: Job[]): Promise<void> {
+    try {
+      while (pending.length > 0) await this.runBatch(tenant, pending);
+    } finally {
+      this.lanes.delete(tenant);
+    }
+  }
+
+  /**
+   * One batch: BEGIN, the tenant lock, up to maxOps queued jobs each in its SAVEPOINT, COMMIT;
+   * callers resolved only after the COMMIT returned. When the batch cannot start (no connection,
+   * BEGIN or the lock fails), every queued job is rejected with that error.
+   */
+  private async runBatch(tenant: string, pending: Job[]): Promise<void> {
+    const { host } = this;
+    let client: pg.PoolClient;
+    try {
+      client = await host.connect();
+      await this.begin(client, tenant);
+    } catch (e) {
+      const err = mapPgError(e, host.target);
+      for (const job of pending.splice(0)) job.reject(err);
+      return;
+    }
+    const done: Done = [];
+    let broken: Error | undefined;
+    try {
+      const failed = await this.runJobs(client, pending, done);
+      if (failed !== null) throw failed;
+      // COMMIT of a transaction aborted by an error some job caught and ignored answers ROLLBACK
+      const end = await client.query('COMMIT');
+      if (end.command !== 'COMMIT')
+        throw new MemauthError('DATABASE_UNAVAILABLE', `${where(host.target)}: the batch's transaction was aborted by an earlier error; nothing of it was stored, retry`, {});
+    } catch (e) {
+      await client.query('ROLLBACK').catch((re: unknown) => {
+        broken = re instanceof Error ? re : new Error(String(re));
+      });
+      const err = mapPgError(e, host.target);
+      for (const d of done) d.job.reject(err);
+      return;
+    } finally {
+      client.release(broken);
+    }
+    for (const d of done) d.job.resolve(d.value);
+  }
+
+  /**
+   * BEGIN, the tenant's lock and the first job's SAVEPOINT in one round trip (a simple query; the
+   * key is sent as an escaped literal); a client that fails here is released (destroyed).
+   */
+  private async begin(client: pg.PoolClient, tenant: string): Promise<void> {
+    try {
+      await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(hashtextextended(${this.host.lockLiteral(tenant)}, 0)); SAVEPOINT memauth_op`);
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release(e instanceof Error ? e : new Error(String(e)));
+      throw e;
+    }
+  }
+
+  /** The batch's jobs, up to maxOps or until the queue is empty; what broke the batch, or null. */
+  private async runJobs(client: pg.PoolClient, pending: Job[], done: Done): Promise<unknown> {
+    const memo = new BatchMemo();
+    for (let ops = 0; ops < this.maxOps; ops++) {
+      const job = pending.shift();
+      if (job === undefined) return null;
+      if (ops > 0) {
+        try {
+          await client.query(NEXT_SAVEPOINT);
+        } catch (e) {
+          job.reject(mapPgError(e, this.host.target));
+          return e;
+        }
+      }
+      const broken = await this.runJob(client, job, memo, done);
+      if (broken !== null) return broken;
+    }
+    return null;
+  }
+
+  /** One job after its SAVEPOINT: kept on success, rolled back alone on failure; what broke the batch, or null. */
+  private async runJob(client: pg.PoolClient, job: Job, memo: BatchMemo, done: Done): Promise<unknown> {
+    const tx = new PgTx(pgExecutor(client, this.host.target), postgresDialect, pgNative).useMemo(memo);
+    try {
+      const value = await job.fn(tx);
+      tx.end();
+      done.push({ job, value });
+      return null;
+    } catch (e) {
+      tx.end();
+      memo.clear();
+      job.reject(mapPgError(e, this.host.target));
+      try {
+        await client.query('ROLLBACK TO SAVEPOINT memauth_op');
+        return null;
+      } catch (e2) {
+        return e2;
+      }
+    }
+  }
+}
