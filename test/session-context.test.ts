@@ -29,6 +29,8 @@ test('the n-th write in a session stores a constant number of rows; its taint an
     assert.ok(last.taint.channels.includes('undeclared_input'));
     assert.deepEqual(last.derivedFrom, []);
     assert.equal(last.sessionContext?.length, 60);
+    const entry = (await mem.driver.auditRange(T, last.audit.seq, last.audit.seq))[0];
+    assert.equal((entry?.payload as { sessionId?: unknown }).sessionId, 'long', 'the write entry names its session by id');
     const inputs = (await mem.lineageGraph({ tenant: T, id: last.id })).edges.filter((e) => e.to === last.id);
     assert.equal(inputs.length, 60, 'the page and the 59 notes before it');
     assert.ok(inputs.some((e) => e.from === page.id && e.kind === 'session'));

@@ -90,7 +90,7 @@ async function insertNew(
     expiresAt: base.expiresAt,
     createdAt: base.writtenAt,
     writeReason: base.reason,
-    sessionId: base.session ?? null,
+    sessionId: base.session?.id ?? null,
     at: base.writtenAt,
   };
   const entry = await appendAudit(ctx, tx, base.tenant, op, payload);
