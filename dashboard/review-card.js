@@ -4,6 +4,7 @@
 // step for real-risk items, and rejection. Every string from the API is inserted as text (ui.js h()).
 import { api } from './api.js';
 import { errorBox } from './layout.js';
+import { valueWarnings } from './text.js';
 import { announce, authorityOf, decisionLink, fmtTime, h, isUntrusted, outcomeBadge, reasonList, recordLink, statusBadge, time } from './ui.js';
 
 export const CLASS_TITLE = { real_risk: 'Real risk', missing_corroboration: 'Missing corroboration', missing_metadata: 'Missing metadata' };
@@ -49,7 +50,7 @@ function argumentsBlock(d, records) {
     const ids = suppliers(v);
     const list = h('ul.sources', ids.length ? h('li.muted', 'Loading the records…') : h('li.muted', v?.userTurn ? 'the user’s own turn' : 'no record supplied it'));
     if (ids.length) void recordsOf(records, ids).then((rs) => list.replaceChildren(...rs.sort((a, b) => Number(!isUntrusted(a.actionAuthority ?? 'external_untrusted')) - Number(!isUntrusted(b.actionAuthority ?? 'external_untrusted'))).map(recordItem), ...(v?.userTurn ? [h('li', 'and the user’s own turn')] : [])));
-    return h('tr', h('th', { scope: 'row' }, h('code', name)), h('td', h('span.mono.value', typeof value === 'string' ? value : JSON.stringify(value))), h('td', list));
+    return h('tr', h('th', { scope: 'row' }, h('code', name)), h('td', h('span.mono.value', typeof value === 'string' ? value : JSON.stringify(value)), warningList(value)), h('td', list));
   });
   const argIds = new Set(d.values?.flatMap(suppliers) ?? []);
   const others = d.dependencies.filter((x) => !argIds.has(x.memoryId)).map((x) => x.memoryId);
@@ -60,6 +61,15 @@ function argumentsBlock(d, records) {
     others.length ? h('details.other-deps', h('summary', `${others.length} other record(s) the decision depended on`), otherList) : null,
   ];
 }
+
+/** The characters of an argument value a person must check (valueWarnings in text.js), or null when it is plain ASCII. */
+function warningList(value) {
+  const lines = valueWarnings(value);
+  return lines.length ? h('ul.value-warnings', { role: 'note' }, lines.map((l) => h('li', h('strong', '⚠ '), l))) : null;
+}
+
+/** Each argument with a non-ASCII character, its warnings again: what the second step asks the person to check. */
+const argumentWarnings = (d) => Object.entries(d.action.args).filter(([, v]) => valueWarnings(v).length).map(([name, v]) => h('div', h('code', name), ': ', warningList(v)));
 
 /** The records a confirmation approving `d` is bound to (the untrusted records its denial named), as the server binds them. */
 const boundRecords = (d) => [...new Set(d.reasons.filter((r) => r.code === 'needs_confirmation').flatMap((r) => r.memoryIds))].sort();
@@ -84,6 +94,7 @@ function approveForm(it, ctx, msg) {
     second.hidden = false;
     second.replaceChildren(
       h('p.msg.msg-warn', { role: 'alert' }, h('strong', 'Real risk: '), 'an argument of this action comes from text nobody trusted (marked ✖ above). Approve only if you checked each value yourself, outside this page.'),
+      ...argumentWarnings(d),
       h('button.approve-confirm', { type: 'button', on: { click: issue } }, `Yes, approve this ${d.action.type} once`),
       ' ',
       h('button.link', { type: 'button', on: { click: () => (second.hidden = true) } }, 'Cancel'),

@@ -24,8 +24,16 @@ export async function reviewPage() {
   await drawReview(out);
 }
 
-/** The key under which identical denials are shown once: same requester, action, arguments, outcome, reasons and status. */
-const sameDenial = (it) => JSON.stringify([it.requester.id, it.decision.action.type, it.decision.argsHash, it.decision.outcome, it.decision.reasons.map((r) => r.code).sort(), it.status]);
+/**
+ * The key under which identical denials are shown once: same requester, action type, resource,
+ * arguments, outcome, reasons (codes and the records each names), the records the decision rested
+ * on, and status — a denial on another resource or other records is never hidden under a card.
+ */
+const sameDenial = (it) => {
+  const d = it.decision;
+  const reasons = d.reasons.map((r) => JSON.stringify([r.code, r.argument ?? null, [...r.memoryIds].sort()])).sort();
+  return JSON.stringify([it.requester.id, d.action.type, d.action.resource ?? null, d.argsHash, d.outcome, reasons, d.dependencies.map((x) => x.memoryId).sort(), it.status]);
+};
 
 /** Group items (newest first within the queue's order) into [{head, rest}] by {@link sameDenial}. */
 function groupIdentical(items) {

@@ -1,5 +1,8 @@
-// DOM helpers. Everything is built with createElement and textContent: record content,
-// sources and reasons are attacker-controlled text and are never parsed as HTML.
+// DOM helpers. Everything is built with createElement and text nodes: record content,
+// sources and reasons are attacker-controlled text and are never parsed as HTML, and every string
+// goes through visibleText() (text.js), which shows bidi, invisible and tag characters as marked
+// \uXXXX escapes.
+import { visibleString, visibleText } from './text.js';
 
 /** h('tag.class', {attr: value, on: {click: fn}}, ...children): strings become text nodes. */
 export function h(spec, attrs, ...children) {
@@ -13,10 +16,10 @@ export function h(spec, attrs, ...children) {
   for (const [k, v] of Object.entries(attrs ?? {})) {
     if (v === undefined || v === null || v === false) continue;
     if (k === 'on') for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn);
-    else if (k === 'text') el.textContent = String(v);
+    else if (k === 'text') el.replaceChildren(visibleText(String(v)));
     else if (k === 'class') el.className = v;
     else if (k in el && typeof v !== 'string') el[k] = v;
-    else el.setAttribute(k, v === true ? '' : String(v));
+    else el.setAttribute(k, v === true ? '' : visibleString(v));
   }
   append(el, children);
   return el;
@@ -25,7 +28,7 @@ export function h(spec, attrs, ...children) {
 function append(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    el.append(c instanceof Node ? c : visibleText(String(c)));
   }
 }
 

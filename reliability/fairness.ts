@@ -28,6 +28,14 @@
 import { join } from 'node:path';
 import { openMemory } from '../src/index.js';
 import { addPrincipal, http, startServerProcess } from '../test/server-helpers.js';
+
+/** External budgets raised far above the defaults, so the floods reach the mechanisms below them. */
+const RAISED_BUDGETS = {
+  MEMAUTH_EXTERNAL_MAX_CONTENT: '4000000',
+  MEMAUTH_EXTERNAL_WRITES_PER_MINUTE: '1000000',
+  MEMAUTH_EXTERNAL_WRITE_BYTES_PER_MINUTE: '4000000000',
+  MEMAUTH_EXTERNAL_DECISIONS_PER_MINUTE: '1000000',
+};
 import { type Options, type SuiteResult, Tally, percentile, rmDir, tempDir } from './common.js';
 
 /** The goal's relative factor and absolute floor (ms). */
@@ -64,7 +72,9 @@ export async function run(o: Options): Promise<SuiteResult> {
     await lib.close();
   }
   tally.note(`${decisions} decisions of the attacker's tenant made in ${((Date.now() - seedT0) / 1000).toFixed(1)} s`);
-  const srv = await startServerProcess({ cwd: dir });
+  // the floods measure what is left once an operator raises the external budgets (the budgets
+  // themselves are tested in test/server-write-budget.test.ts and server-review-flood.test.ts)
+  const srv = await startServerProcess({ cwd: dir, env: RAISED_BUDGETS });
   try {
     const admin = srv.adminToken as string;
     const bank = await addPrincipal(srv.url, admin, { tenant: 'acme', id: 'bank', kind: 'tool', domain: 'bank.example' });

@@ -36,7 +36,8 @@ export async function run(o: Options): Promise<SuiteResult> {
   const tally = new Tally('mcp: model-controlled params, wrong-principal use');
   const r = rng(o.seed);
   const rounds = o.long ? 5 : 1;
-  const c = await startCast([T]);
+  // who may use what, not the external decision budget (tested in test/server-review-flood.test.ts)
+  const c = await startCast([T], { externalDecisionsPerMinute: 1_000_000 });
   const api = (who: string, method: string, path: string, body?: unknown): Promise<Res> =>
     http(c.srv.url, method, path, { token: who === 'admin' ? c.admin : (c.tok[`${T}/${who}`] as string), ...(body !== undefined ? { body } : {}) });
   try {

@@ -287,10 +287,10 @@ test('user: approve a blocked action from the queue; the retried action is allow
   assert.ok(first.body.confirmationId);
   const second = await as.post('/v1/decisions', { session: 'pay1', action: payAction });
   assert.equal(second.body.outcome, 'deny', 'single use');
-  // the queue shows the confirmation used once
+  // the queue shows the confirmation used once; used up, the gate would deny a retry: open again
   const q = await client(url, tok.alice as string).get('/v1/review');
   const item = q.body.items.find((i: { decision: { id: string } }) => i.decision.id === ids.denied);
-  assert.equal(item.status, 'approved');
+  assert.equal(item.status, 'open');
   assert.equal(item.confirmations[0].uses, 1);
   const rej = q.body.items.find((i: { decision: { id: string } }) => i.decision.id === ids.denied2);
   assert.equal(rej.status, 'rejected');

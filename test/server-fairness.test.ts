@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { TenantSlots } from '../src/server/fairness.js';
 import { type ServerProcess, addPrincipal, expectError, http, startServerProcess, tempDir } from './server-helpers.js';
 
@@ -90,13 +92,14 @@ describe('MCP sessions are limited per principal and per tenant', () => {
   });
 });
 
-describe('expensive endpoints are limited per tenant', () => {
+describe('expensive endpoints are limited per tenant side', () => {
   let srv: ServerProcess;
   const tok: Record<string, string> = {};
   before(async () => {
-    srv = await startServerProcess({ cwd: tempDir(), env: { MEMAUTH_MAX_EXPENSIVE_PER_TENANT: '1' } });
+    srv = await startServerProcess({ cwd: tempDir(), env: { MEMAUTH_MAX_EXPENSIVE_PER_TENANT: '1', MEMAUTH_EXTERNAL_WRITES_PER_MINUTE: '1000' } });
     const admin = srv.adminToken as string;
     tok.mallory = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'mallory', kind: 'external', domain: 'mallory.example' });
+    tok.gagent = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'gagent', kind: 'agent', domain: 'agent' });
     tok.agent = await addPrincipal(srv.url, admin, { tenant: 'acme', id: 'agent', kind: 'agent', domain: 'agent' });
     for (let i = 0; i < 150; i++) {
       const w = await http(srv.url, 'POST', '/v1/memories', { token: tok.mallory, body: { scope: 's', content: `note ${i} ACCT-${i}`, source: 'mail:x' } });
@@ -108,15 +111,18 @@ describe('expensive endpoints are limited per tenant', () => {
     await srv.stop();
   });
 
-  test('concurrent metrics of one tenant beyond its limit are 429 TOO_MANY_REQUESTS; another tenant is served', async () => {
+  test("concurrent metrics of an external principal beyond its side's limit are 429 TOO_MANY_REQUESTS; its own tenant's agent and another tenant are served", async () => {
     let flood: Awaited<ReturnType<typeof http>>[] = [];
     // a round can end before the next request is read: try a few rounds of 8 at once
     for (let round = 0; round < 10 && !flood.some((r) => r.status === 429); round++) {
-      const [other, ...rest] = await Promise.all([
+      const [other, own, ...rest] = await Promise.all([
         http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.agent }),
+        // the tenant's own agent, sent while the external principal's requests hold the tenant's external slots
+        new Promise((resolve) => setTimeout(resolve, 5)).then(() => http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.gagent })),
         ...Array.from({ length: 8 }, () => http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.mallory })),
       ]);
       assert.equal(other?.status, 200, other?.text);
+      assert.equal(own?.status, 200, `globex's own agent is not shut out by its external principal: ${own?.text}`);
       flood = rest;
     }
     const statuses = flood.map((r) => r.status);
@@ -125,7 +131,7 @@ describe('expensive endpoints are limited per tenant', () => {
     assert.ok(busy.length > 0, `some are refused: ${statuses}`);
     for (const r of busy) {
       expectError(r, 429, 'TOO_MANY_REQUESTS');
-      assert.equal(r.body.details.limit, 'tenant');
+      assert.equal(r.body.details.limit, 'external');
       assert.equal(r.body.details.max, 1);
     }
   });
@@ -144,6 +150,43 @@ describe('expensive endpoints are limited per tenant', () => {
       const s = await series;
       assert.equal(s.status, 200, s.text);
       assert.ok(seriesDone === 0 || verifyDone < seriesDone, `round ${round}: acme's verification ended ${(verifyDone - seriesDone).toFixed(0)} ms after globex's series`);
+    }
+  });
+
+  test("MCP verify_audit and the audit resource take the same slots: an external principal's parallel calls are refused past its side's limit", async () => {
+    const sessions = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok.mallory}` } } });
+        const c = new Client({ name: 'flood', version: '1' });
+        await c.connect(transport);
+        return c;
+      }),
+    );
+    try {
+      let codes: string[] = [];
+      for (let round = 0; round < 10 && !codes.some((t) => t.includes('TOO_MANY_REQUESTS')); round++) {
+        // mallory's HTTP metrics hold its side's slot: its MCP calls, sent meanwhile, wait in or are refused by the same slots
+        const metrics = http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.mallory });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const calls = sessions.map((c, i) =>
+          i % 2 === 0
+            ? c.callTool({ name: 'verify_audit', arguments: {} }).then((r) => (r.isError ? JSON.stringify(r.content) : 'ok'))
+            : c.readResource({ uri: 'memauth://audit/verify' }).then(
+                () => 'ok',
+                (e: Error) => e.message,
+              ),
+        );
+        codes = await Promise.all(calls);
+        await metrics;
+      }
+      assert.ok(
+        codes.some((t) => t.includes('TOO_MANY_REQUESTS')),
+        `some are refused: ${codes}`,
+      );
+      const after = await sessions[0]?.callTool({ name: 'verify_audit', arguments: {} });
+      assert.equal(after?.isError, undefined, `served once the slot is free: ${JSON.stringify(after?.content)}`);
+    } finally {
+      await Promise.all(sessions.map((c) => c.close()));
     }
   });
 });
@@ -178,5 +221,21 @@ describe('TenantSlots', () => {
     await Promise.all([a1, a2]);
     assert.deepEqual(order, ['acme', 'globex1', 'globex2'], "a tenant's own requests run one at a time, in arrival order");
     assert.equal(await slots.run('globex', 'metrics', async () => 3), 3);
+  });
+
+  test("an external principal's side has its own slots: at its limit it is refused while the tenant's own principals are admitted", async () => {
+    const slots = new TenantSlots(1);
+    const external = slots.for({ kind: 'external' });
+    let release = (): void => undefined;
+    const held = external.run('globex', 'verifyAudit', () => new Promise<void>((resolve) => (release = resolve)));
+    await assert.rejects(
+      external.run('globex', 'verifyAudit', async () => 1),
+      (e: { code?: string; details?: { limit?: string } }) => e.code === 'TOO_MANY_REQUESTS' && e.details?.limit === 'external',
+    );
+    assert.equal(await slots.for({ kind: 'agent' }).run('globex', 'metrics', async () => 2), 2, "the tenant's agent is admitted and does not wait");
+    assert.equal(await slots.for(null).run('globex', 'metrics', async () => 3), 3, 'and the admin token');
+    release();
+    await held;
+    assert.equal(await external.run('globex', 'verifyAudit', async () => 4), 4);
   });
 });

@@ -150,7 +150,10 @@ export const EDGE_ERROR_TABLE: Readonly<Record<EdgeErrorCode, ErrorSpec>> = Obje
   CONTENT_TOO_LONG: input(413, "a memory's content exceeds the configured maximum length"),
   TOO_MANY_SESSIONS: input(429, 'too many open MCP-over-HTTP sessions of this principal (or tenant, or server); details name the limit'),
   TOO_MANY_REQUESTS: input(429, 'this tenant already runs its limit of expensive requests (metrics, replay, audit verification)'),
-  RATE_LIMITED: input(429, 'an external principal requested more decisions per minute than its budget (`externalDecisionsPerMinute`); retry after the `Retry-After` seconds'),
+  RATE_LIMITED: input(
+    429,
+    'an external principal went over its per-minute budget of decisions (`externalDecisionsPerMinute`) or writes (`externalWritesPerMinute`, `externalWriteBytesPerMinute`; `details.unit` says which); retry after the `Retry-After` seconds',
+  ),
   SHUTTING_DOWN: environment(503, 'the server is shutting down; retry elsewhere or later'),
   INTERNAL: environment(500, 'an unexpected error; the message is generic, the server log has the rest'),
 });

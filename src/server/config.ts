@@ -41,6 +41,12 @@ export interface ServerConfig {
   readonly mcpIdleTimeoutMs: number;
   /** decisions one external principal may request per minute, over HTTP and MCP together (default 30); one more is 429 RATE_LIMITED. */
   readonly externalDecisionsPerMinute: number;
+  /** UTF-8 bytes of content one external principal may store in one record (default 64 KiB); more is 413 CONTENT_TOO_LONG. */
+  readonly externalMaxContentBytes: number;
+  /** records (writes and derivations) one external principal may store per minute, over HTTP and MCP together (default 60); one more is 429 RATE_LIMITED. */
+  readonly externalWritesPerMinute: number;
+  /** UTF-8 bytes of content one external principal may store per minute, over HTTP and MCP together (default 1 MiB); more is 429 RATE_LIMITED. */
+  readonly externalWriteBytesPerMinute: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
@@ -60,6 +66,9 @@ export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
   maxExpensivePerTenant: 2,
   mcpIdleTimeoutMs: 30 * 60 * 1000,
   externalDecisionsPerMinute: 30,
+  externalMaxContentBytes: 64 * 1024,
+  externalWritesPerMinute: 60,
+  externalWriteBytesPerMinute: 1024 * 1024,
 });
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -73,6 +82,9 @@ function bytes(v: string | number): number {
   const mult = unit.startsWith('k') ? 1024 : unit.startsWith('m') ? 1024 * 1024 : 1;
   return Number(m[1]) * mult;
 }
+
+/** A size in bytes, as a number or a string such as `64KiB` (see {@link bytes}), from 1 to `max`. */
+const byteSize = (max: number) => z.union([z.number(), z.string()]).transform(bytes).pipe(z.number().int().min(1).max(max));
 
 const fields = {
   host: z.string().min(1).max(255),
@@ -100,6 +112,9 @@ const fields = {
   maxExpensivePerTenant: z.coerce.number().int().min(1).max(1000),
   mcpIdleTimeoutMs: z.coerce.number().int().min(1000),
   externalDecisionsPerMinute: z.coerce.number().int().min(1).max(1_000_000),
+  externalMaxContentBytes: byteSize(100 * 1024 * 1024),
+  externalWritesPerMinute: z.coerce.number().int().min(1).max(1_000_000),
+  externalWriteBytesPerMinute: byteSize(100 * 1024 * 1024 * 1024),
 };
 
 /** The config file (`--config FILE` or `MEMAUTH_CONFIG`): JSON, every field optional, unknown fields refused. */
@@ -120,6 +135,9 @@ export const ConfigFileSchema = z.strictObject({
   maxExpensivePerTenant: fields.maxExpensivePerTenant.optional(),
   mcpIdleTimeoutMs: fields.mcpIdleTimeoutMs.optional(),
   externalDecisionsPerMinute: fields.externalDecisionsPerMinute.optional(),
+  externalMaxContentBytes: fields.externalMaxContentBytes.optional(),
+  externalWritesPerMinute: fields.externalWritesPerMinute.optional(),
+  externalWriteBytesPerMinute: fields.externalWriteBytesPerMinute.optional(),
 });
 
 /** Environment variable of each setting (an empty variable counts as unset). */
@@ -137,6 +155,9 @@ export const ENV_VARS: Readonly<Partial<Record<keyof ServerConfig, string>>> = O
   mcpMaxSessionsPerPrincipal: 'MEMAUTH_MCP_MAX_SESSIONS_PER_PRINCIPAL',
   maxExpensivePerTenant: 'MEMAUTH_MAX_EXPENSIVE_PER_TENANT',
   externalDecisionsPerMinute: 'MEMAUTH_EXTERNAL_DECISIONS_PER_MINUTE',
+  externalMaxContentBytes: 'MEMAUTH_EXTERNAL_MAX_CONTENT',
+  externalWritesPerMinute: 'MEMAUTH_EXTERNAL_WRITES_PER_MINUTE',
+  externalWriteBytesPerMinute: 'MEMAUTH_EXTERNAL_WRITE_BYTES_PER_MINUTE',
 });
 
 type Raw = Partial<Record<keyof ServerConfig, unknown>>;
@@ -218,5 +239,8 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     maxExpensivePerTenant: pick('maxExpensivePerTenant') ?? d.maxExpensivePerTenant,
     mcpIdleTimeoutMs: pick('mcpIdleTimeoutMs') ?? d.mcpIdleTimeoutMs,
     externalDecisionsPerMinute: pick('externalDecisionsPerMinute') ?? d.externalDecisionsPerMinute,
+    externalMaxContentBytes: pick('externalMaxContentBytes') ?? d.externalMaxContentBytes,
+    externalWritesPerMinute: pick('externalWritesPerMinute') ?? d.externalWritesPerMinute,
+    externalWriteBytesPerMinute: pick('externalWriteBytesPerMinute') ?? d.externalWriteBytesPerMinute,
   });
 }

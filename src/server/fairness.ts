@@ -1,58 +1,90 @@
 /**
- * Per-tenant limits and fair scheduling of the server's expensive endpoints (metrics, metrics
- * series, replay, audit verification): each reads a tenant's whole log or table, so one token
- * calling them in a loop must not take the process from every other tenant. A tenant may have
- * at most `maxExpensivePerTenant` of them admitted at once; one more is `TOO_MANY_REQUESTS` (429)
- * naming that tenant's limit. Each tenant has its own queue: its admitted requests run one at a
- * time, in arrival order, and a tenant's request waits only behind its own tenant's — never
- * behind another tenant's. The heads of different tenants' queues run at the same time; the work
+ * Per-tenant limits and fair scheduling of the server's expensive endpoints and MCP tools
+ * (metrics, metrics series, replay, audit verification): each reads a tenant's whole log or
+ * table, so one token calling them in a loop must not take the process from every other tenant,
+ * nor from the other principals of its own tenant. Each tenant has two sides with separate slots
+ * and queues: its own principals (agents, tools, people, the application, the admin token) and
+ * its external principals. Each side may have at most `maxExpensivePerTenant` requests admitted
+ * at once; one more is `TOO_MANY_REQUESTS` (429) naming that side's limit. So an external token
+ * looping these requests takes only the external side's slots, never those of the tenant's own
+ * principals. Each side's admitted requests run one at a time, in arrival order, and wait only
+ * behind the same side of the same tenant. The heads of different tenants' queues run at the same time; the work
  * itself yields to the event loop every few milliseconds (src/api/yielder.ts), so they share the
  * CPU in turn with each other and with every tenant's ordinary requests.
  */
+import type { Principal } from '../core/types.js';
 import { HttpError } from './errors.js';
 
-/** Counts the expensive requests admitted per tenant and runs them in one queue per tenant. */
-export class TenantSlots {
-  private readonly running = new Map<string, number>();
-  /** per tenant, the tail of its queue of admitted expensive requests. */
-  private readonly tails = new Map<string, Promise<void>>();
+/** Which slots of a tenant a caller uses: its own principals', or its external principals'. */
+export type SlotSide = 'tenant' | 'external';
 
-  constructor(private readonly max: number) {}
+/** The side of a caller: `external` for an external principal, `tenant` for everyone else (null: the admin token). */
+export function sideOf(principal: Pick<Principal, 'kind'> | null): SlotSide {
+  return principal?.kind === 'external' ? 'external' : 'tenant';
+}
+
+/** The state every view of one {@link TenantSlots} shares. */
+interface SlotState {
+  readonly running: Map<string, number>;
+  /** per tenant and side, the tail of its queue of admitted expensive requests. */
+  readonly tails: Map<string, Promise<void>>;
+}
+
+/**
+ * Counts the expensive requests admitted per tenant and side and runs them in one queue each.
+ * A caller uses the view of its side ({@link TenantSlots.for}); the root object is the
+ * `tenant` side.
+ */
+export class TenantSlots {
+  constructor(
+    private readonly max: number,
+    private readonly side: SlotSide = 'tenant',
+    private readonly state: SlotState = { running: new Map(), tails: new Map() },
+  ) {}
+
+  /** The view of these slots used by `principal` (null: the admin token): same counts and queues, its side. */
+  for(principal: Pick<Principal, 'kind'> | null): TenantSlots {
+    const side = sideOf(principal);
+    return side === this.side ? this : new TenantSlots(this.max, side, this.state);
+  }
 
   /**
-   * Run `fn` in one of `tenant`'s slots (a slot is held while queued and while running), after
-   * the expensive requests of the same tenant admitted before it have finished. Other tenants'
-   * requests do not delay it.
+   * Run `fn` in one of the slots of `tenant` on this view's side (a slot is held while queued
+   * and while running), after the expensive requests of the same tenant and side admitted
+   * before it have finished. Other tenants' and the other side's requests do not delay it.
    *
-   * @throws HttpError `TOO_MANY_REQUESTS` (429) when the tenant already has `max` expensive
-   *   requests admitted; details `{tenant, operation, max, limit: 'tenant'}`.
+   * @throws HttpError `TOO_MANY_REQUESTS` (429) when that side of the tenant already has `max`
+   *   expensive requests admitted; details `{tenant, operation, max, limit: 'tenant' | 'external'}`.
    */
   async run<T>(tenant: string, operation: string, fn: () => Promise<T>): Promise<T> {
-    const n = this.running.get(tenant) ?? 0;
+    const { running, tails } = this.state;
+    const key = `${this.side}\u0000${tenant}`;
+    const n = running.get(key) ?? 0;
     if (n >= this.max) {
-      throw new HttpError(
-        429,
-        'TOO_MANY_REQUESTS',
-        `tenant ${JSON.stringify(tenant)} already runs ${n} expensive requests (metrics, replay, audit verification); its limit is ${this.max} at once: retry when one has finished`,
-        { tenant, operation, max: this.max, limit: 'tenant' },
-      );
+      const who = this.side === 'external' ? `the external principals of tenant ${JSON.stringify(tenant)}` : `tenant ${JSON.stringify(tenant)}`;
+      throw new HttpError(429, 'TOO_MANY_REQUESTS', `${who} already run ${n} expensive requests (metrics, replay, audit verification); the limit is ${this.max} at once: retry when one has finished`, {
+        tenant,
+        operation,
+        max: this.max,
+        limit: this.side,
+      });
     }
-    this.running.set(tenant, n + 1);
-    const before = this.tails.get(tenant) ?? Promise.resolve();
+    running.set(key, n + 1);
+    const before = tails.get(key) ?? Promise.resolve();
     let done = (): void => undefined;
     const mine = new Promise<void>((resolve) => {
       done = resolve;
     });
-    this.tails.set(tenant, mine);
+    tails.set(key, mine);
     try {
       await before;
       return await fn();
     } finally {
       done();
-      if (this.tails.get(tenant) === mine) this.tails.delete(tenant);
-      const left = (this.running.get(tenant) ?? 1) - 1;
-      if (left <= 0) this.running.delete(tenant);
-      else this.running.set(tenant, left);
+      if (tails.get(key) === mine) tails.delete(key);
+      const left = (running.get(key) ?? 1) - 1;
+      if (left <= 0) running.delete(key);
+      else running.set(key, left);
     }
   }
 }

@@ -14,6 +14,7 @@ import { MemauthError } from '../core/errors.js';
 import { DecisionBudget } from './decision-budget.js';
 import { HttpError, errorResponse } from './errors.js';
 import { TenantSlots } from './fairness.js';
+import { WriteBudget } from './write-budget.js';
 import { McpHttp } from './mcp-http.js';
 import { registerDashboard } from './dashboard.js';
 import { buildOpenApi } from './openapi.js';
@@ -107,8 +108,10 @@ export function apiRoutes(): AnyRoute[] {
 export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: NodeJS.WritableStream } = {}): { app: FastifyInstance; services: Services; mcp: McpHttp; startClosing: () => void } {
   const tokens = new TokenService(mem.driver);
   const decisionBudget = new DecisionBudget(config.externalDecisionsPerMinute);
-  const services: Services = { mem, tokens, config, version: VERSION, expensive: new TenantSlots(config.maxExpensivePerTenant), decisionBudget };
-  const mcp = new McpHttp(mem, config, VERSION, decisionBudget);
+  const writeBudget = new WriteBudget(config);
+  const expensive = new TenantSlots(config.maxExpensivePerTenant);
+  const services: Services = { mem, tokens, config, version: VERSION, expensive, decisionBudget, writeBudget };
+  const mcp = new McpHttp(mem, config, VERSION, { decisionBudget, writeBudget, expensive });
   let closing = false;
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel, stream: opts.logStream ?? process.stderr },
@@ -227,7 +230,10 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
         // fastify's query and params objects have a prototype of their own: validate plain copies
         const query = r.query ? parseInput(r.query, { ...(req.query as object) }, r.operationId) : undefined;
         const params = r.params ? parseInput(r.params, { ...(req.params as object) }, r.operationId) : undefined;
-        const out = await r.handler({ identity: req.identity as Identity, body, query, params, services, log: req.log });
+        const identity = req.identity as Identity;
+        // the expensive-request slots of the caller's side: an external token never takes those of the tenant's own principals
+        const scoped = { ...services, expensive: expensive.for(identity?.kind === 'principal' ? identity.principal : null) };
+        const out = await r.handler({ identity, body, query, params, services: scoped, log: req.log });
         if ('stream' in out) return reply.code(out.status).type(out.contentType).send(out.stream);
         const declared = r.responses[out.status];
         if (config.validateResponses) {

@@ -1,7 +1,8 @@
 /**
  * MCP over HTTP (the SDK's Streamable HTTP transport) at `/mcp`: one MCP session per initialize,
  * bound to the token that opened it, within the per-principal and per-tenant session limits
- * (session-limits.ts); every later request of the session must carry the same token.
+ * (session-limits.ts); every later request of the session must carry the same token. Its tools
+ * share the REST API's decision and write budgets and expensive-request slots.
  */
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -10,11 +11,21 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Memory } from '../api/memory.js';
 import type { ServerConfig } from './config.js';
+import type { Principal } from '../core/types.js';
 import type { DecisionBudget } from './decision-budget.js';
 import { HttpError } from './errors.js';
+import type { TenantSlots } from './fairness.js';
+import type { WriteBudget } from './write-budget.js';
 import { type SessionLimits, type SessionRef, sessionLimitVerdict } from './session-limits.js';
-import { createMcpServer, mcpPrincipal } from './mcp.js';
+import { createMcpServer, type McpBinding, mcpPrincipal } from './mcp.js';
 import type { Identity } from './tokens.js';
+
+/** The server's limits an MCP session shares with the REST API (the same objects, so HTTP and MCP count together). */
+export interface McpLimits {
+  readonly decisionBudget: DecisionBudget;
+  readonly writeBudget: WriteBudget;
+  readonly expensive: TenantSlots;
+}
 
 interface Session {
   readonly transport: StreamableHTTPServerTransport;
@@ -48,7 +59,7 @@ export class McpHttp {
     private readonly mem: Memory,
     private readonly config: ServerConfig,
     private readonly version: string,
-    private readonly decisionBudget?: DecisionBudget,
+    private readonly limits?: McpLimits,
   ) {
     this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, config.mcpIdleTimeoutMs)).unref();
   }
@@ -95,9 +106,7 @@ export class McpHttp {
     await this.makeRoom(tenant, principal.id);
     const id = randomUUID();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id });
-    const budget = this.decisionBudget;
-    const admitDecision = budget === undefined ? undefined : () => budget.admit(tenant, principal);
-    const server = createMcpServer({ mem: this.mem, tenant, principal, session: `mcp_${id}`, config: this.config, version: this.version, ...(admitDecision ? { admitDecision } : {}) });
+    const server = createMcpServer({ mem: this.mem, tenant, principal, session: `mcp_${id}`, config: this.config, version: this.version, ...this.bound(tenant, principal) });
     transport.onclose = () => {
       this.sessions.delete(id);
     };
@@ -117,10 +126,10 @@ export class McpHttp {
    */
   private async makeRoom(tenant: string, principalId: string): Promise<void> {
     const list = (): SessionRef[] => [...this.sessions].map(([id, s]) => ({ id, tenant: s.tenant, principalId: s.principalId, lastSeen: s.lastSeen }));
-    let v = sessionLimitVerdict(list(), tenant, principalId, this.limits());
+    let v = sessionLimitVerdict(list(), tenant, principalId, this.sessionLimits());
     if (v.kind !== 'open') await this.sweep();
     for (let guard = 0; guard < 3; guard++) {
-      v = sessionLimitVerdict(list(), tenant, principalId, this.limits());
+      v = sessionLimitVerdict(list(), tenant, principalId, this.sessionLimits());
       if (v.kind === 'open') return;
       if (v.kind === 'refuse') {
         throw new HttpError(
@@ -134,7 +143,19 @@ export class McpHttp {
     }
   }
 
-  private limits(): SessionLimits {
+  /** The server's budgets and expensive-request slots, bound to one connection's principal (the same as over HTTP). */
+  private bound(tenant: string, principal: Principal): Pick<McpBinding, 'admitDecision' | 'admitWrite' | 'expensive'> {
+    const l = this.limits;
+    if (l === undefined) return {};
+    const slots = l.expensive.for(principal);
+    return {
+      admitDecision: () => l.decisionBudget.admit(tenant, principal),
+      admitWrite: (content) => l.writeBudget.admit(tenant, principal, content),
+      expensive: (operation, fn) => slots.run(tenant, operation, fn),
+    };
+  }
+
+  private sessionLimits(): SessionLimits {
     return { perPrincipal: this.config.mcpMaxSessionsPerPrincipal, perTenant: this.config.mcpMaxSessionsPerTenant, total: this.config.mcpMaxSessions };
   }
 

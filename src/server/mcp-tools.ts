@@ -14,6 +14,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Memory } from '../api/memory.js';
 import { schemas } from '../api/validation.js';
+import type { AuditReport } from '../api/verify.js';
 import type { Decision, Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
 import { type ReplayView, recordFor } from './exposure.js';
@@ -37,6 +38,10 @@ export interface ToolCall {
   replayOwn(decisionId: string): Promise<ReplayView>;
   /** count one recorded decision against the connection's budget; throws `RATE_LIMITED` past it. */
   admitDecision(): void;
+  /** count one stored record of `content` against the connection's write budget; throws `CONTENT_TOO_LONG` or `RATE_LIMITED` past it. */
+  admitWrite(content: string): void;
+  /** the audit verification of the connection's tenant, in the server's expensive-request slots (`TOO_MANY_REQUESTS` when full). */
+  verifyAudit(): Promise<AuditReport>;
 }
 
 /** One MCP tool: its registration and its handler. */
@@ -107,6 +112,7 @@ const forgetInput = described(schemas.delete.pick({ id: true, reason: true }), {
 /** `remember` → `Memory.write` as the connection's principal, in its session. */
 async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise<CallToolResult> {
   checkContent(c.config, a.content);
+  c.admitWrite(a.content);
   const r = await c.mem.write({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
   return result(r.created ? `stored ${recordLine(r.record)}` : `already in memory: ${recordLine(r.record)}`, { ...r });
 }
@@ -127,6 +133,7 @@ async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult
 /** `summarize_into_memory` → `Memory.derive` (every session read is an input). */
 async function summarizeIntoMemory(c: ToolCall, a: z.output<typeof summarizeInput>): Promise<CallToolResult> {
   checkContent(c.config, a.content);
+  c.admitWrite(a.content);
   const r = await c.mem.derive({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
   return result(`stored ${recordLine(r)}`, { ...r });
 }
@@ -159,7 +166,7 @@ async function replayDecision(c: ToolCall, a: { decisionId: string }): Promise<C
 
 /** `verify_audit` → `Memory.verifyAudit` of the connection's tenant. */
 async function verifyAudit(c: ToolCall): Promise<CallToolResult> {
-  const r = await c.mem.verifyAudit({ tenant: c.tenant });
+  const r = await c.verifyAudit();
   return result(r.tenants.map((t) => t.message).join('\n') || `tenant ${c.tenant}: no audit entries yet`, { ...r });
 }
 

@@ -49,6 +49,10 @@ export interface McpBinding {
   readonly recheck?: () => Promise<void>;
   /** called before each recorded decision (authorize_action); throws to refuse (the server's decision budget, src/server/decision-budget.ts). */
   readonly admitDecision?: () => void;
+  /** called before each stored record (remember, derive) with its content; throws to refuse (the server's write budget, src/server/write-budget.ts). */
+  readonly admitWrite?: (content: string) => void;
+  /** runs a whole-log operation (verify_audit, replay_decision and their resources) in the server's expensive-request slots (src/server/fairness.ts); throws `TOO_MANY_REQUESTS` to refuse. */
+  readonly expensive?: <T>(operation: string, fn: () => Promise<T>) => Promise<T>;
   readonly version: string;
 }
 
@@ -85,7 +89,7 @@ const readDecision = (c: ToolCall, vars: Readonly<Record<string, string | string
 /** `memauth://decisions/{decisionId}/replay` → `Memory.replay` of such a decision. */
 const readReplay = (c: ToolCall, vars: Readonly<Record<string, string | string[]>>): Promise<unknown> => c.replayOwn(String(vars.decisionId));
 /** `memauth://audit/verify` → `Memory.verifyAudit` of the connection's tenant. */
-const readAuditVerify = (c: ToolCall): Promise<unknown> => c.mem.verifyAudit({ tenant: c.tenant });
+const readAuditVerify = (c: ToolCall): Promise<unknown> => c.verifyAudit();
 
 /** The MCP resources, in registration order (JSON documents). */
 export const MCP_RESOURCES: readonly ResourceSpec[] = [
@@ -108,10 +112,13 @@ function toolCall(b: McpBinding): ToolCall {
   const ownDecision = async (decisionId: string): Promise<Decision> => assertDecisionVisible(principal.id, tenant, await mem.getDecision({ tenant, decisionId }));
   const replayOwn = async (decisionId: string) => {
     await ownDecision(decisionId);
-    return replayFor(null, mem, await mem.replay({ tenant, decisionId }));
+    return replayFor(null, mem, await expensive('replayDecision', () => mem.replay({ tenant, decisionId })));
   };
+  const expensive = b.expensive ?? (<T>(_operation: string, fn: () => Promise<T>): Promise<T> => fn());
+  const verifyAudit = () => expensive('verifyAudit', () => mem.verifyAudit({ tenant }));
   const admitDecision = b.admitDecision ?? ((): void => undefined);
-  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn, admitDecision };
+  const admitWrite = b.admitWrite ?? ((): void => undefined);
+  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn, verifyAudit, admitDecision, admitWrite };
 }
 
 /**

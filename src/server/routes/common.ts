@@ -12,6 +12,7 @@ import type { ServerConfig } from '../config.js';
 import { HttpError } from '../errors.js';
 import type { DecisionBudget } from '../decision-budget.js';
 import type { TenantSlots } from '../fairness.js';
+import type { WriteBudget } from '../write-budget.js';
 import type { ResponseName } from '../schemas.js';
 import type { Identity, TokenService } from '../tokens.js';
 
@@ -21,10 +22,12 @@ export interface Services {
   readonly tokens: TokenService;
   readonly config: ServerConfig;
   readonly version: string;
-  /** per-tenant limit of the expensive endpoints (src/server/fairness.ts). */
+  /** per-tenant limit of the expensive endpoints (src/server/fairness.ts); a handler gets the view of its caller's side. */
   readonly expensive: TenantSlots;
   /** external principals' decisions per minute (src/server/decision-budget.ts), shared with MCP. */
   readonly decisionBudget: DecisionBudget;
+  /** external principals' records and bytes per minute (src/server/write-budget.ts), shared with MCP. */
+  readonly writeBudget: WriteBudget;
 }
 
 /** Who may call a route: nobody needs a token (`none`), the admin token, a principal token, or `any` token. */

@@ -22,11 +22,12 @@ export const memoryRoutes: readonly AnyRoute[] = [
     auth: 'principal',
     body: requests.MemoryWrite,
     responses: { 201: 'WriteResult', 200: 'WriteResult' },
-    errors: [404, 413],
+    errors: [404, 413, 429],
     handler: async ({ identity, body, services }) => {
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
+      services.writeBudget.admit(tenant, principal, body.content);
       const r = await services.mem.write({ ...body, tenant, principal: principal.id, requester: principal.id });
       return { status: r.created ? 201 : 200, body: r };
     },
@@ -41,11 +42,12 @@ export const memoryRoutes: readonly AnyRoute[] = [
     auth: 'principal',
     body: requests.Derivation,
     responses: { 201: 'MemoryRecord' },
-    errors: [404, 413],
+    errors: [404, 413, 429],
     handler: async ({ identity, body, services }) => {
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
+      services.writeBudget.admit(tenant, principal, body.content);
       return created(await services.mem.derive({ ...body, tenant, principal: principal.id, requester: principal.id }));
     },
   }),

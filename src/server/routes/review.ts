@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { REVIEW_LANES, reviewQueuePage } from '../../api/decisions.js';
 import { computeMetricsSeries } from '../../api/metrics-series.js';
 import type { Memory } from '../../api/memory.js';
-import { requesterAdmitted } from '../../core/confirmation.js';
+import { confirmationMismatch } from '../../core/confirmation.js';
 import type { Decision, PrincipalKind, ReasonCode } from '../../core/types.js';
 import type { RequesterSide, ReviewNoteRow } from '../../store/driver.js';
 import { HttpError } from '../errors.js';
@@ -59,25 +59,41 @@ const approvedMemoryIds = (d: Pick<Decision, 'reasons'>): string[] => [...new Se
 
 const kindOf = (outcome: Decision['outcome']): 'blocked' | 'would_deny' => (outcome === 'deny' ? 'blocked' : 'would_deny');
 
-/** One item of the queue: the decision, who asked, its class, whether it can be approved, and its status (approved by a later confirmation that admits the requester, or rejected). */
-async function queueItem(mem: Memory, tenant: string, d: Decision, requesterSide: RequesterSide, rejection: ReviewNoteRow | null) {
-  const driver = mem.driver;
-  const requester = await requesterView(mem, tenant, d);
-  const asker = requester.id === null ? null : { id: requester.id, kind: requester.kind ?? 'external' };
-  const list = d.outcome === 'deny' ? (await driver.listConfirmations(tenant, d.action.type, d.argsHash, '0000')).filter((c) => c.createdAt >= d.at && requesterAdmitted(c, asker)) : [];
-  const uses = await driver.confirmationUses(
+/**
+ * The confirmations issued after `d` for exactly its action (type, resource, arguments, the
+ * records it rested on, its requester), each with whether the gate would accept it now: asked of
+ * the gate's own {@link confirmationMismatch}, so "approved" never means a confirmation the gate
+ * refuses (one for another resource or other records). Only a deny has confirmations listed.
+ */
+async function confirmationsFor(mem: Memory, tenant: string, d: Decision, requester: RequesterView) {
+  if (d.outcome !== 'deny') return [];
+  const asker = requester.id === null ? null : { id: requester.id, kind: requester.kind ?? ('external' as const) };
+  const all = (await mem.driver.listConfirmations(tenant, d.action.type, d.argsHash, '0000')).filter((c) => c.createdAt >= d.at);
+  const uses = await mem.driver.confirmationUses(
     tenant,
-    list.map((c) => c.id),
+    all.map((c) => c.id),
   );
-  const confirmations = list.map((c) => ({
-    id: c.id,
-    principalId: c.principalId,
-    createdAt: c.createdAt,
-    expiresAt: c.expiresAt,
-    maxUses: c.maxUses,
-    uses: uses.get(c.id) ?? 0,
-    usableBy: c.usableBy ?? null,
-  }));
+  const now = new Date().toISOString();
+  const dependencyIds = d.dependencies.map((x) => x.memoryId);
+  return all
+    .map((c) => ({ c, uses: uses.get(c.id) ?? 0 }))
+    .map(({ c, uses: n }) => ({
+      c,
+      n,
+      m: confirmationMismatch({ confirmation: c, usesSoFar: n, action: d.action, argsHash: d.argsHash, untrustedMemoryIds: approvedMemoryIds(d), dependencyIds, requester: asker, now }),
+    }))
+    .filter(({ m }) => m === null || m === 'confirmation_expired' || m === 'confirmation_used_up')
+    .map(({ c, n, m }) => ({
+      usable: m === null,
+      view: { id: c.id, principalId: c.principalId, createdAt: c.createdAt, expiresAt: c.expiresAt, maxUses: c.maxUses, uses: n, usableBy: c.usableBy ?? null },
+    }));
+}
+
+/** One item of the queue: the decision, who asked, its class, whether it can be approved, and its status (approved: a confirmation the gate would accept for exactly this decision exists; rejected; open). */
+async function queueItem(mem: Memory, tenant: string, d: Decision, requesterSide: RequesterSide, rejection: ReviewNoteRow | null) {
+  const requester = await requesterView(mem, tenant, d);
+  const found = await confirmationsFor(mem, tenant, d, requester);
+  const confirmations = found.map((f) => f.view);
   return {
     decision: d,
     requester,
@@ -85,7 +101,7 @@ async function queueItem(mem: Memory, tenant: string, d: Decision, requesterSide
     kind: kindOf(d.outcome),
     reviewClass: reviewClassOf(d),
     approvable: approvable(d, requester),
-    status: rejection ? ('rejected' as const) : confirmations.length > 0 ? ('approved' as const) : ('open' as const),
+    status: rejection ? ('rejected' as const) : found.some((f) => f.usable) ? ('approved' as const) : ('open' as const),
     confirmations,
     rejection,
   };
@@ -100,7 +116,7 @@ export const reviewRoutes: readonly AnyRoute[] = [
     tag: 'review',
     summary: 'The review queue, in lanes: denied (deny) and observe-mode would_deny decisions, paged by cursor, with their review class and status',
     description:
-      "Lanes, in order: decisions requested by the application, agents, tools and people (`requesterSide: internal`) before those of external or unregistered principals (`external`), so a flood of external requests never hides an agent's; within a side the high tier first, then low, then read_only; within a tier blocked before would_deny; newest first within a lane. `lanes` counts every lane; `nextCursor` (null at the end) continues the list. Each item names its `requester` (the principal whose token asked; id null: the application or the admin token). status: `approved` when a user principal issued, after the decision, a scoped confirmation for the exact action type and arguments that the requester may use; `rejected` when someone recorded a rejection (POST /v1/review/{id}/reject); `open` otherwise. Approving is POST /v1/review/{id}/approve with a user token. For the admin, user and system principals (people): agent, tool and external principals get FORBIDDEN (403).",
+      "Lanes, in order: decisions requested by the application, agents, tools and people (`requesterSide: internal`) before those of external or unregistered principals (`external`), so a flood of external requests never hides an agent's; within a side the high tier first, then low, then read_only; within a tier blocked before would_deny; newest first within a lane. `lanes` counts every lane; `nextCursor` (null at the end) continues the list. Each item names its `requester` (the principal whose token asked; id null: the application or the admin token). status: `approved` when a scoped confirmation issued after the decision exists that the gate would accept for exactly this decision now (same action type, resource and arguments, bound to the records the decision rested on, usable by its requester, unexpired, with uses left; `confirmations` also lists the used-up and expired ones); `rejected` when someone recorded a rejection (POST /v1/review/{id}/reject); `open` otherwise. Approving is POST /v1/review/{id}/approve with a user token. For the admin, user and system principals (people): agent, tool and external principals get FORBIDDEN (403).",
     auth: 'any',
     query: queries.ReviewQueue,
     responses: { 200: 'ReviewQueue' },

@@ -1,0 +1,86 @@
+/**
+ * The write budget of external principals (src/server/write-budget.ts): a record's size and the
+ * records and bytes per minute of one external token are limited, over HTTP and MCP together;
+ * agents are not. Against a real `memauth serve` process with its default configuration, and
+ * the bucket arithmetic with a test clock.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { DEFAULT_CONFIG } from '../src/server/config.js';
+import { WriteBudget } from '../src/server/write-budget.js';
+import { type ServerProcess, addPrincipal, expectError, http, startServerProcess, tempDir } from './server-helpers.js';
+
+describe('external writes on the default server', () => {
+  let srv: ServerProcess;
+  const tok: Record<string, string> = {};
+  before(async () => {
+    srv = await startServerProcess({ cwd: tempDir() });
+    const admin = srv.adminToken as string;
+    tok.mallory = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'mallory', kind: 'external', domain: 'mallory.example' });
+    tok.agent = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'agent', kind: 'agent', domain: 'agent' });
+  });
+  after(async () => {
+    await srv.stop();
+  });
+
+  test('a record over 64 KiB from an external principal is 413 CONTENT_TOO_LONG over HTTP and MCP; an agent stores it', async () => {
+    const big = 'x'.repeat(64 * 1024 + 1);
+    const r = await http(srv.url, 'POST', '/v1/memories', { token: tok.mallory, body: { scope: 's', content: big, source: 'mail:x' } });
+    expectError(r, 413, 'CONTENT_TOO_LONG');
+    assert.equal(r.body.details.unit, 'bytes');
+    const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok.mallory}` } } });
+    const c = new Client({ name: 'w', version: '1' });
+    await c.connect(transport);
+    try {
+      const m = await c.callTool({ name: 'remember', arguments: { scope: 's', content: big } });
+      assert.equal(m.isError, true);
+      assert.match(JSON.stringify(m.content), /CONTENT_TOO_LONG/);
+    } finally {
+      await c.close();
+    }
+    const a = await http(srv.url, 'POST', '/v1/memories', { token: tok.agent, body: { scope: 's', content: big, source: 'mail:x' } });
+    assert.equal(a.status, 201, a.text);
+  });
+
+  test('past 1 MiB per minute an external principal is 429 RATE_LIMITED with Retry-After; the agent still writes', async () => {
+    const chunk = (i: number): string => `${i} `.padEnd(60 * 1024, 'y');
+    let refused: Awaited<ReturnType<typeof http>> | null = null;
+    let stored = 0;
+    for (let i = 0; i < 30 && refused === null; i++) {
+      const r = await http(srv.url, 'POST', '/v1/memories', { token: tok.mallory, body: { scope: 's', content: chunk(i), source: 'mail:x' } });
+      if (r.status === 201) stored++;
+      else refused = r;
+    }
+    assert.ok(refused, 'refused within 30 writes of 60 KiB');
+    assert.ok(stored >= 16 && stored <= 18, `about 1 MiB stored: ${stored} records`);
+    expectError(refused, 429, 'RATE_LIMITED');
+    assert.equal(refused.body.details.unit, 'bytes');
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    const a = await http(srv.url, 'POST', '/v1/memories', { token: tok.agent, body: { scope: 's', content: chunk(99), source: 'mail:x' } });
+    assert.equal(a.status, 201, a.text);
+  });
+});
+
+describe('WriteBudget', () => {
+  test('records per minute refill evenly; a refused write uses none of the budget; other kinds are not counted', () => {
+    let now = 0;
+    const b = new WriteBudget({ ...DEFAULT_CONFIG, externalWritesPerMinute: 2, externalWriteBytesPerMinute: 10 }, () => now);
+    const ext = { id: 'm', kind: 'external' as const };
+    b.admit('t', ext, 'abcd');
+    assert.throws(
+      () => b.admit('t', ext, 'abcdefghi'),
+      (e: { code?: string; details?: { unit?: string } }) => e.code === 'RATE_LIMITED' && e.details?.unit === 'bytes',
+    );
+    b.admit('t', ext, 'abcd');
+    assert.throws(
+      () => b.admit('t', ext, 'a'),
+      (e: { code?: string; details?: { unit?: string; retryAfterSeconds?: number } }) => e.code === 'RATE_LIMITED' && e.details?.unit === 'records' && e.details.retryAfterSeconds === 30,
+    );
+    for (let i = 0; i < 100; i++) b.admit('t', { id: 'a', kind: 'agent' }, 'abcdefghij');
+    b.admit('t', null, 'abcdefghij');
+    now = 30_000;
+    b.admit('t', ext, 'a');
+  });
+});
