@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { SqliteDriver, isMemauthError, openMemory } from '../src/index.js';
 import { copyStore } from '../src/store/copy.js';
@@ -337,6 +338,15 @@ function driverCases(url: string): void {
         at: new Date().toISOString(),
       });
       await mem.close();
+      // reads kept by a store older than the session log (session_reads, no longer written): copied too
+      const legacy = new Database(srcFile);
+      try {
+        const at = '2025-01-01T00:00:00.000Z';
+        legacy.prepare('INSERT INTO sessions (tenant, id, created_at, owner) VALUES (?, ?, ?, NULL)').run(T, 'legacy', at);
+        legacy.prepare("INSERT INTO session_reads (tenant, session_id, record_id, first_read_at) SELECT tenant, 'legacy', id, ? FROM records WHERE tenant = ? LIMIT 1").run(at, T);
+      } finally {
+        legacy.close();
+      }
 
       const toPg = cli(['migrate', '--from', `sqlite:${srcFile}`, '--to', pgDb, '--json']);
       assert.equal(toPg.status, 0, toPg.stdout + toPg.stderr);

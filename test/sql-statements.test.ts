@@ -3,13 +3,13 @@
  * number of distinct statement texts stays bounded whatever the count, and no statement binds
  * more parameters than an engine accepts. Each distinct text is a prepared statement kept for the
  * life of a connection, and an agent controls the count (a write in a session derives from every
- * record read before it).
+ * record read before it when stored one edge each; its session log grows with every read).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { MemoryRecord } from '../src/core/types.js';
 import { postgresDialect, sqliteDialect } from '../src/store/sql/dialect.js';
-import { insertDerivations, insertSessionReads } from '../src/store/sql/statements.js';
+import { insertDerivations, insertSessionLog } from '../src/store/sql/statements.js';
 
 /** SQLite's default SQLITE_MAX_VARIABLE_NUMBER; PostgreSQL allows 65,535. */
 const SQLITE_MAX_VARIABLES = 32_766;
@@ -40,18 +40,22 @@ for (const [name, dialect] of [
     assert.deepEqual(insertDerivations(dialect, recordWith(0)), []);
   });
 
-  test(`[${name}] session reads: every chunk size from 1 to 500 uses at most 10 statement texts`, () => {
+  test(`[${name}] session log: every count of entries from 1 to 1,000 uses at most 7 statement texts, every entry once in order`, () => {
     const texts = new Set<string>();
-    for (let n = 1; n <= 500; n++)
-      texts.add(
-        insertSessionReads(
-          dialect,
-          't',
-          's',
-          Array.from({ length: n }, (_, i) => `mem_${i}`),
-          '2026-01-01T00:00:00.000Z',
-        ).text,
+    for (let n = 1; n <= 1000; n++) {
+      const entries = Array.from({ length: n }, (_, i) => ({
+        ord: i + 1,
+        recordId: `mem_${i}`,
+        hash: 'h',
+        summary: { lowestAuthority: 'model_inferred' as const, channels: [], sources: [], oldestSourceAt: 'a' },
+      }));
+      const stmts = insertSessionLog(dialect, 't', 's', entries, '2026-01-01T00:00:00.000Z');
+      assert.deepEqual(
+        stmts.flatMap((s) => s.values.filter((_, i) => i % 7 === 2)),
+        entries.map((e) => e.ord),
       );
-    assert.ok(texts.size <= 10, `${texts.size} distinct statement texts`);
+      for (const s of stmts) texts.add(s.text);
+    }
+    assert.ok(texts.size <= 7, `${texts.size} distinct statement texts`);
   });
 }

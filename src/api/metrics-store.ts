@@ -12,6 +12,7 @@ import { TIERS, type Corroboration, type Decision, type MemoryRecord, type Princ
 import type { StorageDriver } from '../store/driver.js';
 import { principals as verifiedPrincipals } from './principals.js';
 import { replayDecisions } from './replay.js';
+import { SessionLogs } from './session-logs.js';
 import { yielder } from './yielder.js';
 
 /** What the metrics read of a tenant's store besides its decisions (verified against the log). */
@@ -59,9 +60,11 @@ export async function replayAll(driver: StorageDriver, tenant: string, ids: read
 /** Load the tenant's records, principals and corroborations, each checked against its audit entry. */
 export async function loadStore(driver: StorageDriver, tenant: string): Promise<StoreView> {
   const records = new Map<string, MemoryRecord>();
+  // a record written in a session with its session context spelled out as edges (api/session-logs.ts)
+  const sessions = new SessionLogs();
   for (let offset = 0; ; offset += 1000) {
     const page = await driver.listRecords(tenant, { limit: 1000, offset, includeDeleted: true });
-    for (const r of page) records.set(r.id, r);
+    for (const r of await sessions.loadExpanded(driver, tenant, page)) records.set(r.id, r);
     if (page.length < 1000) break;
   }
   // only principal rows that match their registration entry (as at the gate)
@@ -74,7 +77,8 @@ export async function loadStore(driver: StorageDriver, tenant: string): Promise<
   const pause = yielder();
   for (const r of records.values()) {
     const e = await entryAt(r.audit.seq);
-    if (e && recordMatchesEntry(r, e, contentKey)) verified.add(r.id);
+    const stored = sessions.original(r);
+    if (e && recordMatchesEntry(stored, e, contentKey) && sessions.matches(stored)) verified.add(r.id);
     await pause();
   }
   const allCorroborations = await driver.corroborationsFor(tenant, [...records.keys()]);

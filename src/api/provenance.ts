@@ -18,6 +18,7 @@ import { cachedCorroborationList, derivedMemo } from '../store/cache.js';
 import type { StorageDriver, StorageTx } from '../store/driver.js';
 import { auditEntriesAt } from './audit-entries.js';
 import { PrincipalVerifier } from './principals.js';
+import { SessionLogs } from './session-logs.js';
 
 type Source = StorageTx | StorageDriver;
 
@@ -57,6 +58,7 @@ export class Provenance {
   private readonly gateVerdicts = new WeakMap<MemoryRecord, GateVerdict>();
   /** principal rows checked against their registration entries (memoised per row object). */
   readonly principals = new PrincipalVerifier();
+  readonly sessions = new SessionLogs();
 
   /** Note that `record` was built from the very values its audit entry was just built from: it matches the entry. */
   markVerified(record: MemoryRecord): void {
@@ -87,14 +89,16 @@ export class Provenance {
     const out = new Set<string>();
     let key: string | null | undefined;
     // every record not yet checked, against its own entry: the entries read in one batch
+    recs = recs.map((r) => this.sessions.original(r));
     const unchecked = recs.filter((r) => !this.verified.has(r));
     const entries = await auditEntriesAt(src, tenant, unchecked, (r) => r.audit.seq);
+    await this.sessions.load(src, tenant, unchecked);
     for (const r of recs) {
       let ok = this.verified.get(r);
       if (ok === undefined) {
         const e = entries.get(r.audit.seq);
         if (key === undefined && r.content !== null && isKeyedHash(r.contentHash)) key = await src.tenantContentKey(tenant);
-        ok = e !== undefined && recordMatchesEntry(r, e, key);
+        ok = e !== undefined && recordMatchesEntry(r, e, key) && this.sessions.matches(r);
         this.verified.set(r, ok);
       }
       if (ok) out.add(r.id);
@@ -119,11 +123,9 @@ export class Provenance {
 
   /** Gate facts of records: provenance only, `verified` against their audit entries (memoised per object). */
   async recordFacts(src: Source, tenant: string, recs: readonly MemoryRecord[]): Promise<RecordFacts[]> {
-    const verified = await this.verifiedRecords(
-      src,
-      tenant,
-      recs.filter((r) => !this.facts.has(r)),
-    );
+    const fresh = recs.filter((r) => !this.facts.has(r));
+    const verified = await this.verifiedRecords(src, tenant, fresh);
+    await this.sessions.load(src, tenant, fresh);
     return recs.map((r) => {
       let f = this.facts.get(r);
       if (!f) {
@@ -133,7 +135,7 @@ export class Provenance {
           originPrincipal: r.origin.principalId,
           status: r.status === 'deleted' ? 'deleted' : 'active',
           expiresAt: r.expiresAt,
-          derivedFrom: r.derivedFrom,
+          derivedFrom: this.sessions.expanded(r).derivedFrom,
           verified: verified.has(r.id),
         };
         this.facts.set(r, f);
@@ -294,7 +296,7 @@ export class Provenance {
       const corroborations = cachedCorroborationList(tx, tenant, r.id);
       if (corroborations === undefined) continue;
       if ((bundle.corroborations.get(r.id) ?? []).some((c) => memoryRefId(c.evidenceRef) !== null)) continue;
-      const lineage = this.lineages.get(r) ?? (memo?.getDerived(tenant, r.id) as LineageMemo | undefined);
+      const lineage = this.lineages.get(this.sessions.expanded(r)) ?? (memo?.getDerived(tenant, r.id) as LineageMemo | undefined);
       if (lineage?.domains === undefined) continue;
       this.gateVerdicts.set(r, { corroborations, lowestAuthority: f.lowestAuthority, actionAuthority: f.actionAuthority, corroborationAttempted: f.corroborationAttempted, verified: f.verified });
     }
@@ -309,8 +311,9 @@ export class Provenance {
    * long chain costs one walk of the chain, once (ancestors read in batches, one query per
    * generation), then nothing.
    */
-  private async lineageSets(tx: StorageTx, tenant: string, recs: readonly MemoryRecord[]): Promise<Map<string, LineageSets>> {
+  private async lineageSets(tx: StorageTx, tenant: string, given: readonly MemoryRecord[]): Promise<Map<string, LineageSets>> {
     const memo = derivedMemo(tx);
+    const recs = await this.sessions.loadExpanded(tx, tenant, given);
     const known = (r: MemoryRecord): LineageMemo | undefined => this.lineages.get(r) ?? (memo?.getDerived(tenant, r.id) as LineageMemo | undefined);
     const remember = (r: MemoryRecord, m: LineageMemo): void => {
       this.lineages.set(r, m);
@@ -379,14 +382,11 @@ export class Provenance {
     while (frontier.length > 0) {
       const next = frontier;
       frontier = [];
-      for (const r of await tx.getRecords(tenant, next)) expand(r);
+      for (const r of await this.sessions.loadExpanded(tx, tenant, await tx.getRecords(tenant, next))) expand(r);
     }
     // a writer is known only from a row that matches its audit entry
-    const verified = await this.verifiedRecords(
-      tx,
-      tenant,
-      [...byId.values()].filter((r) => known(r) === undefined),
-    );
+    const unsummarised = [...byId.values()].filter((r) => known(r) === undefined);
+    const verified = await this.verifiedRecords(tx, tenant, unsummarised);
     for (const r of pending) {
       const made: Array<[MemoryRecord, LineageMemo]> = [];
       const m = summarizeLineage(r, byId, known, made, verified);

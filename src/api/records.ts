@@ -12,11 +12,11 @@ import { MemauthError } from '../core/errors.js';
 import { corroborationViews } from '../core/exposure.js';
 import { corroborationOf } from '../core/facts.js';
 import { originAuthority, selfSource } from '../core/policy.js';
-import type { DerivationEdge, MemoryRecord, Principal } from '../core/types.js';
+import type { DerivationEdge, MemoryRecord, Principal, SessionRef, Taint, Transform } from '../core/types.js';
 import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
 import { type In, type OpContext, appendAudit, newId, nowOf, startTiming, transact } from './context.js';
 import { Refusal, principalIn, refusing } from './refusals.js';
-import { joinSession } from './sessions.js';
+import { type JoinedSession, appendReads, enterSession, joinSession, readInSession } from './sessions.js';
 import { parseInput, schemas } from './validation.js';
 import type { LineageGraph, RecordView, WriteResult } from './views.js';
 
@@ -31,7 +31,19 @@ interface NewRecord {
   writtenAt: string;
   expiresAt: string | null;
   reason: string;
-  session: string | undefined;
+  /** the session and the head of its read log before this write (null: nothing read yet). */
+  session: JoinedSession | undefined;
+}
+
+/**
+ * The session context a new record takes (docs/design.md § Derivation and taint): the summary of
+ * every record read before it, referred to by the log's prefix — only when one of them is not
+ * already a declared or echo input (`covered`: how many of the log's records are); else none.
+ */
+function contextOf(base: NewRecord, covered: number, transform: Transform): { summary: Taint; ref: SessionRef } | null {
+  const head = base.session?.head ?? null;
+  if (head === null || head.ord <= covered) return null;
+  return { summary: head.summary, ref: { sessionId: (base.session as JoinedSession).id, length: head.ord, hash: head.hash, transform } };
 }
 
 /** The records read in `session` (none without one). */
@@ -40,7 +52,13 @@ export async function sessionRecords(tx: StorageTx | StorageDriver, tenant: stri
   return tx.getRecords(tenant, await tx.sessionReads(tenant, session));
 }
 
-/** Inside a transaction: build, audit and insert a new record derived along `edges` from `inputs`. */
+/** `t` with `channels` added too. */
+const withChannels = (t: Taint, channels: readonly Taint['channels'][number][]): Taint => ({ ...t, channels: [...new Set([...t.channels, ...channels])].sort() });
+
+/**
+ * Inside a transaction: build, audit and insert a new record derived along `edges` from `inputs`
+ * and, with `context`, from the session's reads (one reference, see {@link contextOf}).
+ */
 async function insertNew(
   ctx: OpContext,
   tx: StorageTx,
@@ -50,18 +68,16 @@ async function insertNew(
   inputs: Map<string, MemoryRecord>,
   sourceAt: string,
   transform: DerivationEdge['transform'],
+  context: { summary: Taint; ref: SessionRef } | null,
 ): Promise<MemoryRecord> {
   const id = newId('mem');
   const origin = { authority: base.origin, principalId: base.principal.id, sourceRef: base.sourceRef, writtenAt: base.writtenAt };
   inputs = await ctx.provenance.untrustForged(tx, base.tenant, inputs);
   const own = writeTaint({ writer: base.principal, origin, sourceAt });
-  const taint =
-    edges.length === 0 && op === 'write'
-      ? own
-      : (() => {
-          const t = derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs });
-          return { ...t, channels: [...new Set([...t.channels, ...own.channels])].sort() };
-        })();
+  const session = context === null ? null : { summary: context.summary, undeclared: true };
+  const derived = (): Taint => derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs, context: session });
+  const taint = edges.length === 0 && context === null && op === 'write' ? own : withChannels(derived(), own.channels);
+  const sessionContext = context === null ? {} : { sessionContext: context.ref };
   const contentHash = contentHashOf(base.content, await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
   const payload = {
     recordId: id,
@@ -70,10 +86,11 @@ async function insertNew(
     origin,
     taint,
     derivedFrom: edges,
+    ...sessionContext,
     expiresAt: base.expiresAt,
     createdAt: base.writtenAt,
     writeReason: base.reason,
-    sessionId: base.session ?? null,
+    sessionId: base.session?.id ?? null,
     at: base.writtenAt,
   };
   const entry = await appendAudit(ctx, tx, base.tenant, op, payload);
@@ -88,6 +105,7 @@ async function insertNew(
     expiresAt: base.expiresAt,
     origin,
     derivedFrom: edges,
+    ...sessionContext,
     taint,
     audit: { policyVersion: ctx.policy.version, writeReason: base.reason, seq: entry.seq },
     status: 'active',
@@ -96,7 +114,7 @@ async function insertNew(
   // built from the very values its audit entry was just built from: it matches the entry
   ctx.provenance.markVerified(record);
   // what is written in a session is in that session's context from now on
-  if (base.session !== undefined) await tx.addSessionReads(base.tenant, base.session, [record.id], base.writtenAt);
+  if (base.session !== undefined) await appendReads(ctx.provenance, tx, base.tenant, base.session.id, base.session.head, [record.id], base.writtenAt);
   return record;
 }
 
@@ -123,7 +141,7 @@ export async function write(ctx: OpContext, input: In<'write'>): Promise<WriteRe
       const sourceRef = a.source ?? selfSource(p.id);
       let origin = originAuthority(ctx.policy, sourceRef, p);
       if (a.authority !== undefined) origin = minAuthority(origin, a.authority);
-      if (a.session !== undefined) await joinSession(tx, a.tenant, a.session, a.requester ?? null, now);
+      const session = await enterSession(ctx.provenance, tx, a.tenant, a.session, a.requester ?? null, now);
       const reads = await sessionRecords(tx, a.tenant, a.session);
       const { exact, contained } = findEchoes(a.content, reads);
       if (exact) {
@@ -139,12 +157,13 @@ export async function write(ctx: OpContext, input: In<'write'>): Promise<WriteRe
         return { record: exact, created: false, echoOf: exact.id };
       }
       const edges: DerivationEdge[] = contained.map((r) => ({ from: r.id, transform: 'import', kind: 'echo' }));
-      if (p.kind === 'agent') for (const r of reads) if (!edges.some((e) => e.from === r.id)) edges.push({ from: r.id, transform: 'rewrite', kind: 'session' });
-      const inputs = new Map(reads.map((r) => [r.id, r]));
+      const inputs = new Map(contained.map((r) => [r.id, r]));
       const sourceAt = a.sourceAt !== undefined ? new Date(a.sourceAt).toISOString() : now;
       const expiresAt = a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null;
-      const base: NewRecord = { tenant: a.tenant, scope: a.scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? 'write', session: a.session };
-      const record = await insertNew(ctx, tx, 'write', base, edges, inputs, sourceAt, 'rewrite');
+      const base: NewRecord = { tenant: a.tenant, scope: a.scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? 'write', session };
+      // an agent's write derives from everything read in its session (the echoes are among them)
+      const context = p.kind === 'agent' ? contextOf(base, contained.length, 'rewrite') : null;
+      const record = await insertNew(ctx, tx, 'write', base, edges, inputs, sourceAt, 'rewrite', context);
       mark('written');
       return { record, created: true, echoOf: null };
     }),
@@ -168,17 +187,18 @@ export async function derive(ctx: OpContext, input: In<'derive'>): Promise<Memor
       const missing = fromIds.filter((id) => !found.has(id));
       if (missing.length > 0)
         throw new MemauthError('RECORD_NOT_FOUND', `derive: no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(a.tenant)}`, { ids: missing });
-      if (a.session !== undefined) await joinSession(tx, a.tenant, a.session, a.requester ?? null, now);
-      const reads = (await sessionRecords(tx, a.tenant, a.session)).filter((r) => !fromIds.includes(r.id));
+      const session = await enterSession(ctx.provenance, tx, a.tenant, a.session, a.requester ?? null, now);
       const narrowed = a.narrowInputs === true && provesNarrowInputs(a.content, declared);
       const edges: DerivationEdge[] = declared.map((r) => ({ from: r.id, transform: a.transform, kind: 'declared' }));
-      if (!narrowed) for (const r of reads) edges.push({ from: r.id, transform: a.transform, kind: 'session' });
-      const inputs = new Map([...declared, ...reads].map((r) => [r.id, r]));
+      const inputs = new Map(declared.map((r) => [r.id, r]));
+      // the declared inputs read in the session are no undeclared input
+      const covered = session?.head == null || narrowed ? 0 : (await tx.sessionLogHas(a.tenant, session.id, fromIds)).size;
       const scope = a.scope ?? declared[0]?.scope;
       if (scope === undefined) throw new MemauthError('SCOPE_REQUIRED', 'derive: a scope is required when there are no declared inputs', { field: 'scope' });
       const expiresAt = a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null;
-      const base: NewRecord = { tenant: a.tenant, scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? a.transform, session: a.session };
-      const record = await insertNew(ctx, tx, 'derive', base, edges, inputs, now, a.transform);
+      const base: NewRecord = { tenant: a.tenant, scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? a.transform, session };
+      const context = narrowed ? null : contextOf(base, covered, a.transform);
+      const record = await insertNew(ctx, tx, 'derive', base, edges, inputs, now, a.transform, context);
       mark('written');
       return record;
     }),
@@ -192,7 +212,7 @@ async function markRead(ctx: OpContext, tenant: string, session: string | undefi
   await ctx.store.transaction(tenant, async (tx) => {
     // checked even when nothing is read: a session is used only by its owner
     await joinSession(tx, tenant, session, requester, now);
-    if (ids.length > 0) await tx.addSessionReads(tenant, session, ids, now);
+    if (ids.length > 0) await readInSession(ctx.provenance, tx, tenant, session, ids, now);
   });
 }
 

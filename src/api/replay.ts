@@ -7,10 +7,11 @@ import type { AuditEntry } from '../core/audit.js';
 import { TRUSTED_THRESHOLD } from '../core/authority.js';
 import { hashCanonical } from '../core/canonical.js';
 import { MemauthError } from '../core/errors.js';
-import { type FactsBundle, type RecordFacts, dependencyFacts } from '../core/facts.js';
+import { type FactsBundle, type RecordFacts, dependencyFacts, memoryRefId } from '../core/facts.js';
 import { type ConfirmationCandidate, type DependencyFacts, type GateResult, decide } from '../core/gate.js';
 import { type Policy, argumentTypes, disallowedArguments, loadPolicy, modeFor, riskTier } from '../core/policy.js';
-import type { Action, Confirmation, Corroboration, DependencyWhy, PrincipalKind, Reason, ValueProvenance } from '../core/types.js';
+import { prefixMatches, withSessionEdges } from '../core/session.js';
+import type { Action, Confirmation, Corroboration, DependencyWhy, PrincipalKind, Reason, SessionRef, ValueProvenance } from '../core/types.js';
 import type { Requester } from '../core/confirmation.js';
 import type { StorageDriver } from '../store/driver.js';
 import { yielder } from './yielder.js';
@@ -46,6 +47,8 @@ interface LogState {
   confirmationsByArgs: Map<string, Confirmation[]>;
   uses: Map<string, number>;
   policies: Map<string, string>;
+  /** records written in a session whose context is not spelled out in `records` yet (see {@link spellOutContexts}). */
+  contexts: Map<string, SessionRef>;
 }
 
 function emptyState(): LogState {
@@ -59,6 +62,7 @@ function emptyState(): LogState {
     confirmationsByArgs: new Map(),
     uses: new Map(),
     policies: new Map(),
+    contexts: new Map(),
   };
 }
 
@@ -122,6 +126,7 @@ function apply(s: LogState, e: AuditEntry): void {
         verified: true,
       });
       s.origins.set(p.recordId, { principalId: p.origin.principalId, authority: p.origin.authority, sourceRef: p.origin.sourceRef });
+      if (p.sessionContext !== undefined) s.contexts.set(p.recordId, p.sessionContext as SessionRef);
       break;
     case 'delete': {
       const r = s.records.get(p.recordId);
@@ -147,7 +152,8 @@ const PAGE = 200;
 
 /**
  * Rebuild a decision from its tenant's audit log alone and re-evaluate it with the pure gate
- * (docs/design.md § Audit log: replay). Uses no table but the audit chain.
+ * (docs/design.md § Audit log: replay). Uses no table but the audit chain — and, for a record
+ * written in a session, that session's read log, trusted only where it hashes to what the chain holds.
  *
  * @throws MemauthError `DECISION_NOT_FOUND`, `POLICY_NOT_FOUND`.
  */
@@ -219,6 +225,7 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
   const mode = modeFor(policy, tier);
   const bundle: FactsBundle = { records: state.records, domains: state.domains, corroborations: state.corroborations };
   const { k, minAuthority } = policy.document.corroboration;
+  await spellOutContexts(driver, entry.tenant, state, p.dependencies as Array<{ memoryId: string }>);
   const deps = (p.dependencies as Array<{ memoryId: string; why: DependencyWhy[] }>).map((d) => dependencyFacts(d.memoryId, d.why, bundle, k, minAuthority, at));
   const cited: string | null = p.citedConfirmationId ?? null;
   const confs = confirmationsAt(state, cited, action.type, String(p.argsHash), at);
@@ -248,6 +255,36 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
     mode === p.mode &&
     hashCanonical(action.args) === p.argsHash;
   return { decisionId, auditSeq: entry.seq, policyVersion: entry.policyVersion, policyText: text, action, recorded, replayed, matches, ...evidenceOf(state, deps), confirmations: confs };
+}
+
+/**
+ * Spell out the session contexts in the lineage of `deps` and of the evidence their
+ * corroborations cite: a record written in a session derives from every record of its session's
+ * read log up to the length its entry holds — read from the store's log and used only when it
+ * hashes to the entry's hash (otherwise the record counts as not matching its entry, as a forged
+ * row does at the gate).
+ */
+async function spellOutContexts(driver: StorageDriver, tenant: string, state: LogState, deps: ReadonlyArray<{ memoryId: string }>): Promise<void> {
+  if (state.contexts.size === 0) return;
+  const todo = deps.map((d) => d.memoryId);
+  for (const d of deps) for (const c of state.corroborations.get(d.memoryId) ?? []) todo.push(memoryRefId(c.evidenceRef) ?? '');
+  const seen = new Set<string>();
+  const logs = new Map<string, string[]>();
+  while (todo.length > 0) {
+    const id = todo.pop() as string;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const r = state.records.get(id);
+    if (r === undefined) continue;
+    const ref = state.contexts.get(id);
+    if (ref !== undefined) {
+      let log = logs.get(ref.sessionId);
+      if (log === undefined || log.length < ref.length) logs.set(ref.sessionId, (log = (await driver.sessionLogPrefixes(tenant, new Map([[ref.sessionId, ref.length]]))).get(ref.sessionId) ?? []));
+      state.records.set(id, { ...r, derivedFrom: withSessionEdges(r.derivedFrom, ref, log), verified: r.verified && prefixMatches(log, ref.length, ref.hash) });
+      state.contexts.delete(id);
+    }
+    for (const e of state.records.get(id)?.derivedFrom ?? []) todo.push(e.from);
+  }
 }
 
 /** The confirmations a replayed decision may use: the cited one, or the unexpired ones for its exact arguments. */

@@ -25,7 +25,10 @@ const REWRITING: ReadonlySet<Transform> = new Set(['summarize', 'extract', 'rewr
  * - channels, sources: unions of the inputs' plus what this step adds;
  * - `oldestSourceAt`: the oldest of the inputs' and this write's source date.
  *
- * Pure; the store decides which inputs there are (declared ∪ session reads ∪ echoes).
+ * Pure; the store decides which inputs there are (declared ∪ session reads ∪ echoes). The
+ * session's reads come as `context`: the running summary of the session's read log at the
+ * write (core/session.ts, the minimum over every record read — the same as one edge to each), and
+ * whether any of them is not also a declared or echo edge (then the record has an undeclared input).
  */
 export function derivedTaint(params: {
   writer: Principal;
@@ -35,13 +38,23 @@ export function derivedTaint(params: {
   transform: Transform;
   edges: readonly DerivationEdge[];
   inputs: ReadonlyMap<string, DerivationInputFacts>;
+  context?: { readonly summary: Taint; readonly undeclared: boolean } | null;
 }): Taint {
   const { writer, writerAuthority, sourceRef, sourceAt, transform, edges, inputs } = params;
+  const context = params.context ?? null;
   const authorities: Authority[] = [writerAuthority];
   const channels = new Set<Channel>();
   const sources = new Set<string>([sourceRef]);
   let oldest = sourceAt;
-  if (edges.length === 0) authorities.push('model_inferred');
+  const hasInputs = edges.length > 0 || context !== null;
+  if (!hasInputs) authorities.push('model_inferred');
+  if (context !== null) {
+    authorities.push(context.summary.lowestAuthority);
+    for (const c of context.summary.channels) channels.add(c);
+    for (const s of context.summary.sources) sources.add(s);
+    if (context.summary.oldestSourceAt < oldest) oldest = context.summary.oldestSourceAt;
+    if (context.undeclared) channels.add('undeclared_input');
+  }
   for (const e of edges) {
     const input = inputs.get(e.from);
     if (!input) throw new Error(`derivation input ${e.from} not provided`);
@@ -52,7 +65,7 @@ export function derivedTaint(params: {
     if (e.kind === 'session') channels.add('undeclared_input');
     if (e.kind === 'echo') channels.add('recall_echo');
   }
-  if (edges.length > 0 && writer.kind === 'agent' && REWRITING.has(transform)) channels.add('self_summarization');
+  if (hasInputs && writer.kind === 'agent' && REWRITING.has(transform)) channels.add('self_summarization');
   if (transform === 'merge' || transform === 'dedup') channels.add('merge');
   return {
     lowestAuthority: minAuthority(...authorities),

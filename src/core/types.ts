@@ -43,6 +43,18 @@ export type Transform = (typeof TRANSFORMS)[number];
  */
 export type EdgeKind = 'declared' | 'session' | 'echo';
 
+/**
+ * A record's reference to its session's context (docs/design.md § Derivation and taint): the
+ * first `length` entries of the session's read log, whose running hash is `hash`; each stands for
+ * an edge of kind `session` and transform `transform`.
+ */
+export interface SessionRef {
+  readonly sessionId: string;
+  readonly length: number;
+  readonly hash: string;
+  readonly transform: Transform;
+}
+
 export interface DerivationEdge {
   readonly from: string;
   readonly transform: Transform;
@@ -87,6 +99,12 @@ export interface MemoryRecord {
   readonly expiresAt: string | null;
   readonly origin: Origin;
   readonly derivedFrom: readonly DerivationEdge[];
+  /**
+   * Present on a record written or derived in a session whose context it takes: the session's
+   * read log up to `length` (core/session.ts) stands for one `session` edge to each record read
+   * before it and not already in `derivedFrom` (docs/design.md § Derivation and taint).
+   */
+  readonly sessionContext?: SessionRef;
   readonly taint: Taint;
   readonly audit: { readonly policyVersion: string; readonly writeReason: string; readonly seq: number };
   readonly status: RecordStatus;

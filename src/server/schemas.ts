@@ -119,6 +119,10 @@ const recordShape = {
   expiresAt: z.string().nullable(),
   origin: Origin,
   derivedFrom: z.array(Edge),
+  sessionContext: z
+    .strictObject({ sessionId: z.string(), length: z.number().int(), hash: z.string(), transform: z.enum(TRANSFORMS) })
+    .optional()
+    .describe("written in a session: the first `length` entries of that session's read log (running hash `hash`), each an edge of kind `session`"),
   taint: Taint,
   audit: z.strictObject({ policyVersion: z.string(), writeReason: z.string(), seq: z.number().int() }),
   status: z.enum(['active', 'deleted', 'expired']),

@@ -6,6 +6,7 @@
  */
 import type { TokenFields } from '../core/identity.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
+import type { SessionLogEntry } from '../core/session.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal, Tier } from '../core/types.js';
 
 /** A search hit: the record and its BM25 score (lower is better in SQLite, normalised to higher-is-better). */
@@ -52,7 +53,16 @@ export interface StorageReader {
   sessionExists(tenant: string, sessionId: string): Promise<boolean>;
   /** The session's owner (a principal id, or null for the application), or null when there is no such session. */
   sessionOwner(tenant: string, sessionId: string): Promise<{ owner: string | null } | null>;
+  /** The records read in the session, in the order first read: its log (core/session.ts), or, for a session of an older store not read since, its reads as that store kept them. */
   sessionReads(tenant: string, sessionId: string): Promise<string[]>;
+  /** The session log's last entry, or null when it is empty (core/session.ts). */
+  sessionLogHead(tenant: string, sessionId: string): Promise<SessionLogEntry | null>;
+  /** For each session of `lengths`: the record ids of its log's entries with `ord <= length`, in order — in one batched read. */
+  sessionLogPrefixes(tenant: string, lengths: ReadonlyMap<string, number>): Promise<Map<string, string[]>>;
+  /** Up to `limit` entries of the tenant's session logs after (`after.sessionId`, `after.ord`) (null: from the first), by session id then ord — for a pass over every log (audit verification). */
+  sessionLogAfter(tenant: string, after: { sessionId: string; ord: number } | null, limit: number): Promise<Array<SessionLogEntry & { sessionId: string }>>;
+  /** Which of `ids` the session log holds. */
+  sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>>;
   getDecision(tenant: string, id: string): Promise<Decision | null>;
   listDecisions(tenant: string, limit: number): Promise<Decision[]>;
   auditHead(tenant: string): Promise<{ seq: number; hash: string } | null>;
@@ -102,7 +112,12 @@ export interface StorageTx extends StorageReader {
    * application; default null); an existing session keeps its owner. Returns the session's owner.
    */
   ensureSession(tenant: string, sessionId: string, at: string, owner?: string | null): Promise<string | null>;
-  addSessionReads(tenant: string, sessionId: string, recordIds: readonly string[], at: string): Promise<void>;
+  /**
+   * Append `entries` (consecutive new ordinals after the log's head, each a record not in the log
+   * yet: core/session.ts `extendLog`) to the session's read log. Fails, changing nothing, when an
+   * ordinal or record is already in it.
+   */
+  appendSessionLog(tenant: string, sessionId: string, entries: readonly SessionLogEntry[], at: string): Promise<void>;
   insertDecision(d: Decision): Promise<void>;
   appendAudit(e: AuditEntry): Promise<void>;
   insertCheckpoint(c: Checkpoint): Promise<void>;

@@ -5,8 +5,9 @@
  */
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { Authority } from '../core/authority.js';
+import { type SessionLogEntry, withSessionEdges } from '../core/session.js';
 import type { ReviewNoteRow, TokenRow } from './driver.js';
-import type { Channel, Confirmation, Corroboration, DerivationEdge, MemoryRecord, Principal, PrincipalKind } from '../core/types.js';
+import type { Channel, Confirmation, Corroboration, DerivationEdge, MemoryRecord, Principal, PrincipalKind, SessionRef, Taint } from '../core/types.js';
 
 /** A database row keyed by column name. */
 export type Row = Record<string, unknown>;
@@ -39,6 +40,7 @@ export function toRecord(row: Row, edges: DerivationEdge[], now?: string): Memor
       sources: JSON.parse(str(row.taint_sources)) as string[],
       oldestSourceAt: str(row.taint_oldest_source_at),
     },
+    ...(row.session_context === null || row.session_context === undefined ? {} : { sessionContext: JSON.parse(str(row.session_context)) as SessionRef }),
     audit: { policyVersion: str(row.policy_version), writeReason: str(row.write_reason), seq: Number(row.audit_seq) },
     status,
   };
@@ -149,6 +151,58 @@ export async function walkLineage(getRecords: (ids: readonly string[]) => Promis
       for (const e of r.derivedFrom) if (!out.has(e.from)) next.push(e.from);
     }
     frontier = [...new Set(next)];
+  }
+  return out;
+}
+
+/** A `session_log` row as an entry (its summary is JSON). */
+export function toLogEntry(row: Row): SessionLogEntry {
+  return { ord: Number(row.ord), recordId: str(row.record_id), hash: str(row.hash), summary: JSON.parse(str(row.summary)) as Taint };
+}
+
+/**
+ * A lineage (see {@link walkLineage}) with each record's session context spelled out: a record
+ * that refers to its session's read log (`sessionContext`, core/session.ts) derives from every
+ * record of the log's prefix, each a `session` edge — as when each edge was stored on its own.
+ * The prefixes are read as the store holds them; whether one matches the hash its record refers to
+ * is for the facade to judge (src/api/provenance.ts).
+ *
+ * @param base - the stored edges of `ids` and their ancestors (the driver's own walk).
+ * @param getRecords - the records of the tenant among some ids.
+ * @param prefixes - session logs' record ids, each up to a length (one batched read).
+ */
+export async function withSessionLineage(
+  base: (ids: readonly string[]) => Promise<Map<string, DerivationEdge[]>>,
+  getRecords: (ids: readonly string[]) => Promise<readonly MemoryRecord[]>,
+  prefixes: (lengths: ReadonlyMap<string, number>) => Promise<Map<string, string[]>>,
+  ids: readonly string[],
+): Promise<Map<string, DerivationEdge[]>> {
+  const out = await base(ids);
+  const logs = new Map<string, string[]>();
+  let todo = [...out.keys()];
+  while (todo.length > 0) {
+    const refs = (await getRecords(todo)).filter((r) => r.sessionContext !== undefined);
+    // the logs this generation needs that are not read yet, in one batched read
+    const want = new Map<string, number>();
+    for (const r of refs) {
+      const ref = r.sessionContext as SessionRef;
+      if ((logs.get(ref.sessionId)?.length ?? -1) < ref.length) want.set(ref.sessionId, Math.max(want.get(ref.sessionId) ?? 0, ref.length));
+    }
+    if (want.size > 0) for (const [s, log] of await prefixes(want)) logs.set(s, log);
+    const next = new Set<string>();
+    for (const r of refs) {
+      const ref = r.sessionContext as SessionRef;
+      const edges = withSessionEdges(out.get(r.id) ?? r.derivedFrom, ref, logs.get(ref.sessionId) ?? []);
+      out.set(r.id, edges);
+      for (const e of edges) if (!out.has(e.from)) next.add(e.from);
+    }
+    todo = [];
+    if (next.size === 0) break;
+    for (const [k, v] of await base([...next])) {
+      if (out.has(k)) continue;
+      out.set(k, v);
+      todo.push(k);
+    }
   }
   return out;
 }

@@ -40,6 +40,7 @@ export const PROTECTED_TABLES = [
   'principals',
   'checkpoints',
   'session_reads',
+  'session_log',
   'review_notes',
 ] as const;
 
@@ -63,4 +64,12 @@ export async function scalar(raw: Raw, sql: string, params: readonly unknown[] =
 /** Drop the audit table's immutability triggers (tamper tests only). */
 export async function dropAuditTriggers(raw: Raw): Promise<void> {
   await raw.dropTriggers('audit', ['update', 'delete']);
+}
+
+/**
+ * The inputs of record `id` as its lineage graph shows them: its stored edges and, for a record
+ * written in a session, one `session` edge to each record its session context stands for.
+ */
+export async function inputsOf(mem: Env['mem'], tenant: string, id: string): Promise<Array<{ from: string; transform: string; kind: string }>> {
+  return (await mem.lineageGraph({ tenant, id })).edges.filter((e) => e.to === id).map((e) => ({ from: e.from, transform: e.transform, kind: e.kind }));
 }

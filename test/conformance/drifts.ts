@@ -122,17 +122,21 @@ export function drifts(f: StoreFactory): void {
       const { mem, raw } = env;
       const none = null as unknown as string;
       await assert.rejects(mem.driver.transaction(T, (tx) => tx.ensureSession(T, 's1', none)));
-      await assert.rejects(mem.driver.transaction(T, (tx) => tx.addSessionReads(T, 's1', ['mem_x'], none)));
+      const entry = (ord: number, recordId: string) => ({ ord, recordId, hash: `h${ord}`, summary: { lowestAuthority: 'model_inferred' as const, channels: [], sources: [], oldestSourceAt: none } });
+      await assert.rejects(mem.driver.transaction(T, (tx) => tx.appendSessionLog(T, 's1', [entry(1, 'mem_x')], none)));
       assert.equal(Number(await scalar(raw, 'SELECT count(*) FROM sessions')), 0);
-      assert.equal(Number(await scalar(raw, 'SELECT count(*) FROM session_reads')), 0);
-      // a second insert of the same session or read is still a no-op that keeps the first
+      assert.equal(Number(await scalar(raw, 'SELECT count(*) FROM session_log')), 0);
+      // a second insert of the same session is still a no-op that keeps the first; the log keeps the read order
       await mem.driver.transaction(T, async (tx) => {
         assert.equal(await tx.ensureSession(T, 's1', '2025-01-01T00:00:00.000Z', P.alice), P.alice);
         assert.equal(await tx.ensureSession(T, 's1', '2025-01-02T00:00:00.000Z', P.bank), P.alice);
-        await tx.addSessionReads(T, 's1', ['mem_a', 'mem_b', 'mem_a'], '2025-01-01T00:00:00.000Z');
-        await tx.addSessionReads(T, 's1', ['mem_b', 'mem_c'], '2025-01-03T00:00:00.000Z');
-        assert.deepEqual(await tx.sessionReads(T, 's1'), ['mem_a', 'mem_b', 'mem_c']);
+        await tx.appendSessionLog(T, 's1', [entry(1, 'mem_b'), entry(2, 'mem_a')], '2025-01-01T00:00:00.000Z');
+        await tx.appendSessionLog(T, 's1', [entry(3, 'mem_c')], '2025-01-03T00:00:00.000Z');
+        assert.deepEqual(await tx.sessionReads(T, 's1'), ['mem_b', 'mem_a', 'mem_c'], 'in the order read');
       });
+      // an ordinal or record already in the log is refused (the log is append-only)
+      await assert.rejects(mem.driver.transaction(T, (tx) => tx.appendSessionLog(T, 's1', [entry(3, 'mem_d')], '2025-01-04T00:00:00.000Z')));
+      await assert.rejects(mem.driver.transaction(T, (tx) => tx.appendSessionLog(T, 's1', [entry(4, 'mem_a')], '2025-01-04T00:00:00.000Z')));
     });
   });
 }

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { type Authority, type Confirmation, type Decision, type MemoryRecord, argsHashOf, atLeast, isMemauthError, rank } from '../../src/index.js';
 import { AUDIT_OPS } from '../../src/core/audit.js';
 import { P, TEST_POLICY, manualClock, registerCast } from '../helpers.js';
-import { type Env, type StoreFactory, dropAuditTriggers } from './common.js';
+import { type Env, type StoreFactory, dropAuditTriggers, inputsOf } from './common.js';
 
 // ------------------------------------------------------------------ vocabulary
 
@@ -338,12 +338,15 @@ export function properties(f: StoreFactory): void {
               assert.deepEqual(r1.taint, r0.taint, `${op.k} changed the taint of ${id}`);
               assert.deepEqual(r1.origin, r0.origin, `${op.k} changed the origin of ${id}`);
               assert.deepEqual(r1.derivedFrom, r0.derivedFrom);
+              assert.deepEqual(r1.sessionContext, r0.sessionContext);
             }
             // new records: never above their own origin, nor above any input
             for (const [id, r] of afterOp) {
               if (before.has(id)) continue;
               assert.ok(rank(r.taint.lowestAuthority) <= rank(r.origin.authority), `new record ${id} above its origin`);
-              for (const e of r.derivedFrom) {
+              // every input, those its session context stands for included
+              const inputs = await inputsOf(env.mem, tenant, id);
+              for (const e of inputs) {
                 const input = afterOp.get(e.from);
                 assert.ok(input, `input ${e.from} of ${id} is in the tenant`);
                 assert.ok(rank(r.taint.lowestAuthority) <= rank(input.taint.lowestAuthority), `derived ${id} (${r.taint.lowestAuthority}) above input ${e.from} (${input.taint.lowestAuthority})`);
@@ -351,7 +354,7 @@ export function properties(f: StoreFactory): void {
                 for (const ch of input.taint.channels) assert.ok(r.taint.channels.includes(ch), 'channels carried');
                 assert.ok(r.taint.oldestSourceAt <= input.taint.oldestSourceAt, 'oldest source date carried');
               }
-              if (r.derivedFrom.length === 0 && r.audit.writeReason !== 'write') {
+              if (inputs.length === 0 && r.audit.writeReason !== 'write') {
                 // a derivation with no inputs at all is at most model_inferred
                 assert.ok(rank(r.taint.lowestAuthority) <= rank('model_inferred'));
               }

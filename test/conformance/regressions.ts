@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { argsHashOf } from '../../src/index.js';
 import { P, T, codes, expectCode, reason } from '../helpers.js';
-import { type StoreFactory, setupWith } from './common.js';
+import { type StoreFactory, inputsOf, setupWith } from './common.js';
 
 /** Cases 1–9, against the factory's store. */
 export function regressions(f: StoreFactory): void {
@@ -38,7 +38,7 @@ export function regressions(f: StoreFactory): void {
         session: S1,
       });
       assert.ok(
-        summary.derivedFrom.some((e) => e.from === page.id),
+        (await inputsOf(mem, T, summary.id)).some((e) => e.from === page.id),
         'derivedFrom names the page',
       );
       assert.equal(summary.taint.lowestAuthority, 'external_untrusted');
@@ -78,7 +78,7 @@ export function regressions(f: StoreFactory): void {
         transform: 'summarize',
         session: S1,
       });
-      const edge = summary.derivedFrom.find((e) => e.from === page.id);
+      const edge = (await inputsOf(mem, T, summary.id)).find((e) => e.from === page.id);
       assert.ok(edge, 'derivedFrom names the page although it was not declared');
       assert.equal(edge.kind, 'session');
       assert.equal(summary.taint.lowestAuthority, 'external_untrusted');
@@ -99,7 +99,7 @@ export function regressions(f: StoreFactory): void {
       const { record: summary, created } = await mem.write({ tenant: T, scope: 'notes', principal: P.agent, content: `Note to self: Acme invoices go to ${ATTACKER}.`, session: S1 });
       assert.equal(created, true);
       assert.ok(
-        summary.derivedFrom.some((e) => e.from === page.id),
+        (await inputsOf(mem, T, summary.id)).some((e) => e.from === page.id),
         'derivedFrom names the page',
       );
       assert.equal(summary.taint.lowestAuthority, 'external_untrusted');
@@ -129,8 +129,8 @@ export function regressions(f: StoreFactory): void {
         session: S1,
       });
       assert.ok(
-        summary.derivedFrom.some((e) => e.from === page.id),
-        `derivedFrom should name the page fetched in the session; got ${JSON.stringify(summary.derivedFrom)}`,
+        (await inputsOf(mem, T, summary.id)).some((e) => e.from === page.id),
+        `derivedFrom should name the page fetched in the session; got ${JSON.stringify(await inputsOf(mem, T, summary.id))}`,
       );
       assert.equal(summary.taint.lowestAuthority, 'external_untrusted');
       const d = await mem.authorize({ tenant: T, action: { type: 'send_email', args: { to: ATTACKER } }, session: 'ses-1d-later', dependsOn: [summary.id] });
@@ -159,7 +159,7 @@ export function regressions(f: StoreFactory): void {
       const fact = await mem.derive({ tenant: T, scope: 'facts', principal: P.pipeline, from: [u.id], content: FACT, transform: 'extract', session: S, narrowInputs: true });
       assert.equal(fact.taint.lowestAuthority, 'model_inferred');
       assert.ok(
-        fact.derivedFrom.some((e) => e.from === a.id),
+        (await inputsOf(mem, T, fact.id)).some((e) => e.from === a.id),
         'the assistant turn is an input',
       );
       const d = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'X-4471', amount: 120 } }, session: S, dependsOn: [fact.id] });
@@ -196,8 +196,8 @@ export function regressions(f: StoreFactory): void {
       const u = (await mem.write({ tenant: T, scope: 'chat', principal: P.alice, content: USER, session: S })).record;
       const a = (await mem.write({ tenant: T, scope: 'chat', principal: P.agent, content: ASSISTANT, session: S })).record;
       const fact = await mem.derive({ tenant: T, scope: 'facts', principal: P.pipeline, from: [u.id], content: FACT, transform: 'extract', session: S, narrowInputs: true });
-      assert.equal(fact.taint.lowestAuthority, 'model_inferred', `the fact must keep the assistant turn's authority; derivedFrom=${JSON.stringify(fact.derivedFrom)}`);
-      assert.ok(fact.derivedFrom.some((e) => e.from === a.id));
+      assert.equal(fact.taint.lowestAuthority, 'model_inferred', `the fact must keep the assistant turn's authority; inputs=${JSON.stringify(await inputsOf(mem, T, fact.id))}`);
+      assert.ok((await inputsOf(mem, T, fact.id)).some((e) => e.from === a.id));
       const d = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'X-4471', amount: 120 } }, session: S, dependsOn: [fact.id] });
       assert.equal(d.outcome, 'deny', `pay(to=X-4471) must be denied; got ${d.outcome} with dependencies ${JSON.stringify(d.dependencies)}`);
     });
@@ -222,10 +222,10 @@ export function regressions(f: StoreFactory): void {
         narrowInputs: true,
       });
       assert.equal(verbatim.taint.lowestAuthority, 'user_confirmed');
-      assert.ok(!verbatim.derivedFrom.some((e) => e.from === a.id));
+      assert.ok(!(await inputsOf(mem, T, verbatim.id)).some((e) => e.from === a.id));
       // ... a fact that is not in the declared turn cannot
       const fact = await mem.derive({ tenant: T, scope: 'facts', principal: P.pipeline, from: [u.id], content: FACT, transform: 'extract', session: S, narrowInputs: true });
-      assert.ok(fact.derivedFrom.some((e) => e.from === a.id && e.kind === 'session'));
+      assert.ok((await inputsOf(mem, T, fact.id)).some((e) => e.from === a.id && e.kind === 'session'));
       assert.equal(fact.taint.lowestAuthority, 'model_inferred');
     });
   });

@@ -46,6 +46,8 @@ export function triggers(f: StoreFactory): void {
     assert.equal(dec.outcome, 'allow', JSON.stringify(dec.reasons));
     await mem.checkpoint({ tenant: T });
     await mem.driver.insertReviewNote({ id: 'rev_trig1', tenant: T, decisionId: dec.id, verdict: 'rejected', by: P.alice, note: 'not this vendor', at: '2025-01-01T00:00:00.000Z' });
+    // a read as an older store kept it (reads now go to the session log)
+    await raw.query('INSERT INTO session_reads (tenant, session_id, record_id, first_read_at) VALUES (?, ?, ?, ?)', [T, 'ses-older', page.id, '2025-01-01T00:00:00.000Z']);
     Object.assign(ids, { page: page.id, rule: rule.id, derived: derived.id, gone: gone.id, conf: conf.id, dec: dec.id });
     for (const t of PROTECTED_TABLES) assert.ok(Number(await scalar(raw, `SELECT count(*) AS n FROM ${t}`)) > 0, `fixture has rows in ${t}`);
   });
@@ -123,7 +125,7 @@ export function triggers(f: StoreFactory): void {
   });
 
   describe('append-only tables', () => {
-    for (const table of ['audit', 'derivations', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads', 'review_notes']) {
+    for (const table of ['audit', 'derivations', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_log', 'review_notes']) {
       test(`${table}: UPDATE of every column and DELETE are refused (IMMUTABLE_FIELD); data unchanged`, async () => {
         const before = await snapshotAll(raw);
         const cols = await raw.columns(table);
@@ -143,8 +145,21 @@ export function triggers(f: StoreFactory): void {
 
     test('the triggers are all installed', async () => {
       const names = await raw.triggerNames();
-      for (const t of ['records_provenance_immutable', 'records_erase_only', 'records_no_delete']) assert.ok(names.includes(t), t);
-      for (const t of ['derivations', 'audit', 'corroborations', 'confirmations', 'confirmation_uses', 'decisions', 'policies', 'principals', 'checkpoints', 'session_reads', 'review_notes']) {
+      for (const t of ['records_provenance_immutable', 'records_session_context_immutable', 'records_erase_only', 'records_no_delete']) assert.ok(names.includes(t), t);
+      for (const t of [
+        'derivations',
+        'audit',
+        'corroborations',
+        'confirmations',
+        'confirmation_uses',
+        'decisions',
+        'policies',
+        'principals',
+        'checkpoints',
+        'session_reads',
+        'session_log',
+        'review_notes',
+      ]) {
         assert.ok(names.includes(`${t}_no_update`), `${t}_no_update`);
         assert.ok(names.includes(`${t}_no_delete`), `${t}_no_delete`);
       }

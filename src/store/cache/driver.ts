@@ -5,6 +5,7 @@
  *
  * May import: core types, ../driver.js, ./state.js, ./tx.js, ./types.js.
  */
+import type { SessionLogEntry } from '../../core/session.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../../core/types.js';
 import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
@@ -171,6 +172,18 @@ export class CachingDriver {
   }
   sessionReads(tenant: string, sessionId: string): Promise<string[]> {
     return this.inner.sessionReads(tenant, sessionId);
+  }
+  sessionLogHead(tenant: string, sessionId: string): Promise<SessionLogEntry | null> {
+    return this.inner.sessionLogHead(tenant, sessionId);
+  }
+  sessionLogPrefixes(tenant: string, lengths: ReadonlyMap<string, number>): Promise<Map<string, string[]>> {
+    return this.inner.sessionLogPrefixes(tenant, lengths);
+  }
+  sessionLogAfter(tenant: string, after: { sessionId: string; ord: number } | null, limit: number): Promise<Array<SessionLogEntry & { sessionId: string }>> {
+    return this.inner.sessionLogAfter(tenant, after, limit);
+  }
+  sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>> {
+    return this.inner.sessionLogHas(tenant, sessionId, ids);
   }
   getDecision(tenant: string, id: string): Promise<Decision | null> {
     return this.inner.getDecision(tenant, id);

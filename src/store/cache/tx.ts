@@ -6,9 +6,10 @@
  * May import: core types, ../driver.js, ../rows.js, ./state.js.
  */
 import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
+import type { SessionLogEntry } from '../../core/session.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../../core/types.js';
 import type { ListRecordsOptions, SearchHit, StorageTx, TokenRow } from '../driver.js';
-import { byAtThenId, walkLineage } from '../rows.js';
+import { byAtThenId, walkLineage, withSessionLineage } from '../rows.js';
 import { type CacheState, type Entry, type Head, INVALID, type Overlay, type Slot, byCreatedThenId, byId, deepFreeze, key } from './state.js';
 
 /**
@@ -111,7 +112,13 @@ export class CachedTx {
   }
 
   async lineage(tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
-    return walkLineage((batch) => this.getRecords(tenant, batch), ids);
+    const getRecords = (batch: readonly string[]): Promise<MemoryRecord[]> => this.getRecords(tenant, batch);
+    return withSessionLineage(
+      (batch) => walkLineage(getRecords, batch),
+      getRecords,
+      (lengths) => this.tx.sessionLogPrefixes(tenant, lengths),
+      ids,
+    );
   }
 
   async corroborationsFor(tenant: string, recordIds: readonly string[]): Promise<Corroboration[]> {
@@ -181,7 +188,7 @@ export class CachedTx {
     return out;
   }
 
-  /** Session reads; their order carries no meaning (records are always returned by id). */
+  /** Session reads, in the order first read (a set keeps insertion order). */
   async sessionReads(tenant: string, sessionId: string): Promise<string[]> {
     const o = CachedTx.peek(this.ov.sessions, tenant, sessionId);
     const v = o !== undefined ? o : this.st.sessions.get(tenant, sessionId);
@@ -220,6 +227,11 @@ export class CachedTx {
   sessionOwner(tenant: string, sessionId: string): Promise<{ owner: string | null } | null> {
     return this.tx.sessionOwner(tenant, sessionId);
   }
+  sessionLogHead = (tenant: string, sessionId: string): Promise<SessionLogEntry | null> => this.tx.sessionLogHead(tenant, sessionId);
+  sessionLogAfter = (tenant: string, after: { sessionId: string; ord: number } | null, limit: number): Promise<Array<SessionLogEntry & { sessionId: string }>> =>
+    this.tx.sessionLogAfter(tenant, after, limit);
+  sessionLogPrefixes = (tenant: string, lengths: ReadonlyMap<string, number>): Promise<Map<string, string[]>> => this.tx.sessionLogPrefixes(tenant, lengths);
+  sessionLogHas = (tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>> => this.tx.sessionLogHas(tenant, sessionId, ids);
   getDecision(tenant: string, id: string): Promise<Decision | null> {
     return this.tx.getDecision(tenant, id);
   }
@@ -354,12 +366,13 @@ export class CachedTx {
     return this.tx.ensureSession(tenant, sessionId, at, owner);
   }
 
-  async addSessionReads(tenant: string, sessionId: string, recordIds: readonly string[], at: string): Promise<void> {
+  async appendSessionLog(tenant: string, sessionId: string, entries: readonly SessionLogEntry[], at: string): Promise<void> {
     this.wrote();
-    await this.tx.addSessionReads(tenant, sessionId, recordIds, at);
+    await this.tx.appendSessionLog(tenant, sessionId, entries, at);
     const o = CachedTx.peek(this.ov.sessions, tenant, sessionId);
     const cur = o !== undefined ? o : this.st.sessions.get(tenant, sessionId);
-    CachedTx.put(this.ov.sessions, tenant, sessionId, cur === undefined || cur === INVALID ? INVALID : deepFreeze(new Set([...cur, ...recordIds])));
+    const add = entries.map((e) => e.recordId);
+    CachedTx.put(this.ov.sessions, tenant, sessionId, cur === undefined || cur === INVALID ? INVALID : deepFreeze(new Set([...cur, ...add])));
   }
 
   async insertDecision(d: Decision): Promise<void> {

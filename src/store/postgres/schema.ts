@@ -212,4 +212,16 @@ CREATE TRIGGER tenant_keys_no_update BEFORE UPDATE ON tenant_keys FOR EACH ROW
   `
 CREATE INDEX IF NOT EXISTS decisions_queue ON decisions (tenant, outcome, at, id);
 `,
+  // 8: a session's context, as in SQLite's migration 10: the append-only read log with its running
+  // hash and taint summary, and each record's one reference to a prefix of it.
+  `
+CREATE TABLE session_log (
+  tenant ${T} NOT NULL, session_id ${T} NOT NULL, ord integer NOT NULL, record_id ${T} NOT NULL, hash ${T} NOT NULL,
+  summary ${T} NOT NULL, at ${T} NOT NULL,
+  PRIMARY KEY (tenant, session_id, ord), UNIQUE (tenant, session_id, record_id));
+${refuse('session_log', 'session log entries')}
+ALTER TABLE records ADD COLUMN session_context ${T};
+CREATE TRIGGER records_session_context_immutable BEFORE UPDATE OF session_context ON records FOR EACH ROW
+  EXECUTE FUNCTION memauth_refuse('a record''s origin, derivation and taint cannot be updated');
+`,
 ];

@@ -8,9 +8,10 @@
  */
 import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import { ADMIN_CHAIN } from '../../core/identity.js';
+import type { SessionLogEntry } from '../../core/session.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Tier, Transform } from '../../core/types.js';
 import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, RequesterSide, ReviewNoteRow, SearchHit, StorageReader, TokenRow } from '../driver.js';
-import { type Row, byAtThenId, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken } from '../rows.js';
+import { type Row, byAtThenId, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toLogEntry, toReviewNote, toToken, withSessionLineage } from '../rows.js';
 import { type Dialect, type Stmt, chunks } from './dialect.js';
 import * as S from './statements.js';
 
@@ -112,7 +113,12 @@ export class SqlReader implements StorageReader {
 
   lineage(tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
     this.check();
-    return this.native.lineage(this, tenant, ids);
+    return withSessionLineage(
+      (batch) => this.native.lineage(this, tenant, batch),
+      (batch) => this.getRecords(tenant, batch),
+      (lengths) => this.sessionLogPrefixes(tenant, lengths),
+      ids,
+    );
   }
 
   async corroborationsFor(tenant: string, recordIds: readonly string[]): Promise<Corroboration[]> {
@@ -151,7 +157,37 @@ export class SqlReader implements StorageReader {
   }
 
   async sessionReads(tenant: string, sessionId: string): Promise<string[]> {
+    const log = (await this.sessionLogPrefixes(tenant, new Map([[sessionId, 2_147_483_647]]))).get(sessionId) ?? [];
+    if (log.length > 0) return log;
     return (await this.rows(S.sessionReads(this.dialect, tenant, sessionId))).map((r) => str(r.record_id));
+  }
+
+  async sessionLogHead(tenant: string, sessionId: string): Promise<SessionLogEntry | null> {
+    const r = await this.one(S.sessionLogHead(this.dialect, tenant, sessionId));
+    return r === undefined ? null : toLogEntry(r);
+  }
+
+  async sessionLogAfter(tenant: string, after: { sessionId: string; ord: number } | null, limit: number): Promise<Array<SessionLogEntry & { sessionId: string }>> {
+    const rows = await this.rows(S.sessionLogAfter(this.dialect, tenant, after?.sessionId ?? '', after?.ord ?? 0, limit));
+    return rows.map((r) => ({ sessionId: str(r.session_id), ...toLogEntry(r) }));
+  }
+
+  async sessionLogPrefixes(tenant: string, lengths: ReadonlyMap<string, number>): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>([...lengths.keys()].map((s) => [s, []]));
+    if (lengths.size === 0) return out;
+    const longest = Math.max(...lengths.values());
+    for (const r of (await this.chunked([...lengths.keys()], (chunk) => S.sessionLogIds(this.dialect, tenant, chunk, longest))).rows) {
+      const ids = out.get(str(r.session_id)) as string[];
+      if (ids.length < (lengths.get(str(r.session_id)) ?? 0)) ids.push(str(r.record_id));
+    }
+    return out;
+  }
+
+  async sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    if (ids.length === 0) return out;
+    for (const r of (await this.chunked(ids, (chunk) => S.sessionLogHas(this.dialect, tenant, sessionId, chunk))).rows) out.add(str(r.record_id));
+    return out;
   }
 
   async getDecision(tenant: string, id: string): Promise<Decision | null> {

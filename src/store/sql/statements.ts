@@ -7,6 +7,7 @@
  * May import: core types, ../driver.js types, ./dialect.js.
  */
 import { type AuditEntry, type AuditOp, type Checkpoint, payloadJson } from '../../core/audit.js';
+import type { SessionLogEntry } from '../../core/session.js';
 import type { Confirmation, Corroboration, Decision, MemoryRecord, Principal } from '../../core/types.js';
 import type { ListRecordsOptions, QueuedDecisionsQuery, ReviewNoteRow, TokenRow } from '../driver.js';
 import { TABLE_COLUMNS } from '../tables.js';
@@ -64,8 +65,29 @@ export const confirmations = (d: Dialect, tenant: string, actionType: string, ar
 export const confirmationUseCounts = (d: Dialect, tenant: string, ids: readonly string[]): Stmt =>
   withIn(d, 'confirmation_id', ids, 'SELECT confirmation_id, count(*) AS n FROM confirmation_uses WHERE tenant = ? AND {in} GROUP BY confirmation_id', [tenant]);
 export const session = (d: Dialect, tenant: string, id: string): Stmt => st(d, 'SELECT owner FROM sessions WHERE tenant = ? AND id = ?', tenant, id);
+/** Reads recorded before the session log existed (SQLite migration 10, PostgreSQL 8), in the order they were read. */
 export const sessionReads = (d: Dialect, tenant: string, sessionId: string): Stmt =>
   st(d, 'SELECT record_id FROM session_reads WHERE tenant = ? AND session_id = ? ORDER BY first_read_at, record_id', tenant, sessionId);
+/** The session logs of `sessionIds` (one chunk) with `ord <= length`, by session and ord. */
+export const sessionLogIds = (d: Dialect, tenant: string, sessionIds: readonly string[], length: number): Stmt =>
+  withIn(d, 'session_id', sessionIds, 'SELECT session_id, record_id FROM session_log WHERE tenant = ? AND {in} AND ord <= ? ORDER BY session_id, ord', [tenant], [length]);
+/** The session log's last entry (an index look-up). */
+export const sessionLogHead = (d: Dialect, tenant: string, sessionId: string): Stmt =>
+  st(d, 'SELECT ord, record_id, hash, summary FROM session_log WHERE tenant = ? AND session_id = ? ORDER BY ord DESC LIMIT 1', tenant, sessionId);
+/** Up to `limit` entries of the tenant's session logs after (`sessionId`, `ord`), by session and ord (keyset paging on the key). */
+export const sessionLogAfter = (d: Dialect, tenant: string, sessionId: string, ord: number, limit: number): Stmt =>
+  st(
+    d,
+    'SELECT session_id, ord, record_id, hash, summary FROM session_log WHERE tenant = ? AND (session_id > ? OR (session_id = ? AND ord > ?)) ORDER BY session_id, ord LIMIT ?',
+    tenant,
+    sessionId,
+    sessionId,
+    ord,
+    limit,
+  );
+/** Which of `ids` (one chunk) the session log holds. */
+export const sessionLogHas = (d: Dialect, tenant: string, sessionId: string, ids: readonly string[]): Stmt =>
+  withIn(d, 'record_id', ids, 'SELECT record_id FROM session_log WHERE tenant = ? AND session_id = ? AND {in}', [tenant, sessionId]);
 export const decision = (d: Dialect, tenant: string, id: string): Stmt => st(d, 'SELECT body FROM decisions WHERE tenant = ? AND id = ?', tenant, id);
 export const decisions = (d: Dialect, tenant: string, limit: number): Stmt => st(d, 'SELECT body FROM decisions WHERE tenant = ? ORDER BY at DESC, id LIMIT ?', tenant, limit);
 
@@ -148,7 +170,7 @@ export const insertRecord = (d: Dialect, r: MemoryRecord): Stmt =>
     d,
     `INSERT INTO records (id, tenant, scope, content, content_hash, created_at, expires_at, origin_authority, origin_principal,
       origin_source, origin_written_at, taint_lowest, taint_channels, taint_sources, taint_oldest_source_at, policy_version,
-      write_reason, audit_seq, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active')`,
+      write_reason, audit_seq, status, session_context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)`,
     r.id,
     r.tenant,
     r.scope,
@@ -167,6 +189,7 @@ export const insertRecord = (d: Dialect, r: MemoryRecord): Stmt =>
     r.audit.policyVersion,
     r.audit.writeReason,
     r.audit.seq,
+    r.sessionContext === undefined ? null : JSON.stringify(r.sessionContext),
   );
 
 /** Rows per derivation INSERT at most; a record's edges are split into power-of-two chunks up to it. */
@@ -179,13 +202,20 @@ const DERIVATION_ROWS = 128;
  * under both engines' limits, and at most 8 distinct statement texts are ever prepared.
  */
 export function insertDerivations(d: Dialect, r: MemoryRecord): Stmt[] {
-  const out: Stmt[] = [];
+  return powerOfTwoChunks(r.derivedFrom, DERIVATION_ROWS).map(({ start, items }) => {
+    const values = items.flatMap((e, j) => [r.id, start + j, e.from, e.transform, e.kind]);
+    return st(d, `INSERT INTO derivations (record_id, ord, from_id, transform, kind) VALUES (?, ?, ?, ?, ?)${', (?, ?, ?, ?, ?)'.repeat(items.length - 1)}`, ...values);
+  });
+}
+
+/** `items` cut, in order, into chunks of a power-of-two size up to `max` (a power of two): few distinct multi-row statements. */
+function powerOfTwoChunks<T>(items: readonly T[], max: number): Array<{ start: number; items: readonly T[] }> {
+  const out: Array<{ start: number; items: readonly T[] }> = [];
   let i = 0;
-  while (i < r.derivedFrom.length) {
-    let n = DERIVATION_ROWS;
-    while (n > r.derivedFrom.length - i) n /= 2;
-    const values = r.derivedFrom.slice(i, i + n).flatMap((e, j) => [r.id, i + j, e.from, e.transform, e.kind]);
-    out.push(st(d, `INSERT INTO derivations (record_id, ord, from_id, transform, kind) VALUES (?, ?, ?, ?, ?)${', (?, ?, ?, ?, ?)'.repeat(n - 1)}`, ...values));
+  while (i < items.length) {
+    let n = max;
+    while (n > items.length - i) n /= 2;
+    out.push({ start: i, items: items.slice(i, i + n) });
     i += n;
   }
   return out;
@@ -236,17 +266,15 @@ export const insertSession = (d: Dialect, tenant: string, id: string, at: string
   st(d, 'INSERT INTO sessions (tenant, id, created_at, owner) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', tenant, id, at, owner);
 
 /**
- * Session reads of `recordIds` (non-empty, one chunk) in one INSERT; rows already there are kept
- * (their first read stays). Padded to a power of two rows by repeating the last (a duplicate
- * row is a conflict, so nothing), to keep the number of distinct statements small.
+ * Session log entries (new ordinals, in order) as multi-row INSERTs of a power-of-two number of
+ * rows up to 64 (at most 7 distinct statement texts). A row for an ordinal or record already in
+ * the log is a conflict: the statement fails and the transaction rolls back.
  */
-export function insertSessionReads(d: Dialect, tenant: string, sessionId: string, recordIds: readonly string[], at: string): Stmt {
-  let n = 1;
-  while (n < recordIds.length) n *= 2;
-  const last = recordIds[recordIds.length - 1] as string;
-  const values: unknown[] = [];
-  for (let i = 0; i < n; i++) values.push(tenant, sessionId, recordIds[i] ?? last, at);
-  return st(d, `INSERT INTO session_reads (tenant, session_id, record_id, first_read_at) VALUES (?, ?, ?, ?)${', (?, ?, ?, ?)'.repeat(n - 1)} ON CONFLICT DO NOTHING`, ...values);
+export function insertSessionLog(d: Dialect, tenant: string, sessionId: string, entries: readonly SessionLogEntry[], at: string): Stmt[] {
+  return powerOfTwoChunks(entries, 64).map(({ items }) => {
+    const values = items.flatMap((e) => [tenant, sessionId, e.ord, e.recordId, e.hash, JSON.stringify(e.summary), at]);
+    return st(d, `INSERT INTO session_log (tenant, session_id, ord, record_id, hash, summary, at) VALUES (?, ?, ?, ?, ?, ?, ?)${', (?, ?, ?, ?, ?, ?, ?)'.repeat(items.length - 1)}`, ...values);
+  });
 }
 
 export const insertDecision = (d: Dialect, x: Decision): Stmt =>

@@ -7,6 +7,7 @@
  * May import: core, ../driver.js, ../rows.js, ./dialect.js, ./statements.js, ./reader.js.
  */
 import type { AuditEntry, Checkpoint } from '../../core/audit.js';
+import type { SessionLogEntry } from '../../core/session.js';
 import type { Confirmation, Corroboration, Decision, MemoryRecord, Principal } from '../../core/types.js';
 import type { StorageTx, TokenRow } from '../driver.js';
 import { type Row, str } from '../rows.js';
@@ -66,10 +67,9 @@ export class SqlTx extends SqlReader implements StorageTx {
     return (await this.sessionOwner(tenant, sessionId))?.owner ?? null;
   }
 
-  async addSessionReads(tenant: string, sessionId: string, recordIds: readonly string[], at: string): Promise<void> {
-    const unique = [...new Set(recordIds)];
-    if (unique.length === 0) return;
-    await this.write(...chunks(unique, 500).map((chunk) => S.insertSessionReads(this.dialect, tenant, sessionId, chunk, at)));
+  async appendSessionLog(tenant: string, sessionId: string, entries: readonly SessionLogEntry[], at: string): Promise<void> {
+    if (entries.length === 0) return;
+    await this.write(...S.insertSessionLog(this.dialect, tenant, sessionId, entries, at));
   }
 
   async insertDecision(d: Decision): Promise<void> {

@@ -171,4 +171,19 @@ BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a tenant content key is neve
   `
 CREATE INDEX IF NOT EXISTS decisions_queue ON decisions (tenant, outcome, at, id);
 `,
+  // 10: a session's context (core/session.ts): its read log, one append-only row per record read,
+  // each with the running hash of the log and the running taint summary (JSON) after it; a record
+  // written in a session refers to a prefix of it once (records.session_context, JSON) instead of
+  // one derivation row per record read. Reads recorded in session_reads before stay there (the log
+  // starts with them, in the order they were read, on the session's next read or write).
+  `
+CREATE TABLE session_log (
+  tenant TEXT NOT NULL, session_id TEXT NOT NULL, ord INTEGER NOT NULL, record_id TEXT NOT NULL, hash TEXT NOT NULL,
+  summary TEXT NOT NULL, at TEXT NOT NULL,
+  PRIMARY KEY (tenant, session_id, ord), UNIQUE (tenant, session_id, record_id)) STRICT;
+${immutable('session_log', 'session log entries')}
+ALTER TABLE records ADD COLUMN session_context TEXT;
+CREATE TRIGGER records_session_context_immutable BEFORE UPDATE OF session_context ON records
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s origin, derivation and taint cannot be updated'); END;
+`,
 ];
