@@ -144,7 +144,7 @@ async function search(indexes: SearchIndexes, r: SqlReader, tenant: string, scop
   if (q === null || limit < 1) return [];
   const table = indexes.tableOf(tenant);
   if (table === null) return [];
-  const match = `scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${q})`;
+  const match = onlyScope(indexes, tenant, scope) ? `content : (${q})` : `scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${q})`;
   const window = Math.max(2 * limit, limit + 16);
   const rows = indexes.stmt(searchSql(table, 'window')).all(match, window, tenant, scope, now) as Row[];
   let hits = rows.filter((x) => x.id !== null && x.id !== undefined).slice(0, limit);
@@ -161,6 +161,21 @@ async function search(indexes: SearchIndexes, r: SqlReader, tenant: string, scop
   const recs = await r.recordsFromRows(hits, now);
   return recs.map((record, i) => ({ record, score: -Number((hits[i] as Row).score) }));
 }
+
+/**
+ * Whether the tenant has no record outside `scope` (two index look-ups on `records (tenant,
+ * scope, …)`). Then a search matches the words alone: the scope key in the MATCH costs a pass over
+ * every posting of the scope's key — BM25 counts the rows of each phrase of the query, and the AND
+ * steps through the key's doclist — O(records in the scope) per search, even for a word in one
+ * record. Scores are the same either way (the key's column has weight 0 and the row's length
+ * counts every column), and the row filter still checks tenant and scope, so the answer is the
+ * same; a record written to another scope in between only sends a candidate to the row filter.
+ */
+function onlyScope(indexes: SearchIndexes, tenant: string, scope: string): boolean {
+  return indexes.stmt(OTHER_SCOPE_SQL).get(tenant, scope, tenant, scope) === undefined;
+}
+
+const OTHER_SCOPE_SQL = `SELECT 1 AS x WHERE EXISTS (SELECT 1 FROM records WHERE tenant = ? AND scope < ?) OR EXISTS (SELECT 1 FROM records WHERE tenant = ? AND scope > ?)`;
 
 /** The row filter of a search: the tenant's scope's active, unexpired records (`r` is `records`). */
 const SEARCH_ROW_FILTER = `r.rowid = f.fts_rowid AND r.tenant = ? AND r.scope = ? AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > ?)`;
