@@ -1,7 +1,7 @@
 /**
  * What the SQLite driver does its own way: running a statement (better-sqlite3, prepared once
  * and cached, synchronously), its errors, full-text search over the tenant's FTS5 table
- * (./search-index.ts) and lineage walked a generation at a time. Everything else is the shared
+ * (./search-index.ts) and lineage in one recursive statement. Everything else is the shared
  * SQL of src/store/sql/.
  *
  * May import: better-sqlite3 (types), core, ../driver.js, ../rows.js, ../sql/*, ./search-index.js.
@@ -9,7 +9,8 @@
 import type Database from 'better-sqlite3';
 import { MemauthError } from '../../core/errors.js';
 import type { SearchHit } from '../driver.js';
-import { type Row, searchTokens, walkLineage } from '../rows.js';
+import type { DerivationEdge, EdgeKind, Transform } from '../../core/types.js';
+import { type Row, searchTokens, str } from '../rows.js';
 import type { Stmt } from '../sql/dialect.js';
 import type { NativeReads, SqlExecutor, SqlReader } from '../sql/reader.js';
 import type { SearchIndexes } from './search-index.js';
@@ -193,6 +194,32 @@ function searchSql(table: string, kind: 'window' | 'tie' | 'all'): string {
   return `SELECT f.score AS score, r.* FROM (${scored}${bound}) AS f JOIN records r ON ${SEARCH_ROW_FILTER} ORDER BY f.score, r.id LIMIT ?`;
 }
 
+/**
+ * The lineage DAG of `ids` in one statement (the PostgreSQL driver's walk, in SQLite): every record
+ * of the tenant reachable upward from `ids` over derivation edges, each with its stored edges in
+ * order (edges to a parent outside the tenant included, the parent itself not: the walk never
+ * leaves the tenant). A chain of depth d is one statement, not d round trips. The ids travel as one
+ * JSON array (no IN-list limit).
+ */
+async function lineage(r: SqlReader, tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
+  const out = new Map<string, DerivationEdge[]>();
+  if (ids.length === 0) return out;
+  for (const row of await r.rows({ text: LINEAGE_SQL, values: [JSON.stringify([...new Set(ids)]), tenant, tenant] })) {
+    const id = str(row.id);
+    const list = out.get(id) ?? [];
+    if (row.from_id !== null) list.push({ from: str(row.from_id), transform: str(row.transform) as Transform, kind: str(row.kind) as EdgeKind });
+    out.set(id, list);
+  }
+  return out;
+}
+
+const LINEAGE_SQL = `WITH RECURSIVE l(id) AS (
+  SELECT r.id FROM json_each(?) AS j JOIN records r ON r.id = j.value AND +r.tenant = ?
+  UNION
+  SELECT r.id FROM l JOIN derivations d ON d.record_id = l.id JOIN records r ON r.id = d.from_id AND +r.tenant = ?
+)
+SELECT l.id AS id, d.from_id AS from_id, d.transform AS transform, d.kind AS kind FROM l LEFT JOIN derivations d ON d.record_id = l.id ORDER BY l.id, d.ord`;
+
 /** SQLite's own reads over the driver's search indexes (see {@link NativeReads}). */
 export function sqliteNative(indexes: SearchIndexes, path = ''): NativeReads {
   return {
@@ -200,6 +227,6 @@ export function sqliteNative(indexes: SearchIndexes, path = ''): NativeReads {
       search(indexes, r, tenant, scope, query, limit, now).catch((e: unknown) => {
         throw mapSqliteError(e, path);
       }),
-    lineage: (r, tenant, ids) => walkLineage((batch) => r.getRecords(tenant, batch), ids),
+    lineage,
   };
 }
