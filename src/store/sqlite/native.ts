@@ -9,8 +9,8 @@
 import type Database from 'better-sqlite3';
 import { MemauthError } from '../../core/errors.js';
 import type { SearchHit } from '../driver.js';
-import type { DerivationEdge, EdgeKind, Transform } from '../../core/types.js';
-import { type Row, searchTokens, str } from '../rows.js';
+import type { DerivationEdge } from '../../core/types.js';
+import { type Row, lineageFromRows, searchTokens } from '../rows.js';
 import type { Stmt } from '../sql/dialect.js';
 import type { NativeReads, SqlExecutor, SqlReader } from '../sql/reader.js';
 import type { SearchIndexes } from './search-index.js';
@@ -202,15 +202,8 @@ function searchSql(table: string, kind: 'window' | 'tie' | 'all'): string {
  * JSON array (no IN-list limit).
  */
 async function lineage(r: SqlReader, tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
-  const out = new Map<string, DerivationEdge[]>();
-  if (ids.length === 0) return out;
-  for (const row of await r.rows({ text: LINEAGE_SQL, values: [JSON.stringify([...new Set(ids)]), tenant, tenant] })) {
-    const id = str(row.id);
-    const list = out.get(id) ?? [];
-    if (row.from_id !== null) list.push({ from: str(row.from_id), transform: str(row.transform) as Transform, kind: str(row.kind) as EdgeKind });
-    out.set(id, list);
-  }
-  return out;
+  if (ids.length === 0) return new Map();
+  return lineageFromRows(await r.rows({ text: LINEAGE_SQL, values: [JSON.stringify([...new Set(ids)]), tenant, tenant] }));
 }
 
 const LINEAGE_SQL = `WITH RECURSIVE l(id) AS (
