@@ -59,6 +59,8 @@ export interface StorageReader {
   sessionLogHead(tenant: string, sessionId: string): Promise<SessionLogEntry | null>;
   /** For each session of `lengths`: the record ids of its log's entries with `ord <= length`, in order — in one batched read. */
   sessionLogPrefixes(tenant: string, lengths: ReadonlyMap<string, number>): Promise<Map<string, string[]>>;
+  /** Up to `limit` entries of the tenant's session logs after (`after.sessionId`, `after.ord`) (null: from the first), by session id then ord — for a pass over every log (audit verification). */
+  sessionLogAfter(tenant: string, after: { sessionId: string; ord: number } | null, limit: number): Promise<Array<SessionLogEntry & { sessionId: string }>>;
   /** Which of `ids` the session log holds. */
   sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>>;
   getDecision(tenant: string, id: string): Promise<Decision | null>;

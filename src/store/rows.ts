@@ -5,9 +5,9 @@
  */
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { Authority } from '../core/authority.js';
-import { withSessionEdges } from '../core/session.js';
+import { type SessionLogEntry, withSessionEdges } from '../core/session.js';
 import type { ReviewNoteRow, TokenRow } from './driver.js';
-import type { Channel, Confirmation, Corroboration, DerivationEdge, EdgeKind, MemoryRecord, Principal, PrincipalKind, SessionRef, Transform } from '../core/types.js';
+import type { Channel, Confirmation, Corroboration, DerivationEdge, EdgeKind, MemoryRecord, Principal, PrincipalKind, SessionRef, Taint, Transform } from '../core/types.js';
 
 /** A database row keyed by column name. */
 export type Row = Record<string, unknown>;
@@ -153,6 +153,11 @@ export async function walkLineage(getRecords: (ids: readonly string[]) => Promis
     frontier = [...new Set(next)];
   }
   return out;
+}
+
+/** A `session_log` row as an entry (its summary is JSON). */
+export function toLogEntry(row: Row): SessionLogEntry {
+  return { ord: Number(row.ord), recordId: str(row.record_id), hash: str(row.hash), summary: JSON.parse(str(row.summary)) as Taint };
 }
 
 /**

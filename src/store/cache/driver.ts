@@ -179,6 +179,9 @@ export class CachingDriver {
   sessionLogPrefixes(tenant: string, lengths: ReadonlyMap<string, number>): Promise<Map<string, string[]>> {
     return this.inner.sessionLogPrefixes(tenant, lengths);
   }
+  sessionLogAfter(tenant: string, after: { sessionId: string; ord: number } | null, limit: number): Promise<Array<SessionLogEntry & { sessionId: string }>> {
+    return this.inner.sessionLogAfter(tenant, after, limit);
+  }
   sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>> {
     return this.inner.sessionLogHas(tenant, sessionId, ids);
   }
