@@ -212,4 +212,8 @@ CREATE TRIGGER tenant_keys_no_update BEFORE UPDATE ON tenant_keys FOR EACH ROW
   `
 CREATE INDEX IF NOT EXISTS decisions_queue ON decisions (tenant, outcome, at, id);
 `,
+  // the write-surface inventory, as SQLite's: the newest records of a window across every scope
+  `
+CREATE INDEX IF NOT EXISTS records_tenant_created ON records (tenant, created_at);
+`,
 ];

@@ -171,4 +171,9 @@ BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a tenant content key is neve
   `
 CREATE INDEX IF NOT EXISTS decisions_queue ON decisions (tenant, outcome, at, id);
 `,
+  // the write-surface inventory (sql/surfaces.ts) counts the newest records of a time window
+  // across every scope: an index keeps that off the tenant's older records
+  `
+CREATE INDEX IF NOT EXISTS records_tenant_created ON records (tenant, created_at);
+`,
 ];
