@@ -103,7 +103,8 @@ export function windowStart(since: string, now: Date): string {
   return start.toISOString();
 }
 
-const DELETION = 'delete: the admin, user and system principals, and the writer; retention: a record with expiresAt is erased by the sweep after it expires';
+/** How a surface's records are deleted (docs/design.md § Deletion, retention, privacy). */
+export const DELETION = 'delete: the admin, user and system principals, and the writer; retention: a record with expiresAt counts as expired at decision time and is erased by sweepExpired (library)';
 
 const noUse = (): SurfaceTierUse => ({ decisions: 0, dependencies: 0, allow: 0, deny: 0, would_deny: 0 });
 

@@ -4,7 +4,7 @@
  */
 import { params, queries, requests } from '../schemas.js';
 import { agentOf, lineageFor, recordFor, viewFor } from '../exposure.js';
-import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
+import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 const DELETED_HASH =
   "A deleted record's `contentHash` is shown to the admin, user and system tokens only; an agent, tool or external principal's token gets the string `withheld` (the keyed hash of erased text would let it test guesses).";
@@ -79,7 +79,9 @@ export const memoryRoutes: readonly AnyRoute[] = [
     responses: { 200: 'RecordList' },
     handler: async ({ identity, query, services }) => {
       const agent = agentOf(identity) !== null;
-      return ok({ records: (await services.mem.list({ ...query, tenant: tenantFor(identity, query.tenant) })).map((r) => recordFor(agent, r)) });
+      const tenant = tenantFor(identity, query.tenant);
+      const records = await services.mem.list({ ...query, tenant });
+      return ok({ records: records.map((r) => recordFor(agent, r)), ...(await tenantHint(identity, services, tenant, records.length === 0)) });
     },
   }),
   route({
