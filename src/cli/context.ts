@@ -9,6 +9,7 @@ import { dirname, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Memory } from '../api/memory.js';
 import { openMemory } from '../api/open.js';
+import { emptyTenantHint } from '../api/surfaces.js';
 import { MemauthError } from '../core/errors.js';
 
 /** The global options every command sees (`--db`, `--database`, `--policy`, `--tenant`, `--json`). */
@@ -147,6 +148,19 @@ export async function withMemory<T>(ctx: Ctx, fn: (mem: Memory) => Promise<T>, c
   }
   await mem.close();
   return result;
+}
+
+/**
+ * {@link withMemory} for a listing of one tenant: when the list is empty and the tenant holds
+ * nothing at all (a misspelt `--tenant`?), a `hint:` line on stderr says so (stdout keeps its shape).
+ */
+export async function withListing<T>(ctx: Ctx, tenant: string, fn: (mem: Memory) => Promise<readonly T[]>): Promise<readonly T[]> {
+  return withMemory(ctx, async (mem) => {
+    const out = await fn(mem);
+    const hint = out.length === 0 ? await emptyTenantHint(mem, tenant) : undefined;
+    if (hint !== undefined) ctx.err(`hint: ${hint}`);
+    return out;
+  });
 }
 
 /**

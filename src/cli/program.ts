@@ -13,6 +13,7 @@ import { migrateCommands } from './commands/migrate.js';
 import { policyCommands } from './commands/policy.js';
 import { recordCommands } from './commands/records.js';
 import { serverCommands } from './commands/serve.js';
+import { surfaceCommands } from './commands/surfaces.js';
 import type { RunState } from './context.js';
 import { EXIT, reportError } from './errors.js';
 import { type AnyCommand, registerCommands } from './spec.js';
@@ -23,6 +24,7 @@ export const COMMANDS: readonly AnyCommand[] = [
   ...recordCommands,
   ...gateCommands,
   ...auditCommands,
+  ...surfaceCommands,
   ...importCommands,
   ...policyCommands,
   ...benchCommands,

@@ -30,17 +30,13 @@ const AGENT_KINDS: ReadonlySet<string> = new Set(['agent', 'tool', 'external']);
  * text unread (the audit export: sources, evidence, action arguments; the review queue: other
  * principals' actions and the reviewers' notes). The admin, user and system principals — people
  * and operators — may read them; they are never to be fed to a model.
+ * @param why - what makes it an operator's view (in the refusal's message).
  * @throws HttpError `FORBIDDEN` (403) for an agent, tool or external principal.
  */
-export function assertReadsEverything(identity: Identity, what: string): void {
+export function assertReadsEverything(identity: Identity, what: string, why = "it shows every writer's text without a read of it"): void {
   if (identity.kind !== 'principal' || !AGENT_KINDS.has(identity.principal.kind)) return;
   const kind = identity.principal.kind;
-  throw new HttpError(
-    403,
-    'FORBIDDEN',
-    `${kind === 'agent' || kind === 'external' ? 'an' : 'a'} ${kind} principal cannot read ${what}: it shows every writer's text without a read of it; use the admin, a user or a system token`,
-    { kind },
-  );
+  throw new HttpError(403, 'FORBIDDEN', `${kind === 'agent' || kind === 'external' ? 'an' : 'a'} ${kind} principal cannot read ${what}: ${why}; use the admin, a user or a system token`, { kind });
 }
 
 /**

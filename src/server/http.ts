@@ -21,6 +21,7 @@ import { registerDashboard } from './dashboard.js';
 import { buildOpenApi } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
 import { auditRoutes } from './routes/audit.js';
+import { surfaceRoutes } from './routes/surfaces.js';
 import { type AnyRoute, type Auth, type Services, route } from './routes/common.js';
 import { gateRoutes } from './routes/gate.js';
 import { memoryRoutes } from './routes/memories.js';
@@ -99,7 +100,7 @@ function fastifyError(e: unknown): HttpError | null {
 
 /** The REST routes, in documentation order. */
 export function apiRoutes(): AnyRoute[] {
-  return [...adminRoutes, ...memoryRoutes, ...gateRoutes, ...auditRoutes, ...reviewRoutes];
+  return [...adminRoutes, ...memoryRoutes, ...gateRoutes, ...auditRoutes, ...surfaceRoutes, ...reviewRoutes];
 }
 
 /**

@@ -194,7 +194,7 @@ export interface ReviewStore {
  * The storage port (STYLE.md: port and drivers). SQLite (`src/store/sqlite/`) is the embedded
  * default; PostgreSQL lives under its own path. Every driver passes one conformance suite.
  */
-export interface StorageDriver extends StorageReader, ReviewStore {
+export interface StorageDriver extends StorageReader, ReviewStore, SurfaceStore {
   readonly kind: string;
   /** Run `fn` atomically while holding the tenant's audit-chain lock. Rolls back on throw. */
   transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T>;
@@ -205,4 +205,70 @@ export interface StorageDriver extends StorageReader, ReviewStore {
    * rolled back. A driver without it gets no caching.
    */
   changeToken?(): string;
+}
+
+/**
+ * A write path of the inventory ({@link SurfaceStore}): the index of the policy source rule a
+ * record's source matched (first match wins), `self` for `principal:<writer>` that no rule
+ * matched, `default` for a source nothing matched (the policy's `defaultSourceAuthority`).
+ */
+export type SurfacePath = number | 'self' | 'default';
+
+/** What {@link SurfaceStore.surfaceCounts} counts: a time window and the policy's source rules, in order. */
+export interface SurfaceQuery {
+  /** ISO-8601 bounds: records created and decisions taken in [since, until). */
+  readonly since: string;
+  readonly until: string;
+  /** the policy's source rules in order: a glob (`*` = any run of characters) and, when bound, the principals it applies to. */
+  readonly rules: readonly { readonly match: string; readonly principals: readonly string[] | null }[];
+  /** the most records (newest first) and decisions (newest first) read in the window. */
+  readonly maxRecords: number;
+  readonly maxDecisions: number;
+}
+
+/** Records written in the window by one principal through one path at one origin authority. */
+export interface SurfaceWriteCount {
+  readonly principal: string;
+  readonly path: SurfacePath;
+  readonly authority: string;
+  readonly writes: number;
+  /** of them, erased since (deleted, or swept after expiry). */
+  readonly erased: number;
+  /** of them, carrying an `expiresAt` (retention). */
+  readonly expiring: number;
+  readonly lastAt: string;
+}
+
+/**
+ * Decisions of the window that depended on a record written by `principal` (or through `path`):
+ * per tier and outcome, how many decisions and how many dependencies (a decision counts once per
+ * surface however many of its records it cites).
+ */
+export interface SurfaceDependencyCount {
+  readonly principal: string | null;
+  readonly path: SurfacePath | null;
+  readonly tier: Tier;
+  readonly outcome: 'allow' | 'deny' | 'would_deny';
+  readonly decisions: number;
+  readonly dependencies: number;
+}
+
+/** The counts behind the write-surface inventory (src/api/surfaces.ts). */
+export interface SurfaceCounts {
+  readonly writes: readonly SurfaceWriteCount[];
+  readonly byPrincipal: readonly SurfaceDependencyCount[];
+  readonly byPath: readonly SurfaceDependencyCount[];
+  /** records and decisions read in the window; fewer than the maximum means every one was counted. */
+  readonly recordsRead: number;
+  readonly decisionsRead: number;
+}
+
+/** The write-surface inventory's aggregates, computed by the store with bounded queries (src/store/sql/surfaces.ts). */
+export interface SurfaceStore {
+  /**
+   * Per surface over a window: the records written (newest `maxRecords` of the window at most)
+   * and the decisions that depended on them (newest `maxDecisions` at most). Reads are bounded:
+   * a window scan over an index, then one GROUP BY with as many groups as principals × rules.
+   */
+  surfaceCounts(tenant: string, q: SurfaceQuery): Promise<SurfaceCounts>;
 }

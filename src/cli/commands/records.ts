@@ -6,7 +6,7 @@
 import { AUTHORITIES } from '../../core/authority.js';
 import { MemauthError } from '../../core/errors.js';
 import { PRINCIPAL_KINDS, TRANSFORMS } from '../../core/types.js';
-import { type Ctx, commaList, positiveInt, readContent, requireTenant, withMemory } from '../context.js';
+import { type Ctx, commaList, positiveInt, readContent, requireTenant, withListing, withMemory } from '../context.js';
 import { formatCorroboration, formatDeleted, formatHits, formatLineageDot, formatLineageTree, formatPrincipals, formatRecord, formatRecords, formatWrite } from '../format.js';
 import { type AnyCommand, command, group } from '../spec.js';
 
@@ -45,7 +45,7 @@ async function principalAdd(ctx: Ctx, o: PrincipalFlags, id: string): Promise<vo
 /** `principal list` → `Memory.listPrincipals`. */
 async function principalList(ctx: Ctx): Promise<void> {
   const tenant = requireTenant(ctx);
-  const ps = await withMemory(ctx, (mem) => mem.listPrincipals({ tenant }));
+  const ps = await withListing(ctx, tenant, (mem) => mem.listPrincipals({ tenant }));
   ctx.emit(ps, () => formatPrincipals(ps));
 }
 
@@ -134,7 +134,7 @@ async function searchCommand(ctx: Ctx, o: { scope: string; limit?: number; sessi
 /** `list` → `Memory.list`. */
 async function listCommand(ctx: Ctx, o: { scope?: string; includeDeleted?: boolean; limit?: number }): Promise<void> {
   const tenant = requireTenant(ctx);
-  const rs = await withMemory(ctx, (mem) => mem.list({ tenant, ...given('scope', o.scope), ...(o.includeDeleted === true ? { includeDeleted: true } : {}), ...given('limit', o.limit) }));
+  const rs = await withListing(ctx, tenant, (mem) => mem.list({ tenant, ...given('scope', o.scope), ...(o.includeDeleted === true ? { includeDeleted: true } : {}), ...given('limit', o.limit) }));
   ctx.emit(rs, () => formatRecords(rs));
 }
 

@@ -7,7 +7,7 @@ import type { Identity } from '../tokens.js';
 import { HttpError } from '../errors.js';
 import { agentOf, assertDecisionVisible, decisionVisible, replayFor } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
-import { type AnyRoute, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
+import { type AnyRoute, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 /**
  * The gate input of a POST /v1/decisions(/evaluate) body: tenant and requester from the token, a
@@ -124,8 +124,9 @@ export const gateRoutes: readonly AnyRoute[] = [
     responses: { 200: 'DecisionList' },
     handler: async ({ identity, query, services }) => {
       const agent = agentOf(identity);
-      const decisions = await services.mem.listDecisions({ tenant: tenantFor(identity, query.tenant), limit: query.limit });
-      return ok({ decisions: decisions.filter((d) => decisionVisible(agent, d)) });
+      const tenant = tenantFor(identity, query.tenant);
+      const decisions = await services.mem.listDecisions({ tenant, limit: query.limit });
+      return ok({ decisions: decisions.filter((d) => decisionVisible(agent, d)), ...(await tenantHint(identity, services, tenant, decisions.length === 0)) });
     },
   }),
   route({

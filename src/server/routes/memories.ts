@@ -4,7 +4,7 @@
  */
 import { params, queries, requests } from '../schemas.js';
 import { agentOf, assertMayRead, lineageFor, recordFor, viewFor } from '../exposure.js';
-import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
+import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 /** Hits of a search that names no `limit` (Memory.search's default). */
 const SEARCH_DEFAULT_LIMIT = 10;
@@ -92,7 +92,9 @@ export const memoryRoutes: readonly AnyRoute[] = [
       assertMayRead(identity, 'the memory listing', 'unmarked');
       const agent = agentOf(identity) !== null;
       services.writeBudget.checkPage(identity.kind === 'principal' ? identity.principal : null, query.limit ?? 100);
-      return ok({ records: (await services.mem.list({ ...query, tenant: tenantFor(identity, query.tenant) })).map((r) => recordFor(agent, r)) });
+      const tenant = tenantFor(identity, query.tenant);
+      const records = await services.mem.list({ ...query, tenant });
+      return ok({ records: records.map((r) => recordFor(agent, r)), ...(await tenantHint(identity, services, tenant, records.length === 0)) });
     },
   }),
   route({

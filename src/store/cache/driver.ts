@@ -8,7 +8,7 @@
 import type { SessionLogEntry } from '../../core/session.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../../core/types.js';
-import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
+import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, SearchHit, StorageDriver, StorageTx, SurfaceCounts, SurfaceQuery, TokenRow } from '../driver.js';
 import { CacheState, Overlay } from './state.js';
 import { CachedTx } from './tx.js';
 import type { CacheOptions, ChangeTracking } from './types.js';
@@ -196,6 +196,9 @@ export class CachingDriver {
   }
   countQueuedDecisions(tenant: string): Promise<QueuedDecisionCount[]> {
     return this.inner.countQueuedDecisions(tenant);
+  }
+  surfaceCounts(tenant: string, q: SurfaceQuery): Promise<SurfaceCounts> {
+    return this.inner.surfaceCounts(tenant, q);
   }
   auditHead(tenant: string): Promise<{ seq: number; hash: string } | null> {
     return this.inner.auditHead(tenant);

@@ -224,4 +224,8 @@ ALTER TABLE records ADD COLUMN session_context ${T};
 CREATE TRIGGER records_session_context_immutable BEFORE UPDATE OF session_context ON records FOR EACH ROW
   EXECUTE FUNCTION memauth_refuse('a record''s origin, derivation and taint cannot be updated');
 `,
+  // the write-surface inventory, as SQLite's: the newest records of a window across every scope
+  `
+CREATE INDEX IF NOT EXISTS records_tenant_created ON records (tenant, created_at);
+`,
 ];

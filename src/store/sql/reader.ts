@@ -10,10 +10,11 @@ import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import { ADMIN_CHAIN } from '../../core/identity.js';
 import type { SessionLogEntry } from '../../core/session.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Tier, Transform } from '../../core/types.js';
-import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, RequesterSide, ReviewNoteRow, SearchHit, StorageReader, TokenRow } from '../driver.js';
+import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, RequesterSide, ReviewNoteRow, SearchHit, StorageReader, SurfaceCounts, SurfaceQuery, TokenRow } from '../driver.js';
 import { type Row, byAtThenId, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toLogEntry, toReviewNote, toToken, withSessionLineage } from '../rows.js';
 import { type Dialect, type Stmt, chunks } from './dialect.js';
 import * as S from './statements.js';
+import { surfaceCounts } from './surfaces.js';
 
 /** How a driver runs statements. */
 export interface SqlExecutor {
@@ -267,5 +268,10 @@ export class SqlReader implements StorageReader {
   /** The tenant's review notes, oldest first (src/server/routes/review.ts). */
   async listReviewNotes(tenant: string): Promise<ReviewNoteRow[]> {
     return (await this.rows(S.reviewNotes(this.dialect, tenant))).map(toReviewNote);
+  }
+
+  /** The write-surface inventory's counts over a window (see SurfaceStore.surfaceCounts; ./surfaces.ts). */
+  async surfaceCounts(tenant: string, q: SurfaceQuery): Promise<SurfaceCounts> {
+    return surfaceCounts(this.dialect, (s) => this.rows(s), tenant, q);
   }
 }

@@ -186,4 +186,9 @@ ALTER TABLE records ADD COLUMN session_context TEXT;
 CREATE TRIGGER records_session_context_immutable BEFORE UPDATE OF session_context ON records
 BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s origin, derivation and taint cannot be updated'); END;
 `,
+  // the write-surface inventory (sql/surfaces.ts) counts the newest records of a time window
+  // across every scope: an index keeps that off the tenant's older records
+  `
+CREATE INDEX IF NOT EXISTS records_tenant_created ON records (tenant, created_at);
+`,
 ];
