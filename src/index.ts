@@ -20,6 +20,12 @@ export type { CorroborationView } from './core/exposure.js';
 export { SqliteDriver, type SqliteOptions, type GroupCommitOptions } from './store/sqlite/driver.js';
 export type { CacheOptions } from './store/cache.js';
 export type { StorageDriver, StorageTx, StorageReader, SearchHit } from './store/driver.js';
+export type { RankedHit, SearchMode, SearchResult } from './api/search.js';
+export type { EmbeddingOutcome, ReindexProgress, ReindexResult } from './api/embeddings.js';
+export { type Embedder, embedderId, MAX_DIMENSIONS } from './embed/embedder.js';
+export { fromFunction, fromLangChain, type EmbedderIdentity, type LangChainEmbeddingsLike } from './embed/adapters.js';
+export { openAiCompatibleEmbedder, type OpenAiCompatibleOptions } from './embed/openai-compatible.js';
+export { testEmbedder } from './embed/test-embedder.js';
 export * from './core/types.js';
 export {
   importMemories,

@@ -7,6 +7,7 @@
 import type { Authority } from '../core/authority.js';
 import type { CorroborationView } from '../core/exposure.js';
 import type { Corroboration, MemoryRecord } from '../core/types.js';
+import type { EmbeddingOutcome } from './embeddings.js';
 
 /** A record as `get` returns it: the stored record plus what the gate would see of it now. */
 export interface RecordView extends MemoryRecord {
@@ -24,6 +25,8 @@ export interface WriteResult {
   /** false when the text was recalled memory echoed back: it resolves to the original, adding nothing. */
   readonly created: boolean;
   readonly echoOf: string | null;
+  /** with an embedder: whether the new record's vector was stored or is pending (the embedder failed; `memauth reindex` embeds it). */
+  readonly embedding?: EmbeddingOutcome;
 }
 
 /** Result of {@link Memory.corroborate}. */
