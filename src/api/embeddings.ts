@@ -10,24 +10,18 @@
  * embeds every pending record later. The store writes a vector only while its record is active
  * with the same content hash, under the tenant's lock, so a vector never outlives its record.
  *
- * May import: src/core/, src/store/, src/embed/embedder.ts, api/context.ts, api/validation.ts.
+ * May import: src/core/, src/store/, src/embed/embedder.ts, api/context.ts, api/validation.ts, api/views.ts.
  */
 import { MemauthError, isMemauthError } from '../core/errors.js';
 import type { MemoryRecord } from '../core/types.js';
 import { type Embedder, embedChecked } from '../embed/embedder.js';
 import type { PendingRecord, VectorStore } from '../store/vector.js';
 import type { In } from './context.js';
+import type { EmbeddingOutcome } from './views.js';
 import { parseInput, schemas } from './validation.js';
 
 /** Texts per embedder call during reindex and batched indexing. */
 export const EMBED_BATCH = 64;
-
-/** What indexing a record produced: its vector stored, or pending (with the error that left it so). */
-export interface EmbeddingOutcome {
-  readonly status: 'stored' | 'pending';
-  /** why it is pending: the embedder's error code and message (never the key or the text). */
-  readonly error?: { readonly code: string; readonly message: string };
-}
 
 /** Progress of {@link Indexer.reindex}, reported after each batch. */
 export interface ReindexProgress {

@@ -7,7 +7,6 @@
 import type { Authority } from '../core/authority.js';
 import type { CorroborationView } from '../core/exposure.js';
 import type { Corroboration, MemoryRecord } from '../core/types.js';
-import type { EmbeddingOutcome } from './embeddings.js';
 
 /** A record as `get` returns it: the stored record plus what the gate would see of it now. */
 export interface RecordView extends MemoryRecord {
@@ -27,6 +26,13 @@ export interface WriteResult {
   readonly echoOf: string | null;
   /** with an embedder: whether the new record's vector was stored or is pending (the embedder failed; `memauth reindex` embeds it). */
   readonly embedding?: EmbeddingOutcome;
+}
+
+/** What indexing a record produced: its vector stored, or pending (with the error that left it so). */
+export interface EmbeddingOutcome {
+  readonly status: 'stored' | 'pending';
+  /** why it is pending: the embedder's error code and message (never the key or the text). */
+  readonly error?: { readonly code: string; readonly message: string };
 }
 
 /** Result of {@link Memory.corroborate}. */

@@ -56,15 +56,15 @@ export const memoryRoutes: readonly AnyRoute[] = [
     path: '/v1/memories/search',
     operationId: 'searchMemories',
     tag: 'memories',
-    summary: 'Full-text search (BM25) in one scope; hits are marked read in `session`',
+    summary: 'Search one scope — `mode` lexical (BM25), semantic or hybrid (default hybrid with an embedder); hits are marked read in `session`',
     description: "A session belongs to the principal whose token used it first (the admin token may use any): another principal's session is SESSION_FORBIDDEN (403).",
     auth: 'any',
     body: requests.Search,
     responses: { 200: 'SearchResult' },
     handler: async ({ identity, body, services }) => {
       const agent = agentOf(identity) !== null;
-      const hits = await services.mem.search({ ...body, tenant: tenantFor(identity, body.tenant), requester: requesterOf(identity) });
-      return ok({ hits: hits.map((h) => ({ ...h, record: recordFor(agent, h.record) })) });
+      const r = await services.mem.searchWithInfo({ ...body, tenant: tenantFor(identity, body.tenant), requester: requesterOf(identity) });
+      return ok({ ...r, hits: r.hits.map((h) => ({ ...h, record: recordFor(agent, h.record) })) });
     },
   }),
   route({
