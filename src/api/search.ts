@@ -51,7 +51,14 @@ function resolveMode(asked: SearchMode | undefined, setup: SearchSetup): { mode:
 async function semanticHits(ctx: OpContext, ix: Indexer, a: { tenant: string; scope: string; query: string }, k: number): Promise<SearchHit[]> {
   const [q] = await embedChecked(ix.embedder, [a.query]);
   const near = await ix.vectors.knn(a.tenant, ix.embedder.id, a.scope, q as Float32Array, k);
-  const recs = new Map((await ctx.driver.getRecords(a.tenant, near.map((h) => h.recordId))).map((r) => [r.id, r]));
+  const recs = new Map(
+    (
+      await ctx.driver.getRecords(
+        a.tenant,
+        near.map((h) => h.recordId),
+      )
+    ).map((r) => [r.id, r]),
+  );
   const now = nowOf(ctx);
   const live = (r: MemoryRecord | undefined, hash: string): r is MemoryRecord =>
     r !== undefined && r.status === 'active' && r.scope === a.scope && r.contentHash === hash && (r.expiresAt === null || r.expiresAt > now);
@@ -64,10 +71,7 @@ async function semanticHits(ctx: OpContext, ix: Indexer, a: { tenant: string; sc
 /** Fuses the two lists (RRF) into at most `limit` hits, each with its RRF score and both ranks. */
 function fuse(lex: readonly SearchHit[], sem: readonly SearchHit[], limit: number): RankedHit[] {
   const byId = new Map([...sem, ...lex].map((h) => [h.record.id, h.record]));
-  const fused = reciprocalRankFusion(
-    [lex.map((h) => h.record.id), sem.map((h) => h.record.id)],
-    { limit },
-  );
+  const fused = reciprocalRankFusion([lex.map((h) => h.record.id), sem.map((h) => h.record.id)], { limit });
   return fused.map((f) => ({ record: byId.get(f.id) as MemoryRecord, score: f.score, ranks: { lexical: f.ranks[0] ?? null, semantic: f.ranks[1] ?? null } }));
 }
 

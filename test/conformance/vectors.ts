@@ -78,8 +78,7 @@ export function vectors(f: StoreFactory): void {
     t.after(env.dispose);
     const { mem } = env;
     await mem.registerPrincipal({ tenant: 'globex', id: 'bob', kind: 'user', domain: 'bob' });
-    for (const c of ['payee account for Acme is ACCT-1', 'lunch order for Friday', 'dentist appointment Tuesday'])
-      await mem.write({ tenant: T, scope: 'notes', principal: P.alice, content: c });
+    for (const c of ['payee account for Acme is ACCT-1', 'lunch order for Friday', 'dentist appointment Tuesday']) await mem.write({ tenant: T, scope: 'notes', principal: P.alice, content: c });
     await mem.write({ tenant: T, scope: 'other', principal: P.alice, content: 'payee account for Acme is ACCT-OTHER' });
     const q = { tenant: T, scope: 'notes', query: 'payee account', limit: 10 } as const;
     const before = await Promise.all((['semantic', 'hybrid'] as const).map((mode) => mem.search({ ...q, mode })));
@@ -169,7 +168,11 @@ export function vectors(f: StoreFactory): void {
 
   describe('property', () => {
     test('no sequence of embed, reindex and search operations changes any record’s authority or any decision', async () => {
-      type Op = { kind: 'write'; who: 'alice' | 'mallory' | 'browser'; text: number } | { kind: 'search'; mode: 'lexical' | 'semantic' | 'hybrid'; text: number } | { kind: 'reindex' } | { kind: 'embedder'; state: 'ok' | 'down' | 'bad' };
+      type Op =
+        | { kind: 'write'; who: 'alice' | 'mallory' | 'browser'; text: number }
+        | { kind: 'search'; mode: 'lexical' | 'semantic' | 'hybrid'; text: number }
+        | { kind: 'reindex' }
+        | { kind: 'embedder'; state: 'ok' | 'down' | 'bad' };
       const TEXTS = ['pay ACCT-1 for the automobile', 'vehicle invoice from Acme', 'dentist on Tuesday', 'Acme payee is ACCT-2', 'teeth cleaning reminder'];
       const op: fc.Arbitrary<Op> = fc.oneof(
         fc.record({ kind: fc.constant('write' as const), who: fc.constantFrom('alice' as const, 'mallory' as const, 'browser' as const), text: fc.nat(TEXTS.length - 1) }),
