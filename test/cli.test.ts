@@ -132,8 +132,11 @@ test('memauth CLI: origin-bound authority end to end', async (t) => {
   });
 
   await t.test('search in the session, then a pay whose `to` comes from that record is denied', () => {
-    const hits = json<Array<{ record: { id: string } }>>(ok(run(dir, [...g, 'search', 'Acme invoices', '--scope', 'vendors', '--session', 's1', '--json']), 'search'));
-    assert.ok(hits.some((h) => h.record.id === recordId));
+    const found = json<{ mode: string; reason: string; hits: Array<{ record: { id: string } }> }>(
+      ok(run(dir, [...g, 'search', 'Acme invoices', '--scope', 'vendors', '--session', 's1', '--json']), 'search'),
+    );
+    assert.deepEqual([found.mode, found.reason], ['lexical', 'lexical: no embedder is configured']);
+    assert.ok(found.hits.some((h) => h.record.id === recordId));
     const r = run(dir, [...g, 'authorize', '--action', 'pay', '--args', payArgs, '--session', 's1', '--json']);
     assert.equal(r.status, 1, r.stderr);
     const d = json<Decision>(r);

@@ -77,7 +77,15 @@ export const schemas = {
     reason: z.string().max(1000).regex(NO_NUL, noNul).optional(),
   }),
   get: z.strictObject({ tenant, id: ident, session: ident.optional(), requester: ident.optional() }),
-  search: z.strictObject({ tenant, scope: ident, query: z.string().max(10_000), limit: z.number().int().min(1).max(1000).optional(), session: ident.optional(), requester: ident.optional() }),
+  search: z.strictObject({
+    tenant,
+    scope: ident,
+    query: z.string().max(10_000),
+    limit: z.number().int().min(1).max(1000).optional(),
+    mode: z.enum(['lexical', 'semantic', 'hybrid']).optional(),
+    session: ident.optional(),
+    requester: ident.optional(),
+  }),
   list: z.strictObject({ tenant, scope: ident.optional(), limit: z.number().int().min(1).max(10_000).optional(), offset: z.number().int().min(0).optional(), includeDeleted: z.boolean().optional() }),
   corroborate: z.strictObject({ tenant, recordId: ident, principal: ident, evidence: evidenceRef }),
   confirm: z.strictObject({

@@ -104,6 +104,10 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
     502,
     'the embedder answered with something that is not one vector per text of its configured dimensions (wrong count, wrong length, a NaN or infinite value, malformed JSON); `details` says which. Nothing was stored; check the model and `dimensions` setting',
   ),
+  SEMANTIC_SEARCH_UNAVAILABLE: input(
+    400,
+    'semantic or hybrid search was asked for, but no embedder is configured or the store has no vector index (`details.reason`); search with mode lexical, or configure an embedder (docs/embeddings.md)',
+  ),
 });
 
 /** The codes the server edge adds to {@link ErrorCode} (HttpError), in documentation order. */

@@ -32,6 +32,7 @@ export const ERROR_CODES = [
   'CLOSED',
   'EMBEDDER_UNAVAILABLE',
   'EMBEDDER_BAD_RESPONSE',
+  'SEMANTIC_SEARCH_UNAVAILABLE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -96,7 +96,12 @@ const rememberInput = described(schemas.write.pick({ scope: true, content: true,
   expiresAt: TEXT.expiresAt,
   reason: TEXT.reason,
 });
-const recallInput = described(schemas.search.pick({ scope: true, query: true, limit: true }), { scope: TEXT.scope, query: 'words to search for', limit: 'most hits to return' });
+const recallInput = described(schemas.search.pick({ scope: true, query: true, limit: true, mode: true }), {
+  scope: TEXT.scope,
+  query: 'what to search for (words, or a description when an embedder is configured)',
+  limit: 'most hits to return',
+  mode: 'lexical | semantic | hybrid (default hybrid when the server has an embedder, else lexical)',
+});
 const summarizeInput = described(
   schemas.derive.pick({ from: true, content: true, scope: true, narrowInputs: true, expiresAt: true, reason: true }).extend({ transform: schemas.derive.shape.transform.default('summarize') }),
   {
@@ -122,13 +127,13 @@ async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise
 /** `recall` → `Memory.search` (hits marked read in the session). */
 async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<CallToolResult> {
   assertNotExternalReader(c.principal.kind, 'memory (recall)');
-  const hits = await c.chargedRead(
+  const r = await c.chargedRead(
     a.limit ?? 10,
-    () => c.mem.search({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id }),
-    (h) => h.length,
+    () => c.mem.searchWithInfo({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id }),
+    (x) => x.hits.length,
   );
-  const shown = hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
-  return result(shown.length === 0 ? 'no memory matches' : shown.map((h) => recordLine(h.record)).join('\n'), { hits: shown });
+  const shown = r.hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
+  return result(shown.length === 0 ? 'no memory matches' : shown.map((h) => recordLine(h.record)).join('\n'), { mode: r.mode, reason: r.reason, hits: shown });
 }
 
 /** `get_memory` → `Memory.get` (marked read in the session). */
@@ -199,7 +204,7 @@ export const MCP_TOOLS: readonly AnyTool[] = [
   tool({
     name: 'recall',
     title: 'Recall',
-    description: 'Full-text search of one scope, best first; each hit shows its authority and taint. Hits count as read in this session.',
+    description: 'Search one scope (by words, or by meaning when the server has an embedder), best first; each hit shows its authority and taint. Hits count as read in this session.',
     input: recallInput,
     readOnly: false,
     handler: recall,

@@ -288,9 +288,19 @@ export const responses = {
   TokenList: z.strictObject({ tokens: z.array(TokenInfo) }),
   MemoryRecord,
   RecordView,
-  WriteResult: z.strictObject({ record: MemoryRecord, created: z.boolean(), echoOf: z.string().nullable() }),
+  WriteResult: z.strictObject({
+    record: MemoryRecord,
+    created: z.boolean(),
+    echoOf: z.string().nullable(),
+    embedding: z.strictObject({ status: z.enum(['stored', 'pending']), error: z.strictObject({ code: z.string(), message: z.string() }).optional() }).optional(),
+  }),
   RecordList: z.strictObject({ records: z.array(MemoryRecord), hint: z.string().optional() }),
-  SearchResult: z.strictObject({ hits: z.array(z.strictObject({ record: MemoryRecord, score: z.number() })) }),
+  SearchResult: z.strictObject({
+    mode: z.enum(['lexical', 'semantic', 'hybrid']),
+    reason: z.string(),
+    embedder: z.string().nullable(),
+    hits: z.array(z.strictObject({ record: MemoryRecord, score: z.number(), ranks: z.strictObject({ lexical: z.number().int().nullable(), semantic: z.number().int().nullable() }) })),
+  }),
   LineageGraph: z.strictObject({
     nodes: z.array(
       z.strictObject({

@@ -8,6 +8,7 @@ import type { TokenFields } from '../core/identity.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { SessionLogEntry } from '../core/session.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal, Tier } from '../core/types.js';
+import type { VectorStore } from './vector.js';
 
 /** A search hit: the record and its BM25 score (lower is better in SQLite, normalised to higher-is-better). */
 export interface SearchHit {
@@ -199,6 +200,13 @@ export interface StorageDriver extends StorageReader, ReviewStore, SurfaceStore 
   /** Run `fn` atomically while holding the tenant's audit-chain lock. Rolls back on throw. */
   transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * Optional: the store's vector index for semantic search (src/store/vector.ts), null or absent
+   * when it has none. A driver that has one erases a record's vectors in `eraseRecord`.
+   */
+  readonly vectors?: VectorStore | null;
+  /** Optional: one line on vector search (backend, or why there is none) for `memauth init`/`serve`. */
+  readonly vectorNote?: string;
   /**
    * Optional, for read caches (`src/store/cache.ts`): called inside a transaction; equal values
    * at two points mean nothing changed in between but this connection's own writes, none of them

@@ -28,6 +28,7 @@ import { store } from './store.js';
 import { surfaces } from './surfaces.js';
 import { triggers } from './triggers.js';
 import { valueCases } from './values.js';
+import { vectors } from './vectors.js';
 
 export type { StoreFactory } from './common.js';
 
@@ -48,4 +49,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] search ranking against a reference`, () => searchRanking(f));
   describe(`[${f.name}] write-surface inventory: rule matching in SQL, bounded counts`, () => surfaces(f));
   describe(`[${f.name}] drivers agree: each statement written once`, () => drifts(f));
+  describe(`[${f.name}] semantic and hybrid search`, () => vectors(f));
 }

@@ -16,6 +16,7 @@ import { TokenService } from '../../server/tokens.js';
 import type { Memory } from '../../api/memory.js';
 import { type Ctx, ctxOf, namedStore, openCliMemory } from '../context.js';
 import { REPORTED, reportError } from '../errors.js';
+import { embedderOf, mergeSettings, searchLine, settingsOfFile } from '../embedder-config.js';
 import { type AnyCommand, group, rawCommand } from '../spec.js';
 
 /** The explicit command-line values (not env, not defaults) of the options named in `keys`. */
@@ -90,11 +91,15 @@ async function serveCommand(cmd: Command, o: ServeFlags): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
-  pgStore = await postgresMemory({ ...ctxOf(cmd), policy: config.policy }, true);
+  const base = ctxOf(cmd);
+  // flags and variables win over the config file's `embeddings`, field by field
+  const embeddings = mergeSettings(base.embeddings, settingsOfFile(config.embeddings));
+  const embedder = embedderOf(embeddings);
+  pgStore = await postgresMemory({ ...base, policy: config.policy, embeddings }, true);
   const keyWarning = pgStore ? null : checkpointKeyWarning(config.db, config.checkpointKeyFile);
   if (keyWarning !== null) process.stderr.write(`${keyWarning}\n`);
   try {
-    srv = await startServer({ config, ...(pgStore ? { memory: pgStore.mem } : {}) });
+    srv = await startServer({ config, embedder, ...(pgStore ? { memory: pgStore.mem } : {}) });
   } catch (e) {
     if (pgStore) await pgStore.mem.close();
     if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE')
@@ -115,6 +120,7 @@ async function announce(srv: Awaited<ReturnType<typeof startServer>>, where: str
     out(`memauth admin token: ${srv.adminToken.token}`);
   }
   out(`memauth listening on ${srv.url} (db ${where}; OpenAPI ${srv.url}/openapi.json; MCP ${srv.url}/mcp)`);
+  out(`memauth search: ${searchLine(srv.memory)}`);
   const unaudited = await new TokenService(srv.memory.driver).unaudited();
   if (unaudited.length > 0)
     process.stderr.write(

@@ -62,7 +62,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     path: '/v1/memories/search',
     operationId: 'searchMemories',
     tag: 'memories',
-    summary: 'Full-text search (BM25) in one scope; hits are marked read in `session`',
+    summary: 'Search one scope — `mode` lexical (BM25), semantic or hybrid (default hybrid with an embedder); hits are marked read in `session`',
     description: `A session belongs to the principal whose token used it first (the admin token may use any): another principal's session is SESSION_FORBIDDEN (403). An external principal may ask for at most 100 hits (\`limit\`; INVALID_ARGUMENT, 400).${READS_CHARGED}`,
     auth: 'any',
     body: requests.Search,
@@ -73,9 +73,9 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const agent = agentOf(identity) !== null;
       const tenant = tenantFor(identity, body.tenant);
       const principal = identity.kind === 'principal' ? identity.principal : null;
-      const run = () => services.mem.search({ ...body, tenant, requester: requesterOf(identity) });
-      const hits = await services.writeBudget.chargedRead(tenant, principal, body.session, body.limit ?? SEARCH_DEFAULT_LIMIT, run, (h) => h.length);
-      return ok({ hits: hits.map((h) => ({ ...h, record: recordFor(agent, h.record) })) });
+      const run = () => services.mem.searchWithInfo({ ...body, tenant, requester: requesterOf(identity) });
+      const r = await services.writeBudget.chargedRead(tenant, principal, body.session, body.limit ?? SEARCH_DEFAULT_LIMIT, run, (x) => x.hits.length);
+      return ok({ ...r, hits: r.hits.map((h) => ({ ...h, record: recordFor(agent, h.record) })) });
     },
   }),
   route({
