@@ -89,51 +89,22 @@ describe('amplification limits on the default server', () => {
     for (let i = 0; i < 40; i++) assert.equal((await http(srv.url, 'POST', '/v1/decisions/evaluate', { token: agent, body })).status, 200);
   });
 
-  test('new sessions and read marks of an external principal are charged to its write budget: refused before anything is stored', async () => {
+  test('an external principal reads nothing, so it creates no session and no read mark: refused before anything is stored', async () => {
     const mallory = await ext('amp-reads');
     const agent = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'amp-reader', kind: 'agent', domain: 'amp-reader' });
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const w = await http(srv.url, 'POST', '/v1/memories', { token: agent, body: { scope: 'tiny', content: `zz note ${i}`, source: 'mail:x' } });
-      assert.equal(w.status, 201);
-      ids.push(w.body.record.id);
-    }
-    const big = await http(srv.url, 'POST', '/v1/memories/search', { token: mallory, body: { scope: 'tiny', query: 'zz', limit: 101 } });
-    expectError(big, 400, 'INVALID_ARGUMENT');
-    assert.equal(big.body.details.field, 'limit');
-    expectError(await http(srv.url, 'GET', '/v1/memories?limit=101', { token: mallory }), 400, 'INVALID_ARGUMENT');
-    assert.equal((await http(srv.url, 'GET', '/v1/memories?limit=100', { token: mallory })).status, 200);
-    assert.equal((await http(srv.url, 'GET', '/v1/memories?limit=1000', { token: agent })).status, 200);
-    // the same session again costs only its read marks
-    for (let i = 0; i < 100; i++) assert.equal((await http(srv.url, 'POST', '/v1/memories/search', { token: mallory, body: { scope: 'tiny', query: 'zz', limit: 100, session: 'mine' } })).status, 200);
-    let created = 0;
-    let refused: Awaited<ReturnType<typeof http>> | null = null;
-    let refusedSession = '';
-    const t0 = Date.now();
-    for (let i = 0; i < 200 && refused === null; i++) {
+    const w = await http(srv.url, 'POST', '/v1/memories', { token: agent, body: { scope: 'tiny', content: 'zz note', source: 'mail:x' } });
+    assert.equal(w.status, 201);
+    for (let i = 0; i < 20; i++) {
       const session = `s-${i}`;
-      const r =
-        i % 2 === 0
-          ? await http(srv.url, 'POST', '/v1/memories/search', { token: mallory, body: { scope: 'tiny', query: 'zz', limit: 100, session } })
-          : await http(srv.url, 'GET', `/v1/memories/${ids[0]}?session=${session}`, { token: mallory });
-      if (r.status === 200) created++;
-      else {
-        refused = r;
-        refusedSession = session;
-      }
+      expectError(await http(srv.url, 'POST', '/v1/memories/search', { token: mallory, body: { scope: 'tiny', query: 'zz', limit: 100, session } }), 403, 'FORBIDDEN');
+      expectError(await http(srv.url, 'GET', `/v1/memories/${w.body.record.id}?session=${session}`, { token: mallory }), 403, 'FORBIDDEN');
     }
-    assert.ok(refused, 'refused within 200 new sessions');
-    expectError(refused, 429, 'RATE_LIMITED');
-    assert.equal(refused.body.details.unit, 'records');
-    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
-    // 60 records a minute, one used by `mine`, refilled at one a second while the loop runs
-    const refill = Math.ceil((Date.now() - t0) / 1000);
-    assert.ok(created >= 55 && created <= 60 + refill, `about 60 new sessions a minute: ${created} in ${refill} s`);
-    // the refused session was not created: another principal can still claim it
-    const claim = await http(srv.url, 'POST', '/v1/memories/search', { token: agent, body: { scope: 'tiny', query: 'zz', session: refusedSession } });
-    assert.equal(claim.status, 200, claim.text);
-    // a session mallory did create is its own
-    expectError(await http(srv.url, 'POST', '/v1/memories/search', { token: agent, body: { scope: 'tiny', query: 'zz', session: 's-0' } }), 403, 'SESSION_FORBIDDEN');
+    expectError(await http(srv.url, 'GET', '/v1/memories?limit=100', { token: mallory }), 403, 'FORBIDDEN');
+    // none of those sessions was created: another principal can still claim each
+    for (const session of ['s-0', 's-19']) {
+      const claim = await http(srv.url, 'POST', '/v1/memories/search', { token: agent, body: { scope: 'tiny', query: 'zz', session } });
+      assert.equal(claim.status, 200, claim.text);
+    }
   });
 
   test('a JSON number a double does not hold is refused (400 INEXACT_NUMBER) over HTTP and MCP over HTTP; exact ones and strings pass', async () => {

@@ -241,12 +241,9 @@ export class Memory {
 
   /**
    * Record that `principal` corroborates a record with `evidence` (a source ref, or
-   * `memory:<id>` naming a record of its own). Recorded when the principal's ceiling reaches
-   * the policy's corroboration floor; counted only when the rules of docs/design.md
-   * § Corroboration hold — the result says whether and why not.
-   *
+   * `memory:<id>` naming a record of its own). Counted only when docs/design.md § Corroboration holds.
    * @throws `RECORD_NOT_FOUND`, `RECORD_DELETED`, `UNKNOWN_PRINCIPAL`, `TENANT_REQUIRED`,
-   *   `CORROBORATOR_BELOW_FLOOR` (the principal's ceiling is below the floor: it could never count; logged, not stored).
+   *   `CORROBORATOR_BELOW_FLOOR` (the principal's ceiling is below the floor: logged, not stored).
    */
   async corroborate(input: In<'corroborate'>): Promise<CorroborateResult> {
     this.assertOpen();
