@@ -17,14 +17,24 @@
  *   only appends needs none: when it throws, its kept appends are dropped
  *   ({@link BatchExecutor.endJob}).
  *
+ * - **Reads answered once per batch.** The reads of records by id, of their derivation edges and
+ *   corroborations, and a look-up of confirmations that found none, are kept and answered again
+ *   from memory while the batch sends nothing but reads and appends to `audit` and `decisions`;
+ *   any other statement (a record, a corroboration, a confirmation, an erasure, …) forgets them,
+ *   and so does a job that fails. While the batch holds its tenant's lock nobody else writes
+ *   that tenant's rows (./driver.ts), so a kept answer is the one PostgreSQL would give. A
+ *   confirmation look-up that found none stays empty for any later `now` (it asks for
+ *   `expires_at > now`), until a statement forgets it.
+ *
  * Reads and the other writes run as before: named prepared statements with bound parameters.
  *
- * May import: pg, ../rows.js, ../sql/dialect.js, ../sql/reader.js, ./errors.js, ./native.js.
+ * May import: pg, ../rows.js, ../sql/*, ./errors.js, ./native.js.
  */
 import pg from 'pg';
 import type { Row } from '../rows.js';
-import type { Stmt } from '../sql/dialect.js';
+import { type Stmt, postgresDialect } from '../sql/dialect.js';
 import type { SqlExecutor } from '../sql/reader.js';
+import * as S from '../sql/statements.js';
 import { type PostgresTarget, mapPgError } from './errors.js';
 import { pgExecutor } from './native.js';
 
@@ -63,6 +73,43 @@ export function renderStmt(s: Stmt): string | null {
   return bad ? null : text;
 }
 
+/** Appends that leave every kept read true (see the module header). */
+const KEEPS_READS = /^INSERT INTO (audit|decisions) /;
+/** A statement that only reads (a SELECT or WITH without a data-modifying keyword or a row lock). */
+const ONLY_READS = /^\s*(SELECT|WITH)\b/i;
+const WRITES = /\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|FOR\s+(NO\s+KEY\s+)?UPDATE|FOR\s+(KEY\s+)?SHARE|nextval|setval|pg_advisory\w*)\b/i;
+const leavesReads = (s: Stmt): boolean => (deferrable(s) && KEEPS_READS.test(s.text)) || (ONLY_READS.test(s.text) && !WRITES.test(s.text));
+
+/** The texts of the reads a batch keeps (the statements of ../sql/statements.ts, as PostgreSQL runs them). */
+const KEPT = new Set([S.recordsById(postgresDialect, '', ['']).text, S.derivationsOf(postgresDialect, ['']).text, S.corroborations(postgresDialect, '', ['']).text]);
+const CONFIRMATIONS = S.confirmations(postgresDialect, '', '', '', '').text;
+
+/** Reads kept by a batch (see the module header); cleared by {@link forget}. */
+class KeptReads {
+  private readonly rows = new Map<string, readonly Row[]>();
+  /** confirmation look-ups that found none: key → the `now` they were asked at. */
+  private readonly noConfirmations = new Map<string, string>();
+
+  get(s: Stmt): Row[] | undefined {
+    if (s.text === CONFIRMATIONS) {
+      const at = this.noConfirmations.get(JSON.stringify(s.values.slice(0, 3)));
+      return at !== undefined && String(s.values[3]) >= at ? [] : undefined;
+    }
+    const hit = KEPT.has(s.text) ? this.rows.get(s.text + JSON.stringify(s.values)) : undefined;
+    return hit === undefined ? undefined : [...hit];
+  }
+
+  keep(s: Stmt, rows: readonly Row[]): void {
+    if (s.text === CONFIRMATIONS && rows.length === 0) this.noConfirmations.set(JSON.stringify(s.values.slice(0, 3)), String(s.values[3]));
+    else if (KEPT.has(s.text)) this.rows.set(s.text + JSON.stringify(s.values), [...rows]);
+  }
+
+  forget(): void {
+    this.rows.clear();
+    this.noConfirmations.clear();
+  }
+}
+
 const SAVEPOINT = 'SAVEPOINT memauth_op';
 const NEXT_SAVEPOINT = 'RELEASE SAVEPOINT memauth_op; SAVEPOINT memauth_op';
 
@@ -74,6 +121,7 @@ export class BatchExecutor implements SqlExecutor {
   /** the job that owns the current savepoint; -1 before the first. */
   private savepointOf = -1;
   private readonly direct: SqlExecutor;
+  private readonly kept = new KeptReads();
   /** set when sending kept appends failed: the batch must be rolled back and every job of it rejected. */
   broken: unknown = null;
 
@@ -95,18 +143,25 @@ export class BatchExecutor implements SqlExecutor {
    */
   endJob(failed: boolean): boolean {
     if (!failed) return false;
+    this.kept.forget();
     this.pending = this.pending.filter((p) => p.job !== this.job);
     return this.savepointOf === this.job;
   }
 
   async all(s: Stmt): Promise<Row[]> {
+    const hit = this.kept.get(s);
+    if (hit !== undefined) return hit;
+    if (!leavesReads(s)) this.kept.forget();
     await this.sendPending();
-    return this.direct.all(s);
+    const rows = await this.direct.all(s);
+    this.kept.keep(s, rows);
+    return rows;
   }
 
   async run(stmts: ReadonlyArray<Stmt | null>): Promise<void> {
     for (const s of stmts) {
       if (s === null) continue;
+      if (!leavesReads(s)) this.kept.forget();
       const sql = deferrable(s) ? renderStmt(s) : null;
       if (sql !== null) this.pending.push({ job: this.job, sql });
       else await this.all(s);
