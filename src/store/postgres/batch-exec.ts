@@ -13,10 +13,9 @@
  *   invariant, a lost connection, a full disk — the whole batch is rejected and nothing of it is
  *   stored, as when its COMMIT fails ({@link BatchExecutor.broken}).
  * - **Savepoints on demand.** A logical transaction gets its SAVEPOINT only when it first sends a
- *   statement to the server, in the same round trip as the deferred appends before it; one that
- *   only appends needs none: when it throws, its kept appends are dropped
- *   ({@link BatchExecutor.endJob}).
- *
+ *   statement to the server, in the same round trip as the deferred appends before it (the
+ *   batch's first with BEGIN); one that only appends needs none: when it throws, its kept appends
+ *   are dropped ({@link BatchExecutor.endJob}).
  * - **Reads answered once per batch.** The reads of records by id, of their derivation edges and
  *   corroborations, and a look-up of confirmations that found none, are kept and answered again
  *   from memory while the batch sends nothing but reads and appends to `audit` and `decisions`;
@@ -28,14 +27,15 @@
  *
  * Reads and the other writes run as before: named prepared statements with bound parameters.
  *
- * May import: pg, ../rows.js, ../sql/*, ./errors.js, ./native.js.
+ * May import: pg, core/errors, ../rows.js, ../sql/*, ./errors.js, ./native.js.
  */
 import pg from 'pg';
 import type { Row } from '../rows.js';
 import { type Stmt, postgresDialect } from '../sql/dialect.js';
 import type { SqlExecutor } from '../sql/reader.js';
 import * as S from '../sql/statements.js';
-import { type PostgresTarget, mapPgError } from './errors.js';
+import { MemauthError } from '../../core/errors.js';
+import { type PostgresTarget, mapPgError, where } from './errors.js';
 import { pgExecutor } from './native.js';
 
 /** The appends that may be deferred: a plain `INSERT INTO <table> (<columns>) VALUES ($n, …), …` (a value may be a lowercase word literal), nothing else. */
@@ -110,16 +110,15 @@ class KeptReads {
   }
 }
 
-const SAVEPOINT = 'SAVEPOINT memauth_op';
 const NEXT_SAVEPOINT = 'RELEASE SAVEPOINT memauth_op; SAVEPOINT memauth_op';
 
-/** The {@link SqlExecutor} of one batch on one client (see the module header). */
+/** The {@link SqlExecutor} of one batch on one client, after `BEGIN; <lock>; SAVEPOINT memauth_op` (see the module header). */
 export class BatchExecutor implements SqlExecutor {
   /** the kept appends, in order, with the job that made each. */
   private pending: Array<{ job: number; sql: string }> = [];
   private job = 0;
-  /** the job that owns the current savepoint; -1 before the first. */
-  private savepointOf = -1;
+  /** the job that owns the current savepoint: the first job's is taken with BEGIN (./group-commit.ts). */
+  private savepointOf = 0;
   private readonly direct: SqlExecutor;
   private readonly kept = new KeptReads();
   /** set when sending kept appends failed: the batch must be rolled back and every job of it rejected. */
@@ -172,7 +171,8 @@ export class BatchExecutor implements SqlExecutor {
    * Send the kept appends with `tail` (e.g. COMMIT) in one round trip.
    * @returns the command tag of the last statement sent (`COMMIT`, or `ROLLBACK` when PostgreSQL
    *   ended an aborted transaction).
-   * @throws what PostgreSQL answered (mapped); {@link broken} is then set.
+   * @throws MemauthError `DATABASE_UNAVAILABLE` (or the mapped error) when PostgreSQL refused
+   *   what was sent; {@link broken} is then set.
    */
   async finish(tail: string): Promise<string> {
     const res = await this.send([...this.pending.map((p) => p.sql), tail]);
@@ -186,7 +186,7 @@ export class BatchExecutor implements SqlExecutor {
     if (!needSavepoint && this.pending.length === 0) return;
     const others = this.pending.filter((p) => p.job !== this.job).map((p) => p.sql);
     const own = this.pending.filter((p) => p.job === this.job).map((p) => p.sql);
-    const savepoint = needSavepoint ? [this.savepointOf === -1 ? SAVEPOINT : NEXT_SAVEPOINT] : [];
+    const savepoint = needSavepoint ? [NEXT_SAVEPOINT] : [];
     await this.send([...others, ...savepoint, ...own]);
     this.pending = [];
     this.savepointOf = this.job;
@@ -199,7 +199,12 @@ export class BatchExecutor implements SqlExecutor {
       const last = Array.isArray(res) ? res[res.length - 1] : res;
       return last?.command ?? '';
     } catch (e) {
-      this.broken = mapPgError(e, this.target);
+      const mapped = mapPgError(e, this.target);
+      const msg = e instanceof Error ? e.message : String(e);
+      this.broken =
+        mapped instanceof MemauthError
+          ? mapped
+          : new MemauthError('DATABASE_UNAVAILABLE', `${where(this.target)}: a statement of this batch failed (${msg}); nothing of the batch was stored, retry`, {}, { cause: e });
       throw this.broken;
     }
   }

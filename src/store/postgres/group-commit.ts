@@ -125,12 +125,12 @@ export class PgGroupCommit {
   }
 
   /**
-   * BEGIN and the tenant's lock in one round trip (a simple query; the key is sent as an escaped
-   * literal); a client that fails here is released (destroyed).
+   * BEGIN, the tenant's lock and the first job's SAVEPOINT in one round trip (a simple query; the
+   * key is sent as an escaped literal); a client that fails here is released (destroyed).
    */
   private async begin(client: pg.PoolClient, tenant: string): Promise<void> {
     try {
-      await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(hashtextextended(${this.host.lockLiteral(tenant)}, 0))`);
+      await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(hashtextextended(${this.host.lockLiteral(tenant)}, 0)); SAVEPOINT memauth_op`);
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);
       client.release(e instanceof Error ? e : new Error(String(e)));
