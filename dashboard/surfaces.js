@@ -71,10 +71,10 @@ function surfaceRow(s, modes) {
   return h(
     `tr.surface${feedsHigh ? '.feeds-high' : ''}${risky(s) ? '.risky' : ''}`,
     { 'data-surface': s.id },
-    h('th', { scope: 'row' }, mark, h('span.surface-name', s.name), h('br'), h('span.muted', `${TYPE_LABEL[s.type] ?? s.type} · ${s.id}`), s.description ? h('p.help.surface-desc', s.description) : null),
+    h('th', { scope: 'row' }, mark, h('span.surface-name', s.name), h('br'), h('span.muted', s.type === 'principal' ? 'principal' : `${TYPE_LABEL[s.type] ?? s.type} · ${s.id}`), s.description ? h('p.help.surface-desc', s.description) : null),
     h('td', s.kind ?? h('span.untrusted-mark', 'unregistered')),
     h('td.mono', s.domain ?? '—'),
-    h('td', s.owner),
+    h('td.owner', s.owner),
     h('td', defaultAuthority(s)),
     h('td', writes(s.observed)),
     TIERS.map((t) => h(`td.tier-${t}`, { 'data-mode': modes[t] }, tierUse(s.observed.tiers[t]))),

@@ -133,3 +133,16 @@ test('write surfaces: an agent token is refused by the API and the page says so;
   assert.deepEqual([agent.pageErrors, narrow.pageErrors], [[], []]);
   await narrow.page.close();
 });
+
+test('decisions page: a filter redraws the table without a script error', { skip, timeout: 60_000 }, async () => {
+  const { page, pageErrors } = await newPage(browser, srv.url);
+  await signIn(page, srv.url, tok.alice);
+  await page.getByRole('link', { name: 'Decisions' }).click();
+  await page.locator('table tbody tr').first().waitFor();
+  await page.getByLabel('Outcome').selectOption('would_deny');
+  await page.getByRole('status').getByText('1 decisions shown').waitFor({ state: 'attached' });
+  assert.equal(await page.locator('table tbody tr').count(), 1);
+  assert.equal(await page.getByRole('alert').count(), 0);
+  assert.deepEqual(pageErrors, []);
+  await page.close();
+});
