@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { REVIEW_LANES, reviewQueuePage } from '../../api/decisions.js';
 import { computeMetricsSeries } from '../../api/metrics-series.js';
 import type { Memory } from '../../api/memory.js';
-import { confirmationMismatch } from '../../core/confirmation.js';
+import { DEFAULT_USABLE_KINDS, confirmationMismatch } from '../../core/confirmation.js';
 import type { Decision, PrincipalKind, ReasonCode } from '../../core/types.js';
 import type { RequesterSide, ReviewNoteRow } from '../../store/driver.js';
 import { HttpError } from '../errors.js';
@@ -47,12 +47,12 @@ async function requesterView(mem: Memory, tenant: string, d: Pick<Decision, 'req
 
 /**
  * A denial a user can lift with a scoped confirmation: only soft reasons (needs_confirmation is
- * added only then), requested by the application or a registered principal that is not
- * `external` (a confirmation is never usable by an external principal, so approving one would
- * only hand it to someone else).
+ * added only then), requested by the application or a registered user, system or agent principal
+ * (core/confirmation.ts `DEFAULT_USABLE_KINDS`: a confirmation is never usable by an external
+ * principal or a tool channel, so approving their request would only hand it to someone else).
  */
 export const approvable = (d: Pick<Decision, 'outcome' | 'reasons'>, requester: RequesterView = { id: null, kind: null }): boolean =>
-  d.outcome === 'deny' && d.reasons.some((r) => r.code === 'needs_confirmation') && (requester.id === null || (requester.kind !== null && requester.kind !== 'external'));
+  d.outcome === 'deny' && d.reasons.some((r) => r.code === 'needs_confirmation') && (requester.id === null || (requester.kind !== null && DEFAULT_USABLE_KINDS.has(requester.kind)));
 
 /** The memory a confirmation approving `d` is bound to: the untrusted records its denial named. */
 const approvedMemoryIds = (d: Pick<Decision, 'reasons'>): string[] => [...new Set(d.reasons.filter((r) => r.code === 'needs_confirmation').flatMap((r) => r.memoryIds))].sort();
@@ -116,7 +116,7 @@ export const reviewRoutes: readonly AnyRoute[] = [
     tag: 'review',
     summary: 'The review queue, in lanes: denied (deny) and observe-mode would_deny decisions, paged by cursor, with their review class and status',
     description:
-      "Lanes, in order: decisions requested by the application, agents, tools and people (`requesterSide: internal`) before those of external or unregistered principals (`external`), so a flood of external requests never hides an agent's; within a side the high tier first, then low, then read_only; within a tier blocked before would_deny; newest first within a lane. `lanes` counts every lane; `nextCursor` (null at the end) continues the list. Each item names its `requester` (the principal whose token asked; id null: the application or the admin token). status: `approved` when a scoped confirmation issued after the decision exists that the gate would accept for exactly this decision now (same action type, resource and arguments, bound to the records the decision rested on, usable by its requester, unexpired, with uses left; `confirmations` also lists the used-up and expired ones); `rejected` when someone recorded a rejection (POST /v1/review/{id}/reject); `open` otherwise. Approving is POST /v1/review/{id}/approve with a user token. For the admin, user and system principals (people): agent, tool and external principals get FORBIDDEN (403).",
+      "Lanes, in order: decisions requested by the application, agents and people (`requesterSide: internal`) before those of external, tool or unregistered principals (`external`), so a flood of external or tool requests never hides an agent's; within a side the high tier first, then low, then read_only; within a tier blocked before would_deny; newest first within a lane. `lanes` counts every lane; `nextCursor` (null at the end) continues the list. Each item names its `requester` (the principal whose token asked; id null: the application or the admin token). status: `approved` when a scoped confirmation issued after the decision exists that the gate would accept for exactly this decision now (same action type, resource and arguments, bound to the records the decision rested on, usable by its requester, unexpired, with uses left; `confirmations` also lists the used-up and expired ones); `rejected` when someone recorded a rejection (POST /v1/review/{id}/reject); `open` otherwise. Approving is POST /v1/review/{id}/approve with a user token. For the admin, user and system principals (people): agent, tool and external principals get FORBIDDEN (403).",
     auth: 'any',
     query: queries.ReviewQueue,
     responses: { 200: 'ReviewQueue' },
@@ -146,7 +146,7 @@ export const reviewRoutes: readonly AnyRoute[] = [
     tag: 'review',
     summary: "Approve a blocked decision once: a user's scoped confirmation for exactly its action, bound to its requester and to the records its denial named",
     description:
-      "Only a user principal's token (CONFIRMATION_REQUIRES_USER, 403). The confirmation binds the action type, resource and exact arguments, `memoryIds` = the untrusted records the denial named (a later session that read anything else untrusted cannot use it), `usableBy` = the decision's requester (the admin token / application: `[]`), single use, expiring. A decision that is not approvable — allowed, a hard denial, or requested by an external or unregistered principal — is NOT_APPROVABLE (409).",
+      "Only a user principal's token (CONFIRMATION_REQUIRES_USER, 403). The confirmation binds the action type, resource and exact arguments, `memoryIds` = the untrusted records the denial named (a later session that read anything else untrusted cannot use it), `usableBy` = the decision's requester (the admin token / application: `[]`), single use, expiring. A decision that is not approvable — allowed, a hard denial, or requested by an external, tool or unregistered principal (none may use a confirmation) — is NOT_APPROVABLE (409).",
     auth: 'principal',
     params: params.Id,
     body: requests.ReviewApprove,
