@@ -149,10 +149,18 @@ export const DEFAULT_POLICY: PolicyInput = {
     send_email: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['email', 'send', 'mail', 'forward', 'reply'] },
     send_data: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['send', 'share', 'email'] },
     export_data: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['export', 'send', 'share'] },
-    update_setting: { tier: 'high', suppliers: { key: ['claim:setting_key', 'user_turn', 'text'], value: ['claim:setting_value', 'user_turn', 'text'] }, intent: ['set', 'change', 'update', 'point', 'configure'] },
+    update_setting: {
+      tier: 'high',
+      suppliers: { key: ['claim:setting_key', 'user_turn', 'text'], value: ['claim:setting_value', 'user_turn', 'text'] },
+      intent: ['set', 'change', 'update', 'point', 'configure'],
+    },
     change_permission: { tier: 'high', suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'change', 'revoke', 'remove'] },
     grant_permission: { tier: 'high', suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'add'] },
-    deploy: { tier: 'high', suppliers: { target: ['claim:image', 'user_turn', 'text'], '{resource}': ['claim:deploy_target', 'user_turn', 'text'] }, intent: ['deploy', 'release', 'roll out', 'ship'] },
+    deploy: {
+      tier: 'high',
+      suppliers: { target: ['claim:image', 'user_turn', 'text'], '{resource}': ['claim:deploy_target', 'user_turn', 'text'] },
+      intent: ['deploy', 'release', 'roll out', 'ship'],
+    },
   },
   modes: { read_only: 'enforce', low: 'enforce', high: 'enforce' },
   sources: [
