@@ -82,8 +82,7 @@ async function insertNew(
   const taint = edges.length === 0 && context === null && op === 'write' ? own : withChannels(derived(), own.channels);
   const sessionContext = context === null ? {} : { sessionContext: context.ref };
   const contentHash = contentHashOf(hashedBody(base.content, base.claims), await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
-  // only a record with claims names them: a record without hashes and audits exactly as before claims existed
-  const claimed = base.claims.length > 0 ? { claims: base.claims } : {};
+  const claimed = base.claims.length > 0 ? { claims: base.claims } : {}; // none: hashed and audited as before claims
   const payload = {
     recordId: id,
     scope: base.scope,
@@ -118,7 +117,6 @@ async function insertNew(
     status: 'active',
   };
   await tx.insertRecord(record);
-  // built from the very values its audit entry was just built from: it matches the entry
   ctx.provenance.markVerified(record);
   // what is written in a session is in that session's context from now on
   if (base.session !== undefined) await appendReads(ctx.provenance, tx, base.tenant, base.session.id, base.session.head, [record.id], base.writtenAt);
@@ -204,7 +202,7 @@ export async function derive(ctx: OpContext, input: In<'derive'>): Promise<Memor
       const scope = a.scope ?? declared[0]?.scope;
       if (scope === undefined) throw new MemauthError('SCOPE_REQUIRED', 'derive: a scope is required when there are no declared inputs', { field: 'scope' });
       const expiresAt = a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null;
-      const claims = derivedClaims(a.claims ?? [], declared, p.id);
+      const claims = derivedClaims(a.claims ?? [], declared);
       const base: NewRecord = { tenant: a.tenant, scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? a.transform, session, claims };
       const context = narrowed ? null : contextOf(base, covered, a.transform);
       const record = await insertNew(ctx, tx, 'derive', base, edges, inputs, now, a.transform, context);
@@ -217,19 +215,14 @@ export async function derive(ctx: OpContext, input: In<'derive'>): Promise<Memor
 /**
  * A derivation's claims, checked ({@link checkClaims}) and each restating a claim of a declared
  * input (core/claims.ts `checkDerivedClaims`).
- * @throws MemauthError `CLAIM_INVALID`; a {@link Refusal} `CLAIM_NOT_IN_INPUTS` (logged).
+ * @throws MemauthError `CLAIM_INVALID`, `CLAIM_NOT_IN_INPUTS`.
  */
-function derivedClaims(given: readonly Claim[], declared: readonly MemoryRecord[], principalId: string): Claim[] {
+function derivedClaims(given: readonly Claim[], declared: readonly MemoryRecord[]): Claim[] {
   const claims = checkClaims(given, 'derive');
-  try {
-    checkDerivedClaims(
-      claims,
-      declared.map((r) => r.claims),
-    );
-  } catch (e) {
-    if (e instanceof MemauthError) throw new Refusal({ principalId, from: declared.map((r) => r.id), details: e.details }, e);
-    throw e;
-  }
+  checkDerivedClaims(
+    claims,
+    declared.map((r) => r.claims),
+  );
   return claims;
 }
 

@@ -8,7 +8,7 @@ import { canonicalJson } from './canonical.js';
 import { decimalOfText } from './decimal.js';
 import { MemauthError } from './errors.js';
 import { normalizeText, valueTokens } from './match.js';
-import type { Claim } from './types.js';
+import type { Claim, MemoryRecord } from './types.js';
 
 /** At most this many claims per record. */
 export const MAX_CLAIMS = 32;
@@ -102,4 +102,10 @@ export function checkDerivedClaims(claims: readonly Claim[], inputs: ReadonlyArr
         },
       );
   });
+}
+
+/** A record as erased by delete: no content, no claims (docs/design.md § Deletion, retention, privacy). */
+export function erasedRecord(r: MemoryRecord): MemoryRecord {
+  const { claims: _claims, ...rest } = r;
+  return { ...rest, content: null, status: 'deleted' };
 }

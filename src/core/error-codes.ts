@@ -97,7 +97,7 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
     400,
     "a record's claims break their bounds: more than 32, a `field` that is not a lowercase identifier, a subject or value longer than 500 characters or without a letter or digit, a repeated claim; `details.field` names it",
   ),
-  CLAIM_NOT_IN_INPUTS: input(403, 'a derivation names a claim that none of its declared inputs makes (a summary cannot mint or change a claim)', { audited: 'always' }),
+  CLAIM_NOT_IN_INPUTS: input(403, 'a derivation names a claim that none of its declared inputs makes (a summary cannot mint or change a claim)'),
 });
 
 /** The codes the server edge adds to {@link ErrorCode} (HttpError), in documentation order. */

@@ -5,6 +5,7 @@
  *
  * May import: core types, ../driver.js, ../rows.js, ./state.js.
  */
+import { erasedRecord } from '../../core/claims.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import type { SessionLogEntry } from '../../core/session.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../../core/types.js';
@@ -20,12 +21,6 @@ import { type CacheState, type Entry, type Head, INVALID, type Overlay, type Slo
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- methods it lacks are forwarded at runtime
 export interface CachedTx extends StorageTx {}
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-/** A record as erased: no content, no claims (docs/design.md § Deletion, retention, privacy). */
-function erased(r: MemoryRecord): MemoryRecord {
-  const { claims: _claims, ...rest } = r;
-  return { ...rest, content: null, status: 'deleted' };
-}
-
 export class CachedTx {
   constructor(
     readonly tx: StorageTx,
@@ -306,7 +301,7 @@ export class CachedTx {
     await this.tx.eraseRecord(tenant, id, at);
     const o = CachedTx.peek(this.ov.records, tenant, id);
     const cur = o !== undefined ? o : this.st.records.get(tenant, id);
-    CachedTx.put(this.ov.records, tenant, id, cur === undefined || cur === INVALID ? INVALID : deepFreeze(erased(cur)));
+    CachedTx.put(this.ov.records, tenant, id, cur === undefined || cur === INVALID ? INVALID : deepFreeze(erasedRecord(cur)));
   }
 
   async insertCorroboration(c: Corroboration, auditSeq: number): Promise<void> {
