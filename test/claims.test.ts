@@ -9,7 +9,7 @@ import { type DependencyFacts, type GateInput, type ValueProvenance, argsHashOf,
 import { checkClaims, hashedBody } from '../src/core/claims.js';
 import { contentHashOf } from '../src/core/content-hash.js';
 import { MemauthError } from '../src/core/errors.js';
-import { requestedPhrase, standingInstructions } from '../src/core/intent.js';
+import { assertedClauses, requestedPhrase, standingInstructions } from '../src/core/intent.js';
 import { openMemory } from '../src/api/open.js';
 
 const PAY = { type: 'pay', args: { to: 'ACME-AP', amount: 1200 } };
@@ -22,7 +22,7 @@ const dep = (memoryId: string, trusted: boolean, why: DependencyFacts['why']): D
 
 function input(over: Partial<GateInput> = {}): GateInput {
   const to: ValueProvenance = { argument: 'to', value: 'ACME-AP', recordIds: ['fact', 'page'], userTurn: false, claims: [{ field: 'payee_account', recordIds: ['fact'] }], computed: null };
-  const amount: ValueProvenance = { argument: 'amount', value: '1200', recordIds: [], userTurn: true, amount: '1200', computed: null };
+  const amount: ValueProvenance = { argument: 'amount', value: '1200', recordIds: [], userTurn: true, userTurnAsserted: true, amount: '1200', computed: null };
   return {
     action: PAY,
     argsHash: argsHashOf(PAY.args),
@@ -45,6 +45,11 @@ describe('gate: context is waived only with trusted intent and claim/user-turn s
     const r = decide(input());
     assert.equal(r.outcome, 'allow', JSON.stringify(r.reasons));
     assert.equal(r.contextWaived, true);
+  });
+  test('a value the user turn names only in a question or beside a negation does not waive the context', () => {
+    const r = decide(input({ values: input().values.map((v) => (v.argument === 'amount' ? { ...v, userTurnAsserted: false } : v)) }));
+    assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
+    assert.equal(r.contextWaived, false);
   });
   test('no intent: the untrusted page read in the session denies', () => {
     const r = decide(input({ intent: { sources: [] } }));
@@ -169,6 +174,32 @@ describe('claims and intent through the store', () => {
     assert.equal((await mem.authorize({ tenant: 't', action: PAY, session: 's', userTurn: question })).outcome, 'deny');
     assert.equal((await mem.verifyAudit({ tenant: 't' })).ok, true);
     await mem.close();
+  });
+  test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {
+    const { mem } = await world();
+    const pay = { type: 'pay', args: { to: 'ACCT-X', amount: 1200 } };
+    for (const text of [
+      'Please pay the Acme invoice of $1200, but never to ACCT-X.',
+      'Pay Acme $1200, not ACCT-X.',
+      'Pay the $1200 invoice. Is ACCT-X really Acme?',
+      "Pay the $1200 invoice; don't use ACCT-X.",
+    ]) {
+      const d = await mem.authorize({ tenant: 't', action: pay, session: 's', userTurn: { principal: 'user', text } });
+      assert.equal(d.outcome, 'deny', text);
+      assert.notEqual(d.contextWaived, true, text);
+      assert.equal(d.values.find((v) => v.argument === 'to')?.userTurnAsserted, false, text);
+      assert.equal((await mem.replay({ tenant: 't', decisionId: d.id })).matches, true, text);
+    }
+    // the application asserting intent does not make a questioned value asserted either
+    const q = await mem.evaluate({ tenant: 't', action: pay, session: 's', userTurn: { principal: 'user', text: 'Is ACCT-X really the account of Acme? The invoice is $1200.' }, intent: 'pay' });
+    assert.equal(q.outcome, 'deny', JSON.stringify(q.reasons));
+    // asserted in its own clause, the user's own value goes through (the user asked for exactly it)
+    const own = await mem.evaluate({ tenant: 't', action: pay, session: 's', userTurn: { principal: 'user', text: 'Pay $1200 to ACCT-X.' } });
+    assert.equal(own.outcome, 'allow', JSON.stringify(own.reasons));
+    await mem.close();
+  });
+  test('assertedClauses drops questions and negated clauses and keeps identifiers and amounts whole', () => {
+    assert.deepEqual(assertedClauses('Pay Acme $1,200.00, never ACCT-X. Is ACME-AP right? Send it to billing@acme.co.uk'), ['pay acme $1,200.00', ' send it to billing@acme.co.uk']);
   });
   test('an external or agent requester cannot assert intent; the application can', async () => {
     const { mem } = await world();

@@ -8,6 +8,7 @@
 import { type FactsBundle, dependencyFacts } from '../core/facts.js';
 import type { DependencyFacts } from '../core/gate.js';
 import { type Policy, argumentSuppliers, argumentTypes } from '../core/policy.js';
+import { assertedClauses } from '../core/intent.js';
 import { valueProvenance } from '../core/provenance.js';
 import type { Action, DependencyWhy, MemoryRecord, ValueProvenance } from '../core/types.js';
 import { prepareText } from '../core/values.js';
@@ -49,6 +50,7 @@ export function dependencies(
     userText,
     argumentSuppliers(ctx.policy, action.type),
     usable.filter((r) => r.claims !== undefined),
+    userTurnText !== undefined ? assertedClauses(userTurnText).map(prepareText) : [],
   );
   for (const v of values) {
     for (const id of v.recordIds) addWhy(why, id, 'value');

@@ -224,12 +224,15 @@ interface Supply {
  * `text` — such a record's text contains it.
  */
 function valueSupply(v: ValueProvenance, allowed: readonly string[], trustedIds: ReadonlySet<string>): Supply {
-  const turn = allowed.includes('user_turn') && (v.userTurn || productOfUserNumbers(v));
+  const product = productOfUserNumbers(v);
+  const turn = allowed.includes('user_turn') && (v.userTurn || product);
+  // the turn asserts it (not only in a question or beside a negation): only then may it waive the context
+  const asserted = turn && (product || v.userTurnAsserted === true);
   const claims = (v.claims ?? []).filter((c) => allowed.includes(`claim:${c.field}`)).flatMap((c) => c.recordIds);
   const text = allowed.includes('text') ? v.recordIds : [];
   return {
-    strong: turn || claims.some((id) => trustedIds.has(id)),
-    weak: text.some((id) => trustedIds.has(id)),
+    strong: asserted || claims.some((id) => trustedIds.has(id)),
+    weak: (turn && !asserted) || text.some((id) => trustedIds.has(id)),
     suppliers: [...new Set([...claims, ...text])],
   };
 }

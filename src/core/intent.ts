@@ -98,3 +98,32 @@ export function standingInstructions(actionType: string, values: readonly string
   }
   return out.sort();
 }
+
+/**
+ * The clauses of the user's turn that assert rather than ask or forbid: a clause (cut at the
+ * same clause ends as intent phrases) that is not ended by `?` and has no
+ * {@link NEGATORS negator} among its words, as normalised text. A value the turn names only in a
+ * question or beside a negation ("is ACCT-X really Acme?", "pay Acme, never ACCT-X") is not
+ * asserted by it, so it cannot waive the session context (docs/design.md § Claims and intent).
+ * Conservative on purpose: a negator anywhere in the clause withdraws it.
+ *
+ * @param turn - the user's current turn (raw text).
+ * @returns the asserting clauses' texts, in order (empty when none).
+ */
+export function assertedClauses(turn: string): string[] {
+  const out: string[] = [];
+  let text = '';
+  let words: string[] = [];
+  const close = (question: boolean): void => {
+    if (words.length > 0 && !question && !words.some((w) => NEGATORS.has(w))) out.push(text);
+    text = '';
+    words = [];
+  };
+  tokenize(normalizeText(turn).replace(/’/g, "'"), (t, run) => {
+    if (run) words.push(t);
+    if (!run && CLAUSE_END.has(t)) close(t === '?');
+    else text += t;
+  });
+  close(false);
+  return out;
+}

@@ -42,6 +42,9 @@ function claimSuppliers(v: ArgumentValue, fields: readonly string[], records: Re
  * @param suppliers - the policy's suppliers for the action's type (`argumentSuppliers`): only
  *   claims of the fields listed for a value's argument are traced.
  * @param claimed - the candidate records that carry claims (active, unexpired).
+ * @param assertedTurn - the user's turn's asserting clauses, prepared (src/core/intent.ts
+ *   `assertedClauses`): a value the turn contains gets `userTurnAsserted` — whether one of them
+ *   contains it.
  * @returns one {@link ValueProvenance} per value, in argument order, the resource last;
  *   `recordIds` sorted; `amount` set for an amount that parses; `claims` only when some claim
  *   supplies the value.
@@ -53,10 +56,12 @@ export function valueProvenance(
   userTurn: MatchText | null,
   suppliers: Readonly<Record<string, readonly string[]>> = {},
   claimed: ReadonlyArray<{ id: string; claims?: readonly Claim[] | undefined }> = [],
+  assertedTurn: readonly MatchText[] = [],
 ): ValueProvenance[] {
   const values = actionValues(action, types);
   const all = userTurn === null ? texts.map((x) => x.text) : [...texts.map((x) => x.text), userTurn];
   const { byValue } = suppliersOf(values, all);
+  const asserted = userTurn !== null && assertedTurn.length > 0 ? suppliersOf(values, assertedTurn).byValue : null;
   const products = userTurn !== null && values.some((v) => v.amount !== null) ? markedProducts(userTurn) : [];
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
@@ -79,7 +84,8 @@ export function valueProvenance(
     }
     const fields = claimFields(suppliers[topArgument(v.argument)]);
     const claims = fields.length > 0 && claimed.length > 0 ? claimSuppliers(v, fields, claimed) : [];
-    const base = { argument: v.argument, value: v.value, recordIds, userTurn: fromUser, ...(claims.length > 0 ? { claims } : {}) };
+    const userTurnAsserted = fromUser ? { userTurnAsserted: ((asserted?.[i] as number[] | undefined) ?? []).length > 0 } : {};
+    const base = { argument: v.argument, value: v.value, recordIds, userTurn: fromUser, ...userTurnAsserted, ...(claims.length > 0 ? { claims } : {}) };
     return v.amount !== null ? { ...base, amount: v.amount, computed } : { ...base, computed };
   });
 }

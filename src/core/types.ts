@@ -218,6 +218,12 @@ export type ArgumentType = (typeof ARGUMENT_TYPES)[number];
 export interface ValueProvenance extends ValueSuppliers {
   readonly argument: string;
   /**
+   * for a value the user's turn contains: whether a clause of the turn asserts it (not a question,
+   * no negation; src/core/intent.ts `assertedClauses`). Only an asserted value can waive the
+   * session context (docs/design.md § Claims and intent). Absent: not asserted.
+   */
+  readonly userTurnAsserted?: boolean;
+  /**
    * records whose typed claim of a field the policy lists for this argument (`claim:<field>`) has
    * this value, by field (absent when none; docs/design.md § Claims and intent).
    */

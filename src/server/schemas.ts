@@ -195,6 +195,7 @@ const decisionShape = {
         .array(z.strictObject({ field: z.string(), recordIds: z.array(z.string()) }))
         .optional()
         .describe('records whose typed claim of a field the policy lists for this argument has this value, by field'),
+      userTurnAsserted: z.boolean().optional().describe("for a value the user's turn contains: whether a clause of the turn asserts it (not a question, no negation)"),
       amount: z.string().optional().describe('for an argument the policy declares an amount: its canonical decimal'),
       computed: z
         .strictObject({ op: z.enum(['*', '+']), operands: z.tuple([ValueSuppliers, ValueSuppliers]) })
