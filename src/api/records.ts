@@ -1,7 +1,7 @@
 /**
  * The record operations of the facade (docs/design.md § Principals and origin, § Derivation and
- * taint, § What the model sees): write, derive, get, search, list and the lineage graph, with the
- * session reads they mark. Each takes the facade's {@link OpContext}; `Memory` in memory.ts holds
+ * taint, § What the model sees): write, derive, get, list and the lineage graph, with the
+ * session reads they mark (search: ./search.ts). Each takes the facade's {@link OpContext}; `Memory` in memory.ts holds
  * their documentation. Imports from src/core, src/store's port, and api/ modules below the facade.
  */
 import { type Authority, atLeast, minAuthority } from '../core/authority.js';
@@ -14,7 +14,7 @@ import { corroborationViews } from '../core/exposure.js';
 import { corroborationOf } from '../core/facts.js';
 import { originAuthority, selfSource } from '../core/policy.js';
 import type { Claim, DerivationEdge, MemoryRecord, Principal, SessionRef, Taint, Transform } from '../core/types.js';
-import type { SearchHit, StorageDriver, StorageTx } from '../store/driver.js';
+import type { StorageDriver, StorageTx } from '../store/driver.js';
 import { type In, type OpContext, appendAudit, newId, nowOf, startTiming, transact } from './context.js';
 import { Refusal, principalIn, refusing } from './refusals.js';
 import { type JoinedSession, appendReads, enterSession, joinSession, readInSession } from './sessions.js';
@@ -227,7 +227,7 @@ function derivedClaims(given: readonly Claim[], declared: readonly MemoryRecord[
 }
 
 /** Mark `ids` read in `session` (joining it first: a session is used only by its owner). */
-async function markRead(ctx: OpContext, tenant: string, session: string | undefined, ids: string[], requester: string | null): Promise<void> {
+export async function markRead(ctx: OpContext, tenant: string, session: string | undefined, ids: string[], requester: string | null): Promise<void> {
   if (session === undefined) return;
   const now = nowOf(ctx);
   await ctx.store.transaction(tenant, async (tx) => {
@@ -269,20 +269,6 @@ export async function views(ctx: OpContext, tenant: string, recs: MemoryRecord[]
     const corroborations = corroborationViews(bundle.bundle.corroborations.get(r.id) ?? [], r.taint.lowestAuthority, floor);
     return { ...r, status, actionAuthority, corroborations, deletedSources };
   });
-}
-
-/** {@link Memory.search}: full-text hits, marked read in the session. */
-export async function search(ctx: OpContext, input: In<'search'>): Promise<SearchHit[]> {
-  const a = parseInput(schemas.search, input, 'search');
-  const hits = await ctx.driver.search(a.tenant, a.scope, a.query, a.limit ?? 10, nowOf(ctx));
-  await markRead(
-    ctx,
-    a.tenant,
-    a.session,
-    hits.map((h) => h.record.id),
-    a.requester ?? null,
-  );
-  return hits;
 }
 
 /** {@link Memory.list}: records of a tenant, newest first. */

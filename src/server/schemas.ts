@@ -10,6 +10,7 @@ import { AUTHORITIES } from '../core/authority.js';
 import { AUDIT_OPS } from '../core/audit.js';
 import { CHANNELS, MODES, PRINCIPAL_KINDS, REASON_CODES, TIERS, TRANSFORMS } from '../core/types.js';
 import { schemas } from '../api/validation.js';
+import { surfaceQueries, surfaceResponses } from './surface-schemas.js';
 
 const ident = schemas.get.shape.id;
 const authority = z.enum(AUTHORITIES);
@@ -95,6 +96,7 @@ export const queries = {
     after: z.coerce.number().int().min(0).optional().describe('only entries with a larger seq (e.g. those past the last signed checkpoint); default 0: all'),
   }),
   ListTokens: z.strictObject({ tenant: ident.optional().describe("list this tenant's tokens; without it, the admin tokens") }),
+  ...surfaceQueries,
 } as const;
 
 /** Path-parameter schemas. */
@@ -296,16 +298,26 @@ export const responses = {
     token: IssuedToken.nullable(),
     created: z.boolean().describe('false: the principal already existed with the same kind, domain and ceiling; nothing was changed and no token issued'),
   }),
-  PrincipalList: z.strictObject({ principals: z.array(Principal) }),
+  PrincipalList: z.strictObject({ principals: z.array(Principal), hint: z.string().optional().describe('set for the admin when the tenant has no principals and no records (a misspelt tenant?)') }),
   TokenInfo,
   IssuedToken,
   TokenRotated: z.strictObject({ ...IssuedToken.shape, revoked: TokenInfo }),
   TokenList: z.strictObject({ tokens: z.array(TokenInfo) }),
   MemoryRecord,
   RecordView,
-  WriteResult: z.strictObject({ record: MemoryRecord, created: z.boolean(), echoOf: z.string().nullable() }),
-  RecordList: z.strictObject({ records: z.array(MemoryRecord) }),
-  SearchResult: z.strictObject({ hits: z.array(z.strictObject({ record: MemoryRecord, score: z.number() })) }),
+  WriteResult: z.strictObject({
+    record: MemoryRecord,
+    created: z.boolean(),
+    echoOf: z.string().nullable(),
+    embedding: z.strictObject({ status: z.enum(['stored', 'pending']), error: z.strictObject({ code: z.string(), message: z.string() }).optional() }).optional(),
+  }),
+  RecordList: z.strictObject({ records: z.array(MemoryRecord), hint: z.string().optional() }),
+  SearchResult: z.strictObject({
+    mode: z.enum(['lexical', 'semantic', 'hybrid']),
+    reason: z.string(),
+    embedder: z.string().nullable(),
+    hits: z.array(z.strictObject({ record: MemoryRecord, score: z.number(), ranks: z.strictObject({ lexical: z.number().int().nullable(), semantic: z.number().int().nullable() }) })),
+  }),
   LineageGraph: z.strictObject({
     nodes: z.array(
       z.strictObject({
@@ -325,7 +337,7 @@ export const responses = {
   Confirmation,
   Decision,
   Evaluation,
-  DecisionList: z.strictObject({ decisions: z.array(Decision) }),
+  DecisionList: z.strictObject({ decisions: z.array(Decision), hint: z.string().optional() }),
   ReplayResult,
   AuditReport: z.strictObject({ ok: z.boolean(), tenants: z.array(TenantAuditReport) }),
   AuditEntry,
@@ -376,6 +388,7 @@ export const responses = {
       .describe('every lane of the queue, in review order, with how many decisions it holds (all statuses)'),
     nextCursor: z.string().nullable().describe('pass as `cursor` for the next page; null when this page reaches the end of the queue'),
   }),
+  ...surfaceResponses,
 } as const;
 
 export type ResponseName = keyof typeof responses;

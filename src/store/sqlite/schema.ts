@@ -186,7 +186,12 @@ ALTER TABLE records ADD COLUMN session_context TEXT;
 CREATE TRIGGER records_session_context_immutable BEFORE UPDATE OF session_context ON records
 BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s origin, derivation and taint cannot be updated'); END;
 `,
-  // 11: a record's typed claims (docs/design.md § Claims and intent; JSON, NULL: none): covered by
+  // the write-surface inventory (sql/surfaces.ts) counts the newest records of a time window
+  // across every scope: an index keeps that off the tenant's older records
+  `
+CREATE INDEX IF NOT EXISTS records_tenant_created ON records (tenant, created_at);
+`,
+  // a record's typed claims (docs/design.md § Claims and intent; JSON, NULL: none): covered by
   // its content hash and audit entry, never changed — only erased with the content by delete.
   `
 ALTER TABLE records ADD COLUMN claims TEXT;
