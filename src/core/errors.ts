@@ -30,6 +30,8 @@ export const ERROR_CODES = [
   'CLOSED',
   'EMBEDDER_UNAVAILABLE',
   'EMBEDDER_BAD_RESPONSE',
+  'CLAIM_INVALID',
+  'CLAIM_NOT_IN_INPUTS',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

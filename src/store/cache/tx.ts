@@ -20,6 +20,12 @@ import { type CacheState, type Entry, type Head, INVALID, type Overlay, type Slo
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- methods it lacks are forwarded at runtime
 export interface CachedTx extends StorageTx {}
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+/** A record as erased: no content, no claims (docs/design.md § Deletion, retention, privacy). */
+function erased(r: MemoryRecord): MemoryRecord {
+  const { claims: _claims, ...rest } = r;
+  return { ...rest, content: null, status: 'deleted' };
+}
+
 export class CachedTx {
   constructor(
     readonly tx: StorageTx,
@@ -300,7 +306,7 @@ export class CachedTx {
     await this.tx.eraseRecord(tenant, id, at);
     const o = CachedTx.peek(this.ov.records, tenant, id);
     const cur = o !== undefined ? o : this.st.records.get(tenant, id);
-    CachedTx.put(this.ov.records, tenant, id, cur === undefined || cur === INVALID ? INVALID : deepFreeze({ ...cur, content: null, status: 'deleted' }));
+    CachedTx.put(this.ov.records, tenant, id, cur === undefined || cur === INVALID ? INVALID : deepFreeze(erased(cur)));
   }
 
   async insertCorroboration(c: Corroboration, auditSeq: number): Promise<void> {

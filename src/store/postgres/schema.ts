@@ -224,4 +224,17 @@ ALTER TABLE records ADD COLUMN session_context ${T};
 CREATE TRIGGER records_session_context_immutable BEFORE UPDATE OF session_context ON records FOR EACH ROW
   EXECUTE FUNCTION memauth_refuse('a record''s origin, derivation and taint cannot be updated');
 `,
+  // 9: a record's typed claims, as in SQLite's migration 11: never changed, only erased with the content.
+  `
+ALTER TABLE records ADD COLUMN claims ${T};
+CREATE FUNCTION memauth_records_claims_erase_only() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF NEW.claims IS DISTINCT FROM OLD.claims AND NOT (NEW.claims IS NULL AND NEW.content IS NULL AND OLD.status = 'active' AND NEW.status = 'deleted') THEN
+    RAISE EXCEPTION 'memauth IMMUTABLE_FIELD: a record''s claims can only be erased with its content by delete' USING ERRCODE = 'P0001';
+  END IF;
+  RETURN NEW;
+END
+$fn$;
+CREATE TRIGGER records_claims_erase_only BEFORE UPDATE ON records FOR EACH ROW EXECUTE FUNCTION memauth_records_claims_erase_only();
+`,
 ];
