@@ -7,6 +7,7 @@
 import type { Memory } from '../api/memory.js';
 import type { PrincipalKind } from '../core/types.js';
 import { argumentValues } from '../core/values.js';
+import { factClaims } from './claims.js';
 import { type BenchActionT, type Scenario, toAction } from './scenarios.js';
 
 export const TENANT = 'bench';
@@ -139,7 +140,17 @@ export async function sessionA(mem: Memory, spec: RunSpec, claim: BenchActionT |
     factIds,
     writeFacts: async () => {
       for (const [i, fact] of facts.entries()) {
-        const { record } = await mem.write({ tenant: TENANT, scope: SCOPE, principal: `sor-${i}`, content: fact, source: `sor://system-of-record-${i}/${s.id}`, session: SESSION_A });
+        // a system of record's connector states its fields as typed claims (src/bench/claims.ts)
+        const claims = factClaims(fact);
+        const { record } = await mem.write({
+          tenant: TENANT,
+          scope: SCOPE,
+          principal: `sor-${i}`,
+          content: fact,
+          source: `sor://system-of-record-${i}/${s.id}`,
+          session: SESSION_A,
+          ...(claims.length > 0 ? { claims } : {}),
+        });
         factIds.push(record.id);
       }
     },

@@ -118,12 +118,17 @@ export interface Policy {
   readonly text: string;
 }
 
-/** Who may supply a payment's payee and amount in the default policy: a typed claim or the user's turn, never a mention. */
-const PAYMENT_SUPPLIERS = { to: ['claim:payee_account', 'user_turn'], amount: ['user_turn', 'claim:amount_due'] };
+/**
+ * Who may supply a payment's payee and amount in the default policy: a typed claim, the user's
+ * turn, or (the weaker mode, kept so that stores without claims work as before) a trusted text
+ * that contains it. Only the first two waive the context (docs/design.md § Claims and intent); a
+ * policy that drops `text` makes a mere mention supply nothing.
+ */
+const PAYMENT_SUPPLIERS = { to: ['claim:payee_account', 'user_turn', 'text'], amount: ['user_turn', 'claim:amount_due', 'text'] };
 /** Who may supply a message's or an export's destination in the default policy. */
-const RECIPIENT_SUPPLIERS = { to: ['claim:email_address', 'user_turn'], destination: ['claim:email_address', 'claim:export_destination', 'user_turn'] };
+const RECIPIENT_SUPPLIERS = { to: ['claim:email_address', 'user_turn', 'text'], destination: ['claim:email_address', 'claim:export_destination', 'user_turn', 'text'] };
 /** Who may supply a permission change's grantee and role in the default policy. */
-const PERMISSION_SUPPLIERS = { grantee: ['claim:username', 'user_turn'], role: ['claim:role', 'user_turn'] };
+const PERMISSION_SUPPLIERS = { grantee: ['claim:username', 'user_turn', 'text'], role: ['claim:role', 'user_turn', 'text'] };
 
 /** The default policy: docs/design.md's tiers, k = 2, observe nothing — enforce every tier. */
 export const DEFAULT_POLICY: PolicyInput = {
@@ -144,10 +149,10 @@ export const DEFAULT_POLICY: PolicyInput = {
     send_email: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['email', 'send', 'mail', 'forward', 'reply'] },
     send_data: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['send', 'share', 'email'] },
     export_data: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['export', 'send', 'share'] },
-    update_setting: { tier: 'high', suppliers: { key: ['claim:setting_key', 'user_turn'], value: ['claim:setting_value', 'user_turn'] }, intent: ['set', 'change', 'update', 'point', 'configure'] },
+    update_setting: { tier: 'high', suppliers: { key: ['claim:setting_key', 'user_turn', 'text'], value: ['claim:setting_value', 'user_turn', 'text'] }, intent: ['set', 'change', 'update', 'point', 'configure'] },
     change_permission: { tier: 'high', suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'change', 'revoke', 'remove'] },
     grant_permission: { tier: 'high', suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'add'] },
-    deploy: { tier: 'high', suppliers: { target: ['claim:image', 'user_turn'], '{resource}': ['claim:deploy_target', 'user_turn'] }, intent: ['deploy', 'release', 'roll out', 'ship'] },
+    deploy: { tier: 'high', suppliers: { target: ['claim:image', 'user_turn', 'text'], '{resource}': ['claim:deploy_target', 'user_turn', 'text'] }, intent: ['deploy', 'release', 'roll out', 'ship'] },
   },
   modes: { read_only: 'enforce', low: 'enforce', high: 'enforce' },
   sources: [
