@@ -7,7 +7,8 @@
 #   bash formal/run.sh --deep     also GATE_MEMAUTH at larger bounds (a few minutes)
 #   bash formal/run.sh --no-impl  skip the implementation check (formal/impl, needs `npm run build`)
 #   bash formal/run.sh --widened  ONLY the widened implementation check (look-alike values, attached
-#                                 text, echo variants, resources): no SPIN, no base universe
+#                                 text, echo variants, resources, typed claims and intent): no SPIN,
+#                                 no base universe
 #   bash formal/run.sh --no-widened  everything but the widened implementation check
 #
 # After SPIN, the implementation check enumerates operation sequences against the real
@@ -41,7 +42,8 @@ done
 
 ENUM="$HERE/../dist/formal/impl/enumerate.js"
 # the widened implementation check alone: look-alike identifiers and amounts, free text attached to
-# another principal's record, echo variants of a fetched page, the action's resource
+# another principal's record, echo variants of a fetched page, the action's resource, and the
+# claims universe (typed claims, standing instructions, user turns, application intent)
 run_widened() {
   if [[ ! -f "$ENUM" ]]; then
     echo "run.sh: $ENUM not found: build the project first (npm run build; npm run formal does both)" >&2

@@ -31,7 +31,8 @@
  *
  * The widened profiles (`WIDENED`, universes in formal/impl/widened.ts) add look-alike identifiers
  * and amounts, free text another principal attaches to a record (the views the agent reads are
- * inspected), echo variants of a fetched page, and the action's `resource`. Their oracle also
+ * inspected), echo variants of a fetched page, and the action's `resource`; `--widened` also runs
+ * the claims universe (`CLAIMS`, formal/impl/claims.ts). Their oracle also
  * tracks what the agent was SHOWN beyond the session's records, and compares values as docs/design.md
  * says (identifiers exact, amounts exact decimals) — never with memauth's matching code.
  *
@@ -287,7 +288,7 @@ export const WIDENED: Readonly<Record<'lookalike' | 'evidence' | 'echo' | 'resou
   },
 };
 
-/** The claims universe (`--profile claims`; not part of `--widened` yet, see formal/README.md). */
+/** The claims universe (`--profile claims`; also run by `--widened`, see formal/README.md). */
 export const CLAIMS: Readonly<Record<'claims', Profile>> = {
   /**
    * typed claims and intent (formal/impl/claims.ts), with the default policy's suppliers: the system
@@ -1493,7 +1494,7 @@ async function cliMain(): Promise<void> {
       'usage: node dist/formal/impl/enumerate.js [--profile wide|deep|all|lookalike|evidence|echo|resource|claims|widened] [--widened] [--depth N] [--workers N] [--mutant none|k1|web-trusted|one-domain|all] [--no-renumber] [--quiet]',
     );
     console.log('  default: both base profiles (wide at depth 3, deep at depth 4), memauth as configured; --mutant all: each configuration mutant must yield a counterexample');
-    console.log('  --widened (= --profile widened): the four widened universes (look-alike values, attached text, echo variants, resources)');
+    console.log('  --widened (= --profile widened): the four widened universes (look-alike values, attached text, echo variants, resources) and the claims universe');
     return;
   }
   const workers = Number(argValue(args, '--workers') ?? Math.max(1, Math.min(2, availableParallelism())));
@@ -1507,7 +1508,7 @@ async function cliMain(): Promise<void> {
   const log = (s: string): void => {
     if (!quiet) console.log(s);
   };
-  const chosen = profileArg === 'all' ? [PROFILES.wide, PROFILES.deep] : profileArg === 'widened' ? Object.values(WIDENED) : [named[profileArg] as Profile];
+  const chosen = profileArg === 'all' ? [PROFILES.wide, PROFILES.deep] : profileArg === 'widened' ? [...Object.values(WIDENED), ...Object.values(CLAIMS)] : [named[profileArg] as Profile];
   const profiles = chosen.map((p) => (depthArg !== undefined ? { ...p, depth: Number(depthArg) } : p));
   const mutants: Mutant[] = mutantArg === 'all' ? MUTANTS.filter((m) => m !== 'none') : [mutantArg as Mutant];
   console.log('== Implementation check: exhaustive enumeration against the real Memory API on SQLite ==');
