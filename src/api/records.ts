@@ -82,7 +82,8 @@ async function insertNew(
   const taint = edges.length === 0 && context === null && op === 'write' ? own : withChannels(derived(), own.channels);
   const sessionContext = context === null ? {} : { sessionContext: context.ref };
   const contentHash = contentHashOf(hashedBody(base.content, base.claims), await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
-  const claimed = base.claims.length > 0 ? { claims: base.claims } : {}; // none: hashed and audited as before claims
+  // the entry holds the claims' count, never their values: the content hash covers them, and delete erases them like the content (none: as before claims)
+  const claimed = base.claims.length > 0 ? { claimCount: base.claims.length } : {};
   const payload = {
     recordId: id,
     scope: base.scope,
@@ -111,7 +112,7 @@ async function insertNew(
     origin,
     derivedFrom: edges,
     ...sessionContext,
-    ...claimed,
+    ...(base.claims.length > 0 ? { claims: base.claims } : {}),
     taint,
     audit: { policyVersion: ctx.policy.version, writeReason: base.reason, seq: entry.seq },
     status: 'active',

@@ -26,8 +26,8 @@ export function recordMatchesEntry(r: MemoryRecord, e: AuditEntry, contentKey?: 
   // a record written in a session refers to its context once (core/session.ts); older entries have no such field
   if (hashCanonical(p.sessionContext ?? null) !== hashCanonical(r.sessionContext ?? null)) return false;
   if (p.writeReason !== r.audit.writeReason || e.policyVersion !== r.audit.policyVersion) return false;
-  // typed claims are the entry's (absent on older entries and on records without claims); erased with the content
-  if (r.content !== null && hashCanonical(p.claims ?? null) !== hashCanonical(r.claims ?? null)) return false;
+  // typed claims: the entry holds their count (absent: none); their values are covered by the content hash; erased with the content
+  if (r.content !== null && (p.claimCount ?? 0) !== (r.claims?.length ?? 0)) return false;
   if (r.content === null && r.claims !== undefined) return false;
   if (r.content !== null && !contentHashMatches(hashedBody(r.content, r.claims), r.contentHash, contentKey)) return false;
   return true;
