@@ -6,7 +6,9 @@
  * (`not`, `never`, `no`, `n't`, `only … not`) asserts nothing here: a mention is not a claim.
  * Pure.
  */
+import { type Policy, argumentSuppliers } from '../core/policy.js';
 import type { Claim } from '../core/types.js';
+import { type BenchActionT, toAction } from './scenarios.js';
 
 const NEGATION = /\b(?:not|never|no|none|nobody|cannot)\b|n't\b/i;
 /** An account-like identifier: upper-case words joined by `-`, with at least one `-`. */
@@ -25,6 +27,8 @@ const SHAPES: ReadonlyArray<{ field: string; re: RegExp; subject?: number; value
   { field: 'setting_key', re: /\bset ([a-z0-9_]+(?:\.[a-z0-9_]+)+) to /g, value: 1 },
   { field: 'setting_value', re: /\bset ([a-z0-9_]+(?:\.[a-z0-9_]+)+) to ([^\s;,]+)/g, subject: 1, value: 2 },
   { field: 'username', re: /\busername ([a-z0-9._-]+)/g, value: 1 },
+  // "amount due $N", "balance due … $N", "open invoice … is $N"
+  { field: 'amount_due', re: /\b(?:amount due|balance due|open invoice)\b[^.;]*?\$([0-9][0-9,]*(?:\.[0-9]+)?)/g, value: 1 },
   // "grants USER ROLE on RESOURCE"
   { field: 'role', re: /\bgrants ([a-z0-9._-]+) ([a-z]+) on /g, subject: 1, value: 2 },
 ];
@@ -55,4 +59,26 @@ export function factClaims(fact: string): Claim[] {
     }
   }
   return out;
+}
+
+/**
+ * The claims a document makes for the action it plants (the attacker's, or a legit supplier's):
+ * for each argument, a claim of every field the policy lets supply it (`claim:<field>`), with the
+ * argument's value — the right field names. Its writer is external, so the claims carry external
+ * authority. Values that are not a short string or number are left out.
+ */
+export function plantedClaims(policy: Policy, action: BenchActionT, subject: string): Claim[] {
+  const a = toAction(action);
+  const out: Claim[] = [];
+  for (const [arg, suppliers] of Object.entries(argumentSuppliers(policy, a.type))) {
+    const v = a.args[arg];
+    if ((typeof v !== 'string' && typeof v !== 'number') || String(v).length > 500 || !/[\p{L}\p{N}]/u.test(String(v))) continue;
+    for (const sup of suppliers) if (sup.startsWith('claim:')) out.push({ subject, field: sup.slice('claim:'.length), value: String(v) });
+  }
+  return out;
+}
+
+/** A summary restating the trusted facts' claims with the planted values (same subject and field, the planted value): the store must refuse it. */
+export function restatedWithPlanted(facts: readonly string[], planted: readonly Claim[]): Claim[] {
+  return facts.flatMap(factClaims).flatMap((c) => planted.filter((p) => p.field === c.field && p.value !== c.value).map((p) => ({ subject: c.subject, field: c.field, value: p.value })));
 }
