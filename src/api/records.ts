@@ -82,8 +82,7 @@ async function insertNew(
   const taint = edges.length === 0 && context === null && op === 'write' ? own : withChannels(derived(), own.channels);
   const sessionContext = context === null ? {} : { sessionContext: context.ref };
   const contentHash = contentHashOf(hashedBody(base.content, base.claims), await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
-  // the entry holds the claims' count, never their values: the content hash covers them, and delete erases them like the content (none: as before claims)
-  const claimed = base.claims.length > 0 ? { claimCount: base.claims.length } : {};
+  const claimed = base.claims.length > 0 ? { claimCount: base.claims.length } : {}; // their count only: the hash covers the values, which delete erases
   const payload = {
     recordId: id,
     scope: base.scope,
