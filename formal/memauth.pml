@@ -15,6 +15,14 @@
  *             3 = GATE_LINEAGE        deny only on a live edge to an untrusted ancestor
  *             4 = GATE_NAIVE_CORROB   corroboration counted per principal, no domain check
  *             5 = GATE_LOOSE_CONFIRM  (extra) any confirmation ever issued counts
+ *             6 = GATE_NO_INTENT      context taint off without intent provenance: an
+ *                                     action whose values are supplied by trusted claims
+ *                                     or the user's turn is allowed whoever wanted it
+ *             7 = GATE_ANY_CLAIM      claims accepted from any authority (a claim counts
+ *                                     whatever the authority of the record carrying it)
+ *             8 = GATE_MENTION        a trusted text that merely mentions a value supplies
+ *                                     it on the context-free path (text as supplier)
+ *           (6..8 differ from memauth only when the CLAIMS channel 64 is on)
  *   K         corroboration threshold (default 2)
  *   CHANNELS  bit mask of enabled laundering channels (default 31 = all)
  *               1 ADAPTIVE  attacker's raw text may look benign
@@ -29,6 +37,16 @@
  *                           trusted tool fetches a page that repeats a session record
  *                           with changed case/symbols/hidden tag characters (not in
  *                           the default 31: see the display row and mutants 5, 6)
+ *              64 CLAIMS    typed claims, intent and the user's turn (not in the default
+ *                           31: see the intent-and-claims table): records carry claims
+ *                           {payee_account = v} and {intent = pay} with the record's
+ *                           authority; the attacker writes low claims with the right
+ *                           field names; a trusted record mentions the attacker's
+ *                           payee only to forbid it; summaries restate their input's
+ *                           claims (or try to restate them with another value); the
+ *                           user's turn requests the payment, names the payee, asks
+ *                           about the attacker's account, forbids it, or says "do not
+ *                           pay yet"; the agent or the application may assert intent.
  *   WITNESS   0 = normal run (check the invariant)
  *             n>0 = non-vacuity probe: assert(false) when situation n is reached
  *                   (see the comment above inline witness; SPIN must find it)
@@ -48,6 +66,15 @@
  *               6 (CHANNELS & 32) echo detection ignores case/symbols/tag
  *                 characters: a different page that repeats a session record
  *                 is swallowed as an echo (nothing stored, nothing read)
+ *               7 (CHANNELS & 64) derived claims are not checked against the
+ *                 derivation's inputs: a summary restates a trusted claim with
+ *                 another value
+ *               8 (CHANNELS & 64) intent the caller asserts is accepted from any
+ *                 requester (the agent's own origin is not checked)
+ *               9 (CHANNELS & 64) intent detection ignores a negation in the
+ *                 user's turn ("do not pay Acme yet" requests the payment)
+ *              10 (CHANNELS & 64) the user's turn supplies every value it contains,
+ *                 also one it names in a question or only to forbid it
  *
  * GROUND TRUTH: every identifier starting with g_ is a ghost variable
  * (instrumentation written next to the store update it describes).  Ghost
@@ -78,6 +105,9 @@
 #define GATE_LINEAGE        3
 #define GATE_NAIVE_CORROB   4
 #define GATE_LOOSE_CONFIRM  5
+#define GATE_NO_INTENT      6
+#define GATE_ANY_CLAIM      7
+#define GATE_MENTION        8
 
 /* ---------------- bounds (finite state space) ---------------- */
 #ifndef N
@@ -142,6 +172,61 @@
 #define V_LEGIT  0
 #define V_ATK    1
 
+#if (CHANNELS & 64)
+/* ---------------- claims, intent, the user's turn (channel 64) ----------------
+   A claim is a value with an authority: the authority of the record carrying it.
+   Claim bits of a record: */
+#define CL_L     1   /* {Acme, payee_account, LEGIT}    */
+#define CL_A     2   /* {Acme, payee_account, ATTACKER} */
+#define CL_IL    4   /* {LEGIT, intent, pay}: a standing instruction ("pay LEGIT monthly") */
+#define CL_IA    8   /* {ATTACKER, intent, pay} */
+#define CL_I     (CL_IL | CL_IA)
+#define CLV(v)   (1 << (v))        /* payee claim of value v */
+#define CLI(v)   (4 << (v))        /* standing instruction to pay v (its subject is the action's value) */
+/* Claims a root write carries, fixed by writer and source: every page from the web (the
+   attacker's, or a tool's echo of it) claims intent AND the attacker's payee (low claims
+   with the right field names); the user's own statement is a standing instruction with
+   the legitimate payee; every other trusted source claims the legitimate payee. */
+#define ROOT_CLAIMS(p, s, v) (((s) == S_WEB || (p) == P_USER -> CLI(v) : 0) | CLV(v))
+/* Values a root text mentions: its own, and the registry's text also names the
+   attacker's account, only to forbid it ("never pay ACCT-6666"). */
+#define ROOT_MENTIONS(p, v)  (CLV(v) | ((p) == P_REG -> CLV(V_ATK) : 0))
+
+/* The user's current turn (one per session; cleared with the session): */
+#define T_NONE      0
+#define T_REQ       1   /* "pay the Acme invoice"                       */
+#define T_REQ_L     2   /* "pay the Acme invoice to ACCT-1111"          */
+#define T_ASK_A     3   /* "is ACCT-6666 really Acme's account?"        */
+#define T_REQ_NOT_A 4   /* "pay the Acme invoice, but never ACCT-6666"  */
+#define T_NEG       5   /* "do not pay Acme yet"                        */
+/* What the gate reads from the turn (the turn's text as the store's rules see it):
+   TURN_REQ: the turn requests the action type, not negated (policy intent verbs);
+   TURN_SUP: the turn supplies value v (user_turn supplier). */
+#if MUTANT == 9
+#define TURN_REQ(t)    ((t) != T_NONE && (t) != T_ASK_A)
+#else
+#define TURN_REQ(t)    ((t) == T_REQ || (t) == T_REQ_L || (t) == T_REQ_NOT_A)
+#endif
+#if MUTANT == 10
+#define TURN_SUP(t, v) ((TURN_MENTIONS(t) >> (v)) & 1)   /* every value the turn contains */
+#else
+#define TURN_SUP(t, v) ((t) == T_REQ_L && (v) == V_LEGIT)  /* a value the turn asserts */
+#endif
+/* values the user's turn names (in a request, a question or a prohibition) */
+#define TURN_MENTIONS(t) ((t) == T_REQ_L -> CLV(V_LEGIT) : ((t) == T_ASK_A || (t) == T_REQ_NOT_A -> CLV(V_ATK) : 0))
+/* Ground truth of the turn (ghost interpretation, read only by the invariant): the
+   user truly asks for the payment, truly asserts the payee. */
+#define g_turn_req(t)       ((t) == T_REQ || (t) == T_REQ_L || (t) == T_REQ_NOT_A)
+#define g_turn_asserts(t, v) ((t) == T_REQ_L && (v) == V_LEGIT)
+
+/* requester of an action: the agent, the agent asserting intent itself, or the
+   application asserting intent from its own planner (which saw only the user's turn) */
+#define RQ_AGENT     0
+#define RQ_AGENT_INT 1
+#define RQ_APP_INT   2
+#define RQ_AUTH(rq)  ((rq) == RQ_APP_INT -> A_SYS : A_MODEL)
+#endif
+
 /* ---------------- store state (what the gate may read) ---------------- */
 byte nrec;                 /* records 0 .. nrec-1 exist */
 byte r_writer[N];          /* origin.principalId (never updated) */
@@ -157,6 +242,16 @@ bit  r_derived[N];         /* written by derive() */
 #if MUTANT == 5
 bit  r_att[N];             /* a lower principal attached text to the record (shown in its view) */
 #endif
+#if (CHANNELS & 64)
+byte r_cl[N];              /* claims the record carries (CL_* bits; covered by its hash) */
+byte r_tm[N];              /* payee values its text mentions (bit mask) */
+byte turn;                 /* the user's current turn (T_*) */
+byte rq;                   /* scratch: requester of the current action (RQ_*) */
+byte icl;                  /* scratch: claims of dependencies with action authority >= threshold */
+#define TEXTVALS(r) (r_tm[r])
+#else
+#define TEXTVALS(r) (1 << r_val[r])
+#endif
 byte sess;                 /* records read into the current session (bit mask) */
 byte sessvals;             /* payee values supplied by session records (bit mask) */
 
@@ -171,6 +266,9 @@ bit  g_trusted[N];         /* every root of the record's true lineage was writte
 byte g_corr[N];            /* principals whose corroboration is truly trusted (trusted principal, trusted evidence) */
 byte g_conf[2];            /* matching, unused, unexpired user confirmations for pay(v) */
 bit  g_shown;              /* the agent was shown untrusted text that no record of the session holds */
+#if (CHANNELS & 64)
+byte g_cl[N];              /* the record's claims that truly come from a trusted assertion */
+#endif
 
 /* The ground truth is computed from principal KIND and the true source, not from the lattice. */
 #define TRULY_TRUSTED(p, s) ((KIND(p) == KIND_SYSTEM || KIND(p) == KIND_USER || KIND(p) == KIND_TOOL) && \
@@ -215,6 +313,26 @@ inline sname(s) {
 inline vname(v) {
   if :: v == V_LEGIT -> printf("LEGIT") :: else -> printf("ATTACKER") fi
 }
+#if (CHANNELS & 64)
+inline clname(c) {
+  printf("{");
+  if :: c & CL_IL -> printf(" LEGIT:intent=pay") :: else fi;
+  if :: c & CL_IA -> printf(" ATTACKER:intent=pay") :: else fi;
+  if :: c & CL_L -> printf(" payee_account=LEGIT") :: else fi;
+  if :: c & CL_A -> printf(" payee_account=ATTACKER") :: else fi;
+  printf(" }")
+}
+inline turnname(t) {
+  if
+  :: t == T_NONE      -> printf("(none)")
+  :: t == T_REQ       -> printf("\"pay the Acme invoice\"")
+  :: t == T_REQ_L     -> printf("\"pay the Acme invoice to LEGIT\"")
+  :: t == T_ASK_A     -> printf("\"is ATTACKER really Acme's account?\"")
+  :: t == T_REQ_NOT_A -> printf("\"pay the Acme invoice, but never to ATTACKER\"")
+  :: t == T_NEG       -> printf("\"do not pay Acme yet\"")
+  fi
+}
+#endif
 
 /* ---------------- store operations ---------------- */
 /* write: origin authority = min(principal ceiling, source authority); decided by the store */
@@ -232,13 +350,26 @@ inline do_write(p, s, v, b) {
   if :: KIND(p) == KIND_EXTERNAL -> natk++ :: else fi;
   printf("OP write r%d by ", nrec); pname(p); printf(" src="); sname(s);
   printf(" payee="); vname(v); printf(" looksBenign=%d -> origin=", b); aname(r_origin[nrec]);
+#if (CHANNELS & 64)
+  r_cl[nrec] = ROOT_CLAIMS(p, s, v); r_tm[nrec] = ROOT_MENTIONS(p, v);
+  g_cl[nrec] = (g_trusted[nrec] -> r_cl[nrec] : 0);
+  printf(" claims="); clname(r_cl[nrec]);
+  if :: p == P_REG -> printf(" text also names ATTACKER (\"never pay it\")") :: else fi;
+#endif
   printf("   [ghost trusted_origin=%d]\n", g_trusted[nrec]);
   nrec++
 }
 
-/* derive (summarize): inputs = declared from (f) + every record read in the session */
-inline do_derive(f, keep, v) {
-  tt = A_SYS; gi = 1;
+/* derive (summarize): inputs = declared from (f) + every record read in the session.
+   rc = 1: the summary restates the claims of its declared input f, its payee claim with
+   the summary's value v (DCLAIMS); the store accepts only claims present in f (except
+   MUTANT 7), so the environment offers rc = 1 only then.  A derived claim truly comes
+   from a trusted assertion iff a record of the session truly made that same claim. */
+#if (CHANNELS & 64)
+#define DCLAIMS(F, V, RC) ((RC) -> (((r_cl[F] & CL_I) != 0 -> CLI(V) : 0) | ((r_cl[F] & (CL_L | CL_A)) != 0 -> CLV(V) : 0)) : 0)
+#endif
+inline do_derive(f, keep, v, rc) {
+  tt = A_SYS; gi = 1; dm = 0;
   for (ii : 0 .. N-1) {
     if
     :: (sess >> ii) & 1 ->
@@ -247,10 +378,17 @@ inline do_derive(f, keep, v) {
 #else
        tt = MIN(tt, r_taint[ii]);
 #endif
+#if (CHANNELS & 64)
+       dm = dm | g_cl[ii];
+#endif
        gi = gi && g_trusted[ii]
     :: else
     fi
   }
+#if (CHANNELS & 64)
+  r_cl[nrec] = DCLAIMS(f, v, rc); r_tm[nrec] = CLV(v);
+  g_cl[nrec] = r_cl[nrec] & dm;
+#endif
   r_writer[nrec] = P_AGENT;
   r_origin[nrec] = MIN(CEIL(P_AGENT), AUTH(S_AGENT));
   r_taint[nrec] = tt;
@@ -261,9 +399,12 @@ inline do_derive(f, keep, v) {
   printf("OP derive r%d = summarize(from r%d, session=0x%x) edge=", nrec, f, sess);
   if :: keep -> printf("kept") :: else -> printf("DROPPED") fi;
   printf(" payee="); vname(v); printf(" looksBenign=1 -> taint="); aname(tt);
+#if (CHANNELS & 64)
+  printf(" claims="); clname(r_cl[nrec]);
+#endif
   printf("   [ghost trusted_origin=%d]\n", gi);
   nrec++;
-  tt = 0; gi = 0; ii = 0
+  tt = 0; gi = 0; ii = 0; dm = 0
 }
 
 inline do_corroborate(r, p, s) {
@@ -313,6 +454,7 @@ inline corr_count(r, G) {
 }
 
 /* why: 0 allowed by authority, 5 allowed with >= 1 dependency raised by corroboration,
+        6 allowed by intent and claims (context dependencies set aside),
         1 allowed by confirmation, 2 deleted_source,
         3 untrusted_origin (no counted corroboration), 4 missing_corroboration (some, fewer than K) */
 inline gate(v, G, dry) {
@@ -351,6 +493,19 @@ inline gate(v, G, dry) {
           if :: !ok && cnt > 0 -> fail = 1 :: else fi; cnt = 0
        :: else
        fi;
+#if (CHANNELS & 64)
+       /* claims a dependency supplies: those of records with action authority >= threshold */
+       if
+#if GATE == GATE_ANY_CLAIM
+       :: G == GATE_ANY_CLAIM -> icl = icl | r_cl[ii]               /* any authority */
+#endif
+#if GATE == GATE_MENTION
+       :: G == GATE_MENTION && ok -> icl = icl | r_cl[ii] | r_tm[ii] /* a mention supplies */
+#endif
+       :: G != GATE_ANY_CLAIM && G != GATE_MENTION && ok -> icl = icl | r_cl[ii]
+       :: else
+       fi;
+#endif
        depsok = depsok && ok
     :: else
     fi
@@ -365,8 +520,29 @@ inline gate(v, G, dry) {
   :: else
   fi;
 #endif
+#if (CHANNELS & 64)
+  /* intent and every value with trusted provenance: context dependencies do not make the
+     action untrusted.  Intent: the user's turn requests the action (not negated), or a
+     standing-instruction claim of a dependency with action authority >= threshold, or
+     the application asserts it and the requester's own origin is >= threshold.  Value:
+     a claim of such a dependency, or the user's turn. */
   if
-  :: delok && depsok -> allow = 1; why = (viac -> 5 : 0)
+  :: delok && !depsok ->
+#if MUTANT == 8
+     ok = (TURN_REQ(turn) || (icl & CLI(v)) != 0 || rq != RQ_AGENT);
+#else
+     ok = (TURN_REQ(turn) || (icl & CLI(v)) != 0 || (rq != RQ_AGENT && RQ_AUTH(rq) >= A_TOOL));
+#endif
+#if GATE == GATE_NO_INTENT
+     if :: G == GATE_NO_INTENT -> ok = 1 :: else fi;        /* intent not asked for */
+#endif
+     ok = ok && (TURN_SUP(turn, v) || ((icl >> v) & 1));
+     if :: ok -> depsok = 1; viac = 2 :: else fi
+  :: else
+  fi;
+#endif
+  if
+  :: delok && depsok -> allow = 1; why = (viac == 2 -> 6 : (viac -> 5 : 0))
 #if GATE == GATE_LOOSE_CONFIRM
   :: delok && !depsok && G == GATE_LOOSE_CONFIRM && conf_ever ->
      allow = 1; why = 1                                    /* any confirmation ever seen */
@@ -382,7 +558,11 @@ inline gate(v, G, dry) {
   :: delok && !depsok && fail -> why = 4
   :: else
   fi;
-  ii = 0; bad = 0; ok = 0; depsok = 0; delok = 0; fail = 0; viac = 0
+  ii = 0; bad = 0; ok = 0; depsok = 0; delok = 0; fail = 0; viac = 0;
+#if (CHANNELS & 64)
+  icl = 0;
+#endif
+  skip
 }
 /* ======================= END GATE ======================= */
 
@@ -412,6 +592,32 @@ inline check_invariant(v) {
     fi
   }
   gok = gok && !g_shown;     /* every text the agent saw is a dependency, or the action is confirmed */
+#if (CHANNELS & 64)
+  /* or: the intent AND the value each have trusted provenance.  Intent: the user truly
+     asked for the payment, or the application (a truly trusted principal whose planner saw
+     only the user's turn) asserts it, or a session record truly carries a trusted
+     standing instruction; value: the user truly asserted it, or a session record truly
+     carries a trusted claim of it.  A record's claims are truly trusted when they come from
+     a trusted assertion (g_cl) or the record is corroborated by K independent trusted
+     principals. */
+  if
+  :: !gok ->
+     tt = (g_turn_req(turn) || rq == RQ_APP_INT);
+     wt = g_turn_asserts(turn, v);
+     for (ii : 0 .. N-1) {
+       if
+       :: (sess >> ii) & 1 ->
+          gi = g_cl[ii];
+          ghost_corr_count(ii); if :: cnt >= K -> gi = gi | r_cl[ii] :: else fi; cnt = 0;
+          tt = tt || ((gi & CLI(v)) != 0);
+          wt = wt || ((gi >> v) & 1)
+       :: else
+       fi
+     }
+     gok = tt && wt; tt = 0; wt = 0
+  :: else
+  fi;
+#endif
   if
   :: gok -> skip
   :: else ->
@@ -419,7 +625,11 @@ inline check_invariant(v) {
      :: g_conf[v] > 0 -> g_conf[v]--          /* covered by a matching unused confirmation */
      :: else ->
         printf("INVARIANT VIOLATED: pay(");
-        vname(v); printf(") allowed with a dependency (or a text shown to the agent) that is neither of trusted origin, nor corroborated by %d independent trusted principals, nor confirmed\n", K);
+        vname(v); printf(") allowed with a dependency (or a text shown to the agent) that is neither of trusted origin, nor corroborated by %d independent trusted principals, nor confirmed", K);
+#if (CHANNELS & 64)
+        printf("; and its intent or its value has no trusted provenance");
+#endif
+        printf("\n");
         assert(false)
      fi
   fi;
@@ -450,9 +660,58 @@ inline check_invariant(v) {
      8 pay(ATTACKER) denied: a trusted tool echoed attacker web content,
        benign-looking (content gate allows)
      9 pay(ATTACKER) denied although some confirmation was issued (generic
-       "yes", other args, used or expired; loose confirmation allows) */
+       "yes", other args, used or expired; loose confirmation allows)
+   With claims, intent and the user's turn (CHANNELS & 64; attack probes: not denied
+   as deleted_source, and the session read an untrusted record):
+    10 utility: pay(LEGIT) allowed outright (no confirmation) although the session
+       read an untrusted record: the user's turn asks for the payment and a trusted
+       claim supplies the payee (the benign variant)
+    11 utility: the same with the intent from a trusted standing instruction (no turn)
+    12 attack reached+denied: pay(LEGIT) after an untrusted read, payee from a trusted
+       claim, but nobody trusted asked for it (induced duplicate payment; no_intent allows)
+    13 attack reached+denied: pay(ATTACKER) the user asked for, payee only from an
+       untrusted record's claim with the right field name (any_claim allows)
+    14 attack reached+denied: pay(ATTACKER) the user asked for, after a trusted record
+       that names ATTACKER only to forbid it (mention allows)
+    15 attack reached+denied: pay(ATTACKER) with a trusted standing instruction, after
+       the user's turn named ATTACKER in a question or to forbid it */
 inline witness(v) {
-#if WITNESS > 0
+#if WITNESS >= 10
+  /* dm bits over the session: 1 an untrusted record, 2 a claim LEGIT of authority >= threshold,
+     4 an intent claim of authority >= threshold, 8 a claim ATTACKER below the threshold,
+     16 a text of authority >= threshold naming ATTACKER without claiming it */
+  dm = 0;
+  for (ii : 0 .. N-1) {
+    if
+    :: (sess >> ii) & 1 ->
+       if :: !g_trusted[ii] -> dm = dm | 1 :: else fi;
+       if
+       :: r_taint[ii] >= A_TOOL ->
+          if :: r_cl[ii] & CL_L -> dm = dm | 2 :: else fi;
+          if :: r_cl[ii] & CL_I -> dm = dm | 4 :: else fi;
+          if :: (r_tm[ii] & CLV(V_ATK)) && !(r_cl[ii] & CL_A) -> dm = dm | 16 :: else fi
+       :: else ->
+          if :: r_cl[ii] & CL_A -> dm = dm | 8 :: else fi
+       fi
+    :: else
+    fi
+  }
+#if WITNESS == 10
+  wt = allow && !use_conf && v == V_LEGIT && why == 6 && TURN_REQ(turn) && rq == RQ_AGENT && (dm & 1);
+#elif WITNESS == 11
+  wt = allow && !use_conf && v == V_LEGIT && why == 6 && turn == T_NONE && rq == RQ_AGENT && (dm & 1);
+#elif WITNESS == 12
+  wt = !allow && why != 2 && v == V_LEGIT && turn == T_NONE && rq == RQ_AGENT && (dm & 1) && (dm & 2) && !(dm & 4);
+#elif WITNESS == 13
+  wt = !allow && why != 2 && v == V_ATK && TURN_REQ(turn) && (dm & 8);
+#elif WITNESS == 14
+  wt = !allow && why != 2 && v == V_ATK && TURN_REQ(turn) && (dm & 1) && (dm & 16);
+#elif WITNESS == 15
+  wt = !allow && why != 2 && v == V_ATK && (turn == T_ASK_A || turn == T_REQ_NOT_A) && (dm & 1) && (dm & 4);
+#endif
+  if :: wt -> printf("WITNESS %d reached\n", WITNESS); assert(false) :: else fi;
+  wt = 0; dm = 0; ii = 0
+#elif WITNESS > 0
   wt = 0; fail = 0;
   for (ii : 0 .. N-1) {
     if
@@ -520,7 +779,7 @@ inline witness(v) {
 #define SHOW_ATTACHED(R) skip
 #endif
 #define READ(R) \
-  :: d_step { UNREAD(R) -> sess = sess | (1 << R); sessvals = sessvals | (1 << r_val[R]); \
+  :: d_step { UNREAD(R) -> sess = sess | (1 << R); sessvals = sessvals | TEXTVALS(R); \
               printf("OP read r%d into session %d\n", R, nsess); SHOW_ATTACHED(R) }
 
 /* the attacker attaches text carrying its payee to live record R as corroboration evidence:
@@ -552,11 +811,27 @@ inline witness(v) {
               printf("OP delete r%d (content erased, hash/metadata kept)\n", R) }
 
 /* summarize with the declared edge kept (from F) */
-#define DERIVE_KEEP(F, V) \
-  :: d_step { nrec < N && INSESS(F) && ((sessvals >> V) & 1) -> do_derive(F, 1, V) }
+#define DERIVE_KEEP0(F, V) \
+  :: d_step { nrec < N && INSESS(F) && ((sessvals >> V) & 1) -> do_derive(F, 1, V, 0) }
 /* summarize with the edge dropped (declared from F, but no derivedFrom recorded) */
-#define DERIVE_DROP(F, V) \
-  :: d_step { nrec < N && INSESS(F) && ((sessvals >> V) & 1) -> do_derive(F, 0, V) }
+#define DERIVE_DROP0(F, V) \
+  :: d_step { nrec < N && INSESS(F) && ((sessvals >> V) & 1) -> do_derive(F, 0, V, 0) }
+#if (CHANNELS & 64)
+/* ... and the summary restates the claims of F, its payee claim with the value V: the store
+   accepts it only if F carries every one of those claims (MUTANT 7: no check) */
+#if MUTANT == 7
+#define CLAIMS_OK(F, V) (r_cl[F] != 0)
+#else
+#define CLAIMS_OK(F, V) (r_cl[F] != 0 && (DCLAIMS(F, V, 1) & ~r_cl[F]) == 0)
+#endif
+#define DERIVE_KEEP(F, V) DERIVE_KEEP0(F, V) \
+  :: d_step { nrec < N && INSESS(F) && ((sessvals >> V) & 1) && CLAIMS_OK(F, V) -> do_derive(F, 1, V, 1) }
+#define DERIVE_DROP(F, V) DERIVE_DROP0(F, V) \
+  :: d_step { nrec < N && INSESS(F) && ((sessvals >> V) & 1) && CLAIMS_OK(F, V) -> do_derive(F, 0, V, 1) }
+#else
+#define DERIVE_KEEP(F, V) DERIVE_KEEP0(F, V)
+#define DERIVE_DROP(F, V) DERIVE_DROP0(F, V)
+#endif
 
 /* Only records whose carried taint is below trusted_tool_verified are offered for
    corroboration: for a record with taint >= trusted_tool_verified every gate's
@@ -573,6 +848,15 @@ inline witness(v) {
 
 #define ACT(V) \
   :: d_step { ((sessvals >> V) & 1) -> act(V) }
+#if (CHANNELS & 64)
+/* the agent asserts intent itself, or the application asserts it (its planner saw only the
+   user's turn) */
+#define ACT_RQ(V, RQ) \
+  :: d_step { ((sessvals >> V) & 1) -> rq = RQ; act(V); rq = 0 }
+#define TURN(T) \
+  :: d_step { turn == T_NONE -> turn = T; sessvals = sessvals | TURN_MENTIONS(T); \
+              printf("OP user's turn in session %d: ", nsess); turnname(T); printf("\n") }
+#endif
 
 inline whyname(w) {
   if
@@ -582,6 +866,7 @@ inline whyname(w) {
   :: w == 3 -> printf("untrusted_origin, needs_confirmation")
   :: w == 4 -> printf("missing_corroboration, needs_confirmation")
   :: w == 5 -> printf("authority via independent corroboration")
+  :: w == 6 -> printf("intent and values with trusted provenance, context set aside")
   fi
 }
 
@@ -591,7 +876,16 @@ inline act(v) {
   shadow = allow * 8 + why;
 #endif
   gate(v, GATE, 0);
+#if (CHANNELS & 64)
+  if
+  :: rq == RQ_AGENT_INT -> printf("OP agent (asserting intent itself) requests pay(")
+  :: rq == RQ_APP_INT   -> printf("OP application (asserting intent from its planner) requests pay(")
+  :: else               -> printf("OP agent requests pay(")
+  fi;
+  vname(v); printf(") deps(session)=0x%x -> ", sess);
+#else
   printf("OP agent requests pay("); vname(v); printf(") deps(session)=0x%x -> ", sess);
+#endif
   if :: allow -> printf("ALLOW (") :: else -> printf("deny (") fi;
   whyname(why); printf(")");
 #if GATE != GATE_MEMAUTH
@@ -626,7 +920,11 @@ end_env:
   READ(3)
 #endif
   :: d_step { nsess < MAXSESS - 1 && sess != 0 ->
-       sess = 0; sessvals = 0; g_shown = 0; nsess++; printf("OP new session %d (context cleared, memory kept)\n", nsess) }
+       sess = 0; sessvals = 0; g_shown = 0; nsess++;
+#if (CHANNELS & 64)
+       turn = T_NONE;
+#endif
+       printf("OP new session %d (context cleared, memory kept)\n", nsess) }
   DELETE(0) DELETE(1) DELETE(2)
 #if N > 3
   DELETE(3)
@@ -680,5 +978,11 @@ end_env:
   /* ---- the agent attempts the high-risk action pay(payee); payee taken from session memory ---- */
   ACT(V_ATK)
   ACT(V_LEGIT)
+#if (CHANNELS & 64)
+  ACT_RQ(V_ATK, RQ_AGENT_INT)   ACT_RQ(V_LEGIT, RQ_AGENT_INT)
+  ACT_RQ(V_ATK, RQ_APP_INT)     ACT_RQ(V_LEGIT, RQ_APP_INT)
+  /* ---- the user's turn ---- */
+  TURN(T_REQ) TURN(T_REQ_L) TURN(T_ASK_A) TURN(T_REQ_NOT_A) TURN(T_NEG)
+#endif
   od
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # formal/run.sh -- model-check memauth.pml with SPIN under every gate rule.
 #
-#   bash formal/run.sh            main table, non-vacuity probes, necessity (mutants), channel matrix
-#   bash formal/run.sh --quick    main table only
+#   bash formal/run.sh            main table, intent-and-claims table, non-vacuity probes, necessity
+#                                 (mutants), channel matrix
+#   bash formal/run.sh --quick    main table and intent-and-claims table only
 #   bash formal/run.sh --deep     also GATE_MEMAUTH at larger bounds (a few minutes)
 #   bash formal/run.sh --no-impl  skip the implementation check (formal/impl, needs `npm run build`)
 #   bash formal/run.sh --widened  ONLY the widened implementation check (look-alike values, attached
-#                                 text, echo variants, resources): no SPIN, no base universe
+#                                 text, echo variants, resources, typed claims and intent): no SPIN,
+#                                 no base universe
 #   bash formal/run.sh --no-widened  everything but the widened implementation check
 #
 # After SPIN, the implementation check enumerates operation sequences against the real
@@ -40,7 +42,8 @@ done
 
 ENUM="$HERE/../dist/formal/impl/enumerate.js"
 # the widened implementation check alone: look-alike identifiers and amounts, free text attached to
-# another principal's record, echo variants of a fetched page, the action's resource
+# another principal's record, echo variants of a fetched page, the action's resource, and the
+# claims universe (typed claims, standing instructions, user turns, application intent)
 run_widened() {
   if [[ ! -f "$ENUM" ]]; then
     echo "run.sh: $ENUM not found: build the project first (npm run build; npm run formal does both)" >&2
@@ -167,14 +170,34 @@ JOBLIST=()
 add_job() { JOBLIST+=("$1|$2|$3|$4"); }
 
 GATES=(1 2 3 4 5)
-declare -A GNAME=([1]=memauth [2]=content [3]=lineage [4]=naive_corrob [5]=loose_confirm)
-declare -A GEXP=([1]=holds [2]=counterexample [3]=counterexample [4]=counterexample [5]=counterexample)
+declare -A GNAME=([1]=memauth [2]=content [3]=lineage [4]=naive_corrob [5]=loose_confirm
+                  [6]=no_intent [7]=any_claim [8]=mention)
+declare -A GEXP=([1]=holds [2]=counterexample [3]=counterexample [4]=counterexample [5]=counterexample
+                 [6]=counterexample [7]=counterexample [8]=counterexample)
 
 for g in "${GATES[@]}"; do
   add_job "main-${GNAME[$g]}" "-DGATE=$g" "$CFLAGS_BIG" "${GNAME[$g]}.trail.txt"
 done
 
-WITNESSES=(1 2 3 4 5 6 7 8 9)
+# intent and claims (channel 64) with self-summary, tool echo and manufactured corroboration
+# (78); memauth also with confirmations (82) and the display channel (96).  The memauth runs
+# are exhaustive DFS with state compression (no trail is needed for "holds").
+CLAIMS_CH=78
+CLAIMS_GATES=(1 6 7 8)
+CLAIMS_EXTRA=(82 96)
+declare -A CLNAME=([78]="claims+summary+echo+corrob" [82]="claims+summary+confirmations" [96]="claims+display")
+for g in "${CLAIMS_GATES[@]}"; do
+  if [[ $g == 1 ]]; then
+    add_job "claims-$CLAIMS_CH-1" "-DGATE=1 -DCHANNELS=$CLAIMS_CH" "$CFLAGS_BIG -UBFS -DCOLLAPSE" ""
+  else
+    add_job "claims-$CLAIMS_CH-$g" "-DGATE=$g -DCHANNELS=$CLAIMS_CH" "$CFLAGS_SMALL" "${GNAME[$g]}.trail.txt"
+  fi
+done
+for c in "${CLAIMS_EXTRA[@]}"; do
+  add_job "claims-$c-1" "-DGATE=1 -DCHANNELS=$c" "$CFLAGS_BIG -UBFS -DCOLLAPSE" ""
+done
+
+WITNESSES=(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
 declare -A WDESC=(
   [1]="utility: pay(LEGIT) allowed from trusted root records"
   [2]="utility: pay(LEGIT) allowed from agent summary of trusted data, later session"
@@ -185,7 +208,16 @@ declare -A WDESC=(
   [7]="attack reached+denied: 2 trusted tools of one domain corroborate (breaks naive)"
   [8]="attack reached+denied: trusted-tool echo of attacker page (breaks content)"
   [9]="attack reached+denied: generic/other-args/used/expired confirmation (breaks loose)"
+  [10]="utility: pay(LEGIT) outright after an untrusted read: turn asks, trusted claim"
+  [11]="utility: the same with intent from a trusted standing instruction"
+  [12]="attack reached+denied: induced payment, trusted payee claim, nobody asked (no_intent)"
+  [13]="attack reached+denied: user asked, payee only from an external claim (any_claim)"
+  [14]="attack reached+denied: user asked, trusted text names ATTACKER to forbid it (mention)"
+  [15]="attack reached+denied: standing instruction, turn names ATTACKER in a question/ban"
 )
+# extra defines per probe (10..15 need the claims channel)
+declare -A WDEFS=([10]="-DCHANNELS=$CLAIMS_CH" [11]="-DCHANNELS=$CLAIMS_CH" [12]="-DCHANNELS=$CLAIMS_CH"
+                  [13]="-DCHANNELS=$CLAIMS_CH" [14]="-DCHANNELS=$CLAIMS_CH" [15]="-DCHANNELS=$CLAIMS_CH")
 # channel matrix rows: CHANNELS value and label; expected CE cells per gate
 CHROWS=(0 1 2 4 8 16 32)
 declare -A CHNAME=([0]="base" [1]="adaptive-text" [2]="self-summary" [4]="tool-echo" [8]="manufactured-corrob" [16]="confirmations" [32]="display")
@@ -196,7 +228,7 @@ declare -A CHEXP_CE=(
   [5,16]=1
 )
 
-MUTANTS=(1 2 3 4 5 6)
+MUTANTS=(1 2 3 4 5 6 7 8 9 10)
 declare -A MDESC=(
   [1]="derive() taints only from the declared input, not every session read"
   [2]="confirmations are not consumed (reusable)"
@@ -204,9 +236,14 @@ declare -A MDESC=(
   [4]="origin = principal ceiling, source ignored (trusted-tool echo trusted)"
   [5]="a view displays text a lower principal attached (display channel)"
   [6]="echo detection swallows a changed page (display channel)"
+  [7]="derived claims not checked against the inputs (a summary restates with another value)"
+  [8]="intent the caller asserts accepted from any requester (the agent)"
+  [9]="intent detection ignores a negation in the user's turn"
+  [10]="the user's turn supplies every value it contains (question, prohibition)"
 )
-# extra defines per mutant (5 and 6 act on the display channel, off by default)
-declare -A MDEFS=([5]="-DCHANNELS=32" [6]="-DCHANNELS=32")
+# extra defines per mutant (5 and 6 act on the display channel, 7..10 on claims; off by default)
+declare -A MDEFS=([5]="-DCHANNELS=32" [6]="-DCHANNELS=32" [7]="-DCHANNELS=$CLAIMS_CH" [8]="-DCHANNELS=$CLAIMS_CH"
+                  [9]="-DCHANNELS=$CLAIMS_CH" [10]="-DCHANNELS=$CLAIMS_CH")
 
 # extended bounds for GATE_MEMAUTH (exhaustive DFS, state compression, no trail needed)
 DEEPCFG=("-DMAXCORR=3" "-DMAXSESS=4" "-DK=3 -DMAXCORR=3")
@@ -223,7 +260,7 @@ if [[ $QUICK == 0 ]]; then
     add_job "mutant-$m" "-DGATE=1 -DMUTANT=$m ${MDEFS[$m]:-}" "$CFLAGS_SMALL" "mutant-$m.trail.txt"
   done
   for w in "${WITNESSES[@]}"; do
-    add_job "witness-$w" "-DGATE=1 -DWITNESS=$w" "$CFLAGS_SMALL" "witness-$w.trail.txt"
+    add_job "witness-$w" "-DGATE=1 -DWITNESS=$w ${WDEFS[$w]:-}" "$CFLAGS_SMALL" "witness-$w.trail.txt"
   done
   for c in "${CHROWS[@]}"; do
     for g in "${GATES[@]}"; do
@@ -258,6 +295,20 @@ for g in "${GATES[@]}"; do
   if [[ "$obs" != "${GEXP[$g]}" ]]; then mark="  <-- MISMATCH"; FAIL=1; fi
   printf '%-14s %-15s %-15s %12s %12s %12s %6s %7s%s\n' "${GNAME[$g]}" "${GEXP[$g]}" "$obs" "$st" "$ma" "$tr" "$de" "$se" "$mark"
 done
+
+echo
+echo "== Intent and claims: the claims channel (64) with other channels (CHANNELS), K=2 =="
+printf '%-14s %-30s %-15s %-15s %12s %12s %12s %6s %7s\n' gate channels expected observed stored matched transitions depth secs
+claims_row() {
+  local g="$1" c="$2"
+  IFS='|' read -r obs st ma tr de se <<<"$(result_of "claims-$c-$g")"
+  mark=""
+  if [[ "$obs" != "${GEXP[$g]}" ]]; then mark="  <-- MISMATCH"; FAIL=1; fi
+  printf '%-14s %-30s %-15s %-15s %12s %12s %12s %6s %7s%s\n' "${GNAME[$g]}" "$c ${CLNAME[$c]}" "${GEXP[$g]}" "$obs" "$st" "$ma" "$tr" "$de" "$se" "$mark"
+}
+for g in "${CLAIMS_GATES[@]}"; do claims_row "$g" "$CLAIMS_CH"; done
+for c in "${CLAIMS_EXTRA[@]}"; do claims_row 1 "$c"; done
+echo "(memauth rows: exhaustive DFS with -DCOLLAPSE, depth = DFS depth; the others: BFS, shortest trail)"
 
 if [[ $QUICK == 0 ]]; then
   echo

@@ -132,7 +132,7 @@ test('memauth blocks correlated corroboration (two trusted principals in one dom
   assert.equal(sybil.v.memauth.allowed, false);
 });
 
-test('two independent trusted principals compromised: allowed at k=2 (the inherent limit), blocked at k=3; legit at k=3 needs a third voucher', async () => {
+test("two independent trusted principals compromised: allowed at k=2 (the inherent limit), blocked at k=3; legit at k=3 allowed by the systems of record's own claims", async () => {
   const k2 = await cell('adaptive', 'limit_independent', 'k2', 2);
   assert.equal(k2.v.memauth.allowed, true, 'k=2 independent trusted corroborations lift the claim: reported as the limit');
   const k3 = await cell('adaptive', 'limit_independent', 'k3', 3);
@@ -141,9 +141,23 @@ test('two independent trusted principals compromised: allowed at k=2 (the inhere
   const expected = legit.session_b.expected_action as Act;
   const three = await cell('benign', 'legit_k3', null, 3, legit, expected);
   assert.equal(three.v.memauth.allowed, true, 'two systems of record and an independent verifier: three domains');
+  // Only two vouchers, short of k=3, so the note stays untrusted; yet the action is allowed outright:
+  // the user's turn asks for the payment (trusted intent), the vendor master's typed claim
+  // payee_account = PLOVER-PAY-77 supplies `to` and the turn asserts the amount, so the context is
+  // waived without any corroboration (docs/design.md § Claims and intent). Elevation by vouchers is
+  // what the text mode, a store without claims, still needs.
   const two = await cell('benign', 'legit_k3_two', null, 3, legit, expected);
-  assert.equal(two.v.memauth.allowed, false);
-  assert.ok(two.v.memauth.reasons.includes('needs_confirmation'));
+  assert.equal(two.v.memauth.allowed, true);
+  assert.equal(two.decision.contextWaived, true, 'allowed by the waiver, not by corroboration');
+  const to = two.decision.values?.find((x) => x.argument === 'to');
+  assert.deepEqual(
+    to?.claims?.map((c) => c.field),
+    ['payee_account'],
+  );
+  // without the systems of record (nothing but the note states the payee) it still asks
+  const bare = await cell('benign', 'legit_uncorroborated', null, 3, legit, expected);
+  assert.equal(bare.v.memauth.allowed, false);
+  assert.ok(bare.v.memauth.reasons.includes('needs_confirmation'));
   const atK2 = await cell('benign', 'legit', null, 2, legit, expected);
   assert.equal(atK2.v.memauth.allowed, true);
 });

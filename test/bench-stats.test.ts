@@ -87,7 +87,7 @@ test('the scenario loader names the scenario and the bad field', () => {
 
 test('the loader accepts the project set and the public MEM-INV-Bench file; the plan covers every variant', () => {
   const own = loadScenarios(defaultScenarioPath());
-  assert.equal(own.length, 22);
+  assert.equal(own.length, 27);
   const specs = plan(own);
   const attackVariants = own.filter((s) => s.kind === 'attack').reduce((n, s) => n + Object.keys(s.variants).filter((v) => v !== 'benign').length, 0);
   // per attack variant: direct, summarize×2, tool_echo, corroborate×2, multi_turn×2, independent k=2/k=3

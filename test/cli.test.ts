@@ -131,6 +131,24 @@ test('memauth CLI: origin-bound authority end to end', async (t) => {
     assert.equal(w.record.origin.authority, 'user_confirmed');
   });
 
+  await t.test('write --claim: typed claims stored with the record, shown by get; a malformed one exits 2', () => {
+    const args = [...g, 'write', '--scope', 'registry', '--principal', 'inbox', '--content', 'Acme Supplies: remit to ACCT-9931, contact ap@acme.example'];
+    const claimArgs = ['--claim', 'Acme Supplies:payee_account=ACCT-9931', '--claim', 'Acme Supplies:email_address=ap@acme.example'];
+    const w = json<{ record: { id: string; claims: unknown; origin: { authority: string } } }>(ok(run(dir, [...args, ...claimArgs, '--json']), 'write --claim'));
+    assert.deepEqual(w.record.claims, [
+      { subject: 'Acme Supplies', field: 'payee_account', value: 'ACCT-9931' },
+      { subject: 'Acme Supplies', field: 'email_address', value: 'ap@acme.example' },
+    ]);
+    assert.equal(w.record.origin.authority, 'external_untrusted', "an external principal's claims carry its authority");
+    assert.match(ok(run(dir, [...g, 'get', w.record.id]), 'get').stdout, /claims\s+"Acme Supplies":payee_account="ACCT-9931"; "Acme Supplies":email_address="ap@acme.example"/);
+    const bad = run(dir, [...args, '--claim', 'no field here']);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /subject:field=value/);
+    const badField = run(dir, [...args, '--claim', 'Acme:x=ACCT-1', '--claim', 'Acme:x=ACCT-1', '--json']);
+    assert.equal(badField.status, 2);
+    assert.equal(json<{ code: string }>(badField).code, 'CLAIM_INVALID');
+  });
+
   await t.test('search in the session, then a pay whose `to` comes from that record is denied', () => {
     const found = json<{ mode: string; reason: string; hits: Array<{ record: { id: string } }> }>(
       ok(run(dir, [...g, 'search', 'Acme invoices', '--scope', 'vendors', '--session', 's1', '--json']), 'search'),

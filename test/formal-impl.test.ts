@@ -1,11 +1,11 @@
 /**
  * Smoke test of the exhaustive implementation check (formal/impl/enumerate.ts) at a small depth,
  * so that `npm test` notices when the enumerator and the Memory API drift apart. The full run is
- * `npm run formal`; the widened universes alone: `npm run formal -- --widened`.
+ * `npm run formal`; the widened and claims universes alone: `npm run formal -- --widened`.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PROFILES, type Profile, WIDENED, explore, violationKind } from '../formal/impl/enumerate.js';
+import { CLAIMS, PROFILES, type Profile, WIDENED, explore, violationKind } from '../formal/impl/enumerate.js';
 
 test('enumerator, deep profile at depth 2: no violation, trusted and confirmed allows reached', async () => {
   const r = await explore({ profile: { ...PROFILES.deep, depth: 2 }, mutant: 'none', stopAtFirst: false, renumber: true }, 1, () => undefined);
@@ -57,6 +57,23 @@ const SLICES: ReadonlyArray<{ name: string; profile: Profile; allow: string }> =
     name: 'resources',
     profile: { ...WIDENED.resource, depth: 2, writes: [['toolA', 'SOR', 'L']], maxSessions: 1, maxDeletes: 0, maxCorroborations: 0, maxConfirmations: 0, noteValues: [] },
     allow: 'allow:trusted:deploy,@RL',
+  },
+  // typed claims and intent: the system of record claims the payee (its text forbids the attacker's account), the attacker's page claims its own; the user asks, the claim supplies the payee after the page was read
+  {
+    name: 'claims and intent',
+    profile: {
+      ...CLAIMS.claims,
+      depth: 3,
+      writes: [
+        ['toolA', 'SOR', 'L'],
+        ['mallory', 'WEB', 'A'],
+      ],
+      corroborators: [],
+      maxSessions: 1,
+      maxDeletes: 0,
+      maxCorroborations: 0,
+    },
+    allow: 'allow:intent:pay,L|req|plain',
   },
 ];
 

@@ -131,6 +131,41 @@ describe('import: importMemories', () => {
     assert.ok((await env.mem.verifyAudit({ tenant: TENANT })).ok);
   });
 
+  it('typed claims: an MCP relation of a claim field, mem0 metadata.claims; at the import authority; invalid ones dropped with a warning; re-import finds them', async () => {
+    const dir = fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), 'memauth-import-'));
+    const jsonl = path.join(dir, 'graph.jsonl');
+    fs.writeFileSync(
+      jsonl,
+      ['{"type":"relation","from":"Acme Corp","to":"ACCT-1234","relationType":"payee_account"}', '{"type":"relation","from":"Alice","to":"Acme Corp","relationType":"works for"}'].join('\n'),
+    );
+    const mcp = await importMemories(env.mem, { tenant: TENANT, scope: 'imported', format: 'mcp-memory', file: jsonl });
+    assert.equal(mcp.imported, 2);
+    const byRef = async (ref: string) => (await env.mem.list({ tenant: TENANT, scope: 'imported' })).find((r) => r.origin.sourceRef.endsWith(ref));
+    const rel = await byRef('#relation:Acme%20Corp:payee_account:ACCT-1234');
+    assert.deepEqual(rel?.claims, [{ subject: 'Acme Corp', field: 'payee_account', value: 'ACCT-1234' }]);
+    assert.equal(rel?.origin.authority, 'external_untrusted');
+    assert.equal((await byRef('#relation:Alice:works%20for:Acme%20Corp'))?.claims, undefined, 'a relation type that is not a claim field is text only');
+    const json = path.join(dir, 'mem0.json');
+    const good = [{ subject: 'Acme Corp', field: 'email_address', value: 'ap@acme.example' }];
+    fs.writeFileSync(
+      json,
+      JSON.stringify([
+        { id: 'm1', memory: 'Acme invoices go to ap@acme.example', metadata: { claims: good } },
+        { id: 'm2', memory: 'Acme prefers wire transfers', metadata: { claims: [{ subject: 'Acme Corp', field: 'Bad Field', value: 'x' }] } },
+        { id: 'm3', memory: 'Acme has a new office', metadata: { claims: 'not a list' } },
+      ]),
+    );
+    const m0 = await importMemories(env.mem, { tenant: TENANT, scope: 'imported', format: 'mem0', file: json });
+    assert.deepEqual([m0.imported, m0.skipped], [3, 0], 'nothing is lost for a bad claim');
+    assert.equal(m0.warnings.filter((w) => /claims not imported/.test(w)).length, 1, m0.warnings.join('; '));
+    assert.deepEqual((await byRef('#m1'))?.claims, good);
+    assert.equal((await byRef('#m2'))?.claims, undefined);
+    const again = await importMemories(env.mem, { tenant: TENANT, scope: 'imported', format: 'mem0', file: json });
+    assert.deepEqual([again.imported, again.duplicates], [0, 3]);
+    assert.ok((await env.mem.verifyAudit({ tenant: TENANT })).ok);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('a file name with white space becomes a percent-encoded source (a source is a reference)', async () => {
     const dir = fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), 'memauth-import-'));
     const file = path.join(dir, 'my export\u200b.jsonl');

@@ -26,12 +26,13 @@
  * representative path is re-executed on the real store to reach it), and the number of
  * operation sequences covered is counted exactly over the resulting transition graph.
  *
- *   node dist/formal/impl/enumerate.js [--profile wide|deep|all|lookalike|evidence|echo|resource|widened]
+ *   node dist/formal/impl/enumerate.js [--profile wide|deep|all|lookalike|evidence|echo|resource|claims|widened]
  *                                       [--widened] [--depth N] [--workers 2] [--mutant none|k1|web-trusted|one-domain|all] [--quiet]
  *
  * The widened profiles (`WIDENED`, universes in formal/impl/widened.ts) add look-alike identifiers
  * and amounts, free text another principal attaches to a record (the views the agent reads are
- * inspected), echo variants of a fetched page, and the action's `resource`. Their oracle also
+ * inspected), echo variants of a fetched page, and the action's `resource`; `--widened` also runs
+ * the claims universe (`CLAIMS`, formal/impl/claims.ts). Their oracle also
  * tracks what the agent was SHOWN beyond the session's records, and compares values as docs/design.md
  * says (identifiers exact, amounts exact decimals) — never with memauth's matching code.
  *
@@ -48,6 +49,7 @@ import {
   type ActionType,
   type Auth,
   PAYEE_KEYS,
+  type PayeeKey,
   PRINCIPALS,
   PRINCIPAL_IDS,
   type PrincipalId,
@@ -81,6 +83,21 @@ import {
   variantExtraStates,
   variantText,
 } from './widened.js';
+import {
+  CLAIMS_PROBES,
+  type ClaimKey,
+  type Restate,
+  TURNS,
+  claimObjects,
+  claimsRootText,
+  intentAndValueTrusted,
+  otherPayee,
+  parseClaimsProbe,
+  requesterArgs,
+  restated,
+  rootClaims,
+  rootNames,
+} from './claims.js';
 
 // ------------------------------------------------------------------ configuration
 
@@ -271,6 +288,37 @@ export const WIDENED: Readonly<Record<'lookalike' | 'evidence' | 'echo' | 'resou
   },
 };
 
+/** The claims universe (`--profile claims`; also run by `--widened`, see formal/README.md). */
+export const CLAIMS: Readonly<Record<'claims', Profile>> = {
+  /**
+   * typed claims and intent (formal/impl/claims.ts), with the default policy's suppliers: the system
+   * of record claims the legitimate payee (its text names the attacker's account only to forbid it),
+   * alice's standing instruction, the attacker's page (and toolA's echo of it) claiming a payee and
+   * an instruction to pay it; summaries restate claims (or try, with the other payee); every probe
+   * with each user turn, and with intent asserted by the agent or by the application.
+   */
+  claims: {
+    name: 'claims',
+    universe: 'claims',
+    ...WIDE_BOUNDS,
+    maxDeletes: 0,
+    writes: [
+      ['toolA', 'SOR', 'L'],
+      ['alice', 'SOR', 'L'],
+      ['mallory', 'WEB', 'A'],
+      ['mallory', 'WEB', 'L'],
+      ['toolA', 'WEB', 'A'],
+    ],
+    corroborators: ['toolA', 'toolC'],
+    confirmActions: [],
+    confirms: ['pay,L'],
+    noteValues: [],
+    probes: CLAIMS_PROBES,
+    leafProbes: CLAIMS_PROBES,
+    mustAllow: ['trusted:pay,L|req|plain', 'intent:pay,L|req|plain', 'intent:pay,L|reqL|plain', 'intent:pay,L|none|plain', 'intent:pay,L|none|app', 'confirmed:pay,L|none|plain'],
+  },
+};
+
 const probesOf = (b: Profile, leaf: boolean): readonly string[] => (leaf ? b.leafProbes : b.probes) ?? (leaf ? (['pay'] as const) : ACTIONS).flatMap((a) => PAYEE_KEYS.map((v) => `${a},${v}`));
 const confirmsOf = (b: Profile): readonly string[] => b.confirms ?? b.confirmActions.flatMap((a) => PAYEE_KEYS.map((v) => `${a},${v}`));
 /** Principal kinds whose ceiling is below the corroboration floor: their corroborations are refused (docs/design.md § Corroboration). */
@@ -286,8 +334,15 @@ export interface Config {
   readonly renumber: boolean;
 }
 
-function policyFor(mutant: Mutant): PolicyInput {
-  let base: PolicyInput = { ...DEFAULT_POLICY, name: 'memauth-formal-impl', sources: [...(DEFAULT_POLICY.sources ?? []), SOR_RULE] };
+/**
+ * The check's policy. The claims universe uses the default policy's suppliers (payees only from a
+ * typed claim or the user's turn); every other universe has records without claims, so it checks
+ * the text mode (no `suppliers`: a trusted text that contains a value supplies it).
+ */
+function policyFor(mutant: Mutant, universe: UniverseName = 'base'): PolicyInput {
+  const textMode = (actions: PolicyInput['actions']): PolicyInput['actions'] =>
+    Object.fromEntries(Object.entries(actions).map(([type, rule]) => [type, universe === 'claims' ? rule : (({ suppliers: _s, ...rest }) => rest)(rule)])) as PolicyInput['actions'];
+  let base: PolicyInput = { ...DEFAULT_POLICY, name: 'memauth-formal-impl', actions: textMode(DEFAULT_POLICY.actions), sources: [...(DEFAULT_POLICY.sources ?? []), SOR_RULE] };
   if (POLICY_ARGUMENT_TYPES_FIELD !== null) {
     // declare the amounts the oracle assumes (AMOUNT_ARGUMENTS) with the policy's own field
     const actions: Record<string, Record<string, unknown>> = { ...(base.actions as Record<string, Record<string, unknown>>) };
@@ -306,7 +361,7 @@ function policyFor(mutant: Mutant): PolicyInput {
 export type Op =
   | { k: 'W'; p: PrincipalId; s: keyof typeof SOURCES; v: string } // root write (no session)
   | { k: 'N'; v: string } // agent note in the session: derivation edge not declared ("dropped")
-  | { k: 'S'; r: number } // agent summary of r in the session: edge declared
+  | { k: 'S'; r: number; c?: Restate } // agent summary of r in the session: edge declared; c: restating r's claims (claims universe)
   | { k: 'R'; r: number } // get r in the session
   | { k: 'X' } // new session (context cleared, memory kept)
   | { k: 'C'; p: PrincipalId; r: number; ev: 'ref' | number } // corroborate r; evidence: own lookup ref, or own record
@@ -323,7 +378,7 @@ export function opString(o: Op): string {
     case 'N':
       return `agentNote(${o.v})`;
     case 'S':
-      return `agentSummary(r${o.r})`;
+      return `agentSummary(r${o.r}${o.c ? `,${o.c}` : ''})`;
     case 'R':
       return `read(r${o.r})`;
     case 'X':
@@ -355,7 +410,7 @@ export function parseOp(s: string): Op {
     case 'agentNote':
       return { k: 'N', v: a0 };
     case 'agentSummary':
-      return { k: 'S', r: rec(a0) };
+      return args[1] === undefined ? { k: 'S', r: rec(a0) } : { k: 'S', r: rec(a0), c: args[1] as Restate };
     case 'read':
       return { k: 'R', r: rec(a0) };
     case 'newSession':
@@ -395,6 +450,9 @@ interface GRec {
   gtAuth: Auth;
   status: 'active' | 'deleted';
   content: string;
+  /** claims universe: the record's claims, and those that truly come from a trusted assertion. */
+  claims: ClaimKey[];
+  gtClaims: ClaimKey[];
 }
 interface GCorr {
   p: PrincipalId;
@@ -438,7 +496,7 @@ interface G {
 
 const initialG = (): G => ({ recs: [], corrs: [], confs: [], session: 0, reads: [], shown: [], deletes: 0 });
 const cloneG = (g: G): G => ({
-  recs: g.recs.map((r) => ({ ...r, inputs: [...r.inputs], states: [...r.states] })),
+  recs: g.recs.map((r) => ({ ...r, inputs: [...r.inputs], states: [...r.states], claims: [...r.claims], gtClaims: [...r.gtClaims] })),
   corrs: g.corrs.map((c) => ({ ...c })),
   confs: g.confs.map((c) => ({ ...c })),
   session: g.session,
@@ -500,6 +558,8 @@ function enabledOps(g: G, b: Profile, probeOnly: boolean): Op[] {
       for (const [p, s, v] of b.writes) out.push({ k: 'W', p, s, v });
       for (const v of b.noteValues ?? PAYEE_KEYS) out.push({ k: 'N', v });
       for (const r of active) out.push({ k: 'S', r });
+      // claims universe: a summary restating its input's claims, or restating them with the other payee
+      if (b.universe === 'claims') for (const r of active) if ((g.recs[r] as GRec).claims.length > 0) for (const c of ['same', 'other'] as const) out.push({ k: 'S', r, c });
       // an external page repeating what the session read (a fetched tool result; it may resolve to an echo)
       for (const r of g.reads) if ((g.recs[r] as GRec).status === 'active') for (const variant of b.fetchVariants ?? []) out.push({ k: 'F', r, variant });
     }
@@ -585,7 +645,7 @@ class Runner {
     // The driver's transaction brackets become savepoints so that the enumerator can undo a step.
     const bracket: Readonly<Record<string, string>> = { 'BEGIN IMMEDIATE': 'SAVEPOINT memauth_tx', COMMIT: 'RELEASE memauth_tx', ROLLBACK: 'ROLLBACK TO memauth_tx; RELEASE memauth_tx' };
     db.exec = (sql: string) => exec(bracket[sql] ?? sql);
-    const runner: Runner = new Runner(new Memory({ driver, policy: loadPolicy(policyFor(mutant)), clock: (): Date => new Date(T0 + runner.tick * 1000) }), (sql) => void exec(sql));
+    const runner: Runner = new Runner(new Memory({ driver, policy: loadPolicy(policyFor(mutant, profile?.universe)), clock: (): Date => new Date(T0 + runner.tick * 1000) }), (sql) => void exec(sql));
     for (const p of PRINCIPAL_IDS) {
       // mutant one-domain: memauth is told toolB is independent of toolA; the ground truth knows better
       const domain = mutant === 'one-domain' && p === 'toolB' ? 'vendor-x-second-account' : PRINCIPALS[p].domain;
@@ -634,6 +694,7 @@ class Runner {
           o?.taint.lowestAuthority,
           o?.taint.channels,
           edges,
+          ...(r.claims.length > 0 ? [r.claims, JSON.stringify(o?.claims ?? null)] : []),
         ];
       });
       const corrs = g.corrs.map((c) => [c.p, m(c.r), c.ev === 'ref' ? 'ref' : c.ev === 'text' ? `t:${c.text}` : m(c.ev)]);
@@ -670,10 +731,28 @@ class Runner {
     let label: string | null = null;
     switch (op.k) {
       case 'W': {
-        const { content, states } = rootText(this.uname, op.p, op.s, op.v);
-        const res = await mem.write({ tenant: TENANT, scope: SCOPE, principal: op.p, content, source: SOURCES[op.s] });
+        const withClaims = this.uname === 'claims';
+        const claims = withClaims ? rootClaims(op.p, op.s, op.v as PayeeKey) : [];
+        const { content, states } = withClaims ? { content: claimsRootText(op.p, op.s, op.v as PayeeKey), states: rootNames(op.p, op.s, op.v as PayeeKey) } : rootText(this.uname, op.p, op.s, op.v);
+        const res = await mem.write({ tenant: TENANT, scope: SCOPE, principal: op.p, content, source: SOURCES[op.s], ...(withClaims ? { claims: claimObjects(claims) } : {}) });
         const gtOrigin = gmin(TRUE_KIND_AUTH[PRINCIPALS[op.p].kind], TRUE_SOURCE_AUTH[op.s]);
-        g.recs.push({ id: res.record.id, writer: op.p, source: op.s, payee: op.v, states, kind: 'root', declared: null, inputs: [], gtOrigin, gtAuth: gtOrigin, status: 'active', content });
+        const gtClaims = isTrusted(gtOrigin) ? [...claims] : [];
+        g.recs.push({
+          id: res.record.id,
+          writer: op.p,
+          source: op.s,
+          payee: op.v,
+          states,
+          kind: 'root',
+          declared: null,
+          inputs: [],
+          gtOrigin,
+          gtAuth: gtOrigin,
+          status: 'active',
+          content,
+          claims,
+          gtClaims,
+        });
         break;
       }
       case 'N': {
@@ -691,18 +770,58 @@ class Runner {
         if (echo !== undefined) fail('echo', `an exact echo of r${echo} created a new record`);
         const gtOrigin = TRUE_KIND_AUTH.agent;
         const gtAuth = gmin(gtOrigin, ...inputs.map((r) => (g.recs[r] as GRec).gtAuth));
-        g.recs.push({ id: res.record.id, writer: 'agent', source: 'SELF', payee: op.v, states: [op.v], kind: 'note', declared: null, inputs, gtOrigin, gtAuth, status: 'active', content });
+        g.recs.push({
+          id: res.record.id,
+          writer: 'agent',
+          source: 'SELF',
+          payee: op.v,
+          states: [op.v],
+          kind: 'note',
+          declared: null,
+          inputs,
+          gtOrigin,
+          gtAuth,
+          status: 'active',
+          content,
+          claims: [],
+          gtClaims: [],
+        });
         addRead(g, g.recs.length - 1);
         break;
       }
       case 'S': {
         const from = g.recs[op.r] as GRec;
-        const content = summaryText(this.uname, from.payee);
+        // restating the input's claims with the other payee: the summary's text states that payee too
+        const payee = op.c === 'other' ? otherPayee(from.payee as PayeeKey) : from.payee;
+        const claims = op.c === undefined ? [] : restated(from.claims, op.c);
+        const content = summaryText(this.uname, payee);
         const inputs = [...new Set([op.r, ...g.reads])].sort((a, b) => a - b);
-        const rec = await mem.derive({ tenant: TENANT, principal: 'agent', from: [from.id], content, transform: 'summarize', session: sessionId(g) });
+        let rec: MemoryRecord;
+        try {
+          rec = await mem.derive({
+            tenant: TENANT,
+            principal: 'agent',
+            from: [from.id],
+            content,
+            transform: 'summarize',
+            session: sessionId(g),
+            ...(op.c !== undefined ? { claims: claimObjects(claims) } : {}),
+          });
+        } catch (e) {
+          // a derivation cannot mint a claim its declared input does not make: refused, nothing stored
+          if (e instanceof MemauthError && e.code === 'CLAIM_NOT_IN_INPUTS' && claims.some((k) => !from.claims.includes(k))) {
+            bump(this.stats, 'derivedClaimsRefused');
+            break;
+          }
+          throw e;
+        }
+        if (claims.some((k) => !from.claims.includes(k)))
+          fail('(b) derived claims', `a summary of r${op.r} carries claims ${JSON.stringify(claims)} its input does not make (${JSON.stringify(from.claims)})`);
         const gtOrigin = TRUE_KIND_AUTH.agent;
         const gtAuth = gmin(gtOrigin, ...inputs.map((r) => (g.recs[r] as GRec).gtAuth));
-        g.recs.push({ id: rec.id, writer: 'agent', source: 'SELF', payee: from.payee, states: [from.payee], kind: 'summary', declared: op.r, inputs, gtOrigin, gtAuth, status: 'active', content });
+        // a restated claim truly comes from a trusted assertion iff a record it was derived from truly made it
+        const gtClaims = claims.filter((k) => inputs.some((r) => (g.recs[r] as GRec).gtClaims.includes(k)));
+        g.recs.push({ id: rec.id, writer: 'agent', source: 'SELF', payee, states: [payee], kind: 'summary', declared: op.r, inputs, gtOrigin, gtAuth, status: 'active', content, claims, gtClaims });
         addRead(g, g.recs.length - 1);
         break;
       }
@@ -770,12 +889,15 @@ class Runner {
         break;
       }
       case 'Z': {
-        const { type, args, resource } = actionOf(this.u, op.q);
+        // claims universe: `pay,L|<turn>|<requester>`; elsewhere the probe is the action alone
+        const pr = parseClaimsProbe(op.q);
+        const { type, args, resource } = actionOf(this.u, pr.action);
         const d = await mem.authorize({
           tenant: TENANT,
           action: { type, args, ...(resource !== undefined ? { resource } : {}) },
           session: sessionId(g),
-          userTurn: { principal: 'alice', text: USER_TURN },
+          userTurn: { principal: 'alice', text: this.uname === 'claims' ? TURNS[pr.turn].text : USER_TURN },
+          ...requesterArgs(pr.requester),
         });
         label = check ? await this.checkDecision(g, op, d, fail) : null;
         if (d.confirmationId !== null) {
@@ -796,7 +918,8 @@ class Runner {
     const r = await this.mem.replay({ tenant: TENANT, decisionId: d.id });
     bump(st, 'replays');
     if (!r.matches || r.recorded.outcome !== d.outcome) fail('(c) replay', `decision ${d.outcome} ${JSON.stringify(d.reasons)} replays to ${r.replayed.outcome} ${JSON.stringify(r.replayed.reasons)}`);
-    const act = actionOf(this.u, op.q);
+    const pr = parseClaimsProbe(op.q);
+    const act = actionOf(this.u, pr.action);
     const expectedTier = act.type === 'answer' ? 'read_only' : 'high';
     if (d.tier !== expectedTier) fail('tier', `${act.type} decided at tier ${d.tier}`);
     // every record of the session is a dependency (context taint), whatever the decision says
@@ -813,30 +936,50 @@ class Runner {
     const trustedShown: string[][] = [
       ...g.reads.filter((i) => (g.recs[i] as GRec).status === 'active' && gtOk(g, i)).map((i) => (g.recs[i] as GRec).states),
       ...g.shown.filter((x) => isTrusted(x.auth)).map((x) => x.states),
+      // claims universe: the user's turn is trusted text the agent saw (the base turn names no payee)
+      ...(this.uname === 'claims' ? [[...TURNS[pr.turn].names]] : []),
     ];
     const unsupplied = act.values.filter((x) => !trustedShown.some((states) => states.some((k) => oracleSame(this.u.values[k] ?? '', x.value, x.amount))));
     const depsOk = g.reads.every((i) => gtOk(g, i)) && g.shown.every((x) => isTrusted(x.auth));
     const valueOk = unsupplied.length === 0;
-    const conf = g.confs.find((c) => c.q === op.q && c.uses === 0);
+    // claims universe: the context-free path (intent and value each with trusted provenance)
+    const cl = this.claimsTruth(g, pr);
+    const conf = g.confs.find((c) => c.q === pr.action && c.uses === 0);
     if (d.outcome !== 'allow') {
       bump(st, 'high.deny');
-      if (depsOk && valueOk) {
+      if ((depsOk && valueOk) || (cl !== null && cl.intent && cl.value)) {
         bump(st, 'high.deny.groundTruthWouldPermit');
         this.samples.stricter ??= `${[...this.current, opString(op)].join(' ; ')}  -> ${d.reasons.map((x) => `${x.code}${x.detail ? `/${x.detail}` : ''}`).join(', ')}`;
       }
       if ((!depsOk || !valueOk) && conf) bump(st, 'high.deny.withUnusedMatchingConfirmation');
       return `deny:${op.q}`;
     }
-    let path: 'trusted' | 'corroborated' | 'confirmed';
+    let path: 'trusted' | 'corroborated' | 'confirmed' | 'intent';
     const what = `${op.q} (${JSON.stringify({ args: act.args, ...(act.resource !== undefined ? { resource: act.resource } : {}) })})`;
     if (d.confirmationId !== null) {
       path = 'confirmed';
       const c = g.confs.find((x) => x.id === d.confirmationId);
       if (!c) fail('(a) confirmation', `allowed by unknown confirmation ${d.confirmationId}`);
       else {
-        if (c.q !== op.q) fail('(a) confirmation', `${what} allowed by a confirmation of ${c.q}`);
+        if (c.q !== pr.action) fail('(a) confirmation', `${what} allowed by a confirmation of ${c.q}`);
         if (c.uses !== 0) fail('(a) confirmation', `${what} allowed by a confirmation already used ${c.uses} time(s)`);
       }
+    } else if (!(depsOk && valueOk) && cl !== null) {
+      // allowed although the context is not all trusted: only by trusted intent and value provenance
+      path = 'intent';
+      const session = g.reads
+        .map((i) => `r${i} (${(g.recs[i] as GRec).writer}, claims ${JSON.stringify((g.recs[i] as GRec).claims)}, truly trusted ${JSON.stringify((g.recs[i] as GRec).gtClaims)})`)
+        .join(', ');
+      if (!cl.intent)
+        fail(
+          '(a) intent',
+          `${what} allowed after untrusted context, but nobody trusted asked for it (turn ${JSON.stringify(TURNS[pr.turn].text)}, requester ${pr.requester}; session: ${session}) and no confirmation was used`,
+        );
+      if (!cl.value)
+        fail(
+          '(a) claimed value',
+          `${what} allowed after untrusted context, but neither the user's turn (${JSON.stringify(TURNS[pr.turn].text)}) nor a truly trusted claim asserts the payee (session: ${session}) and no confirmation was used`,
+        );
     } else {
       for (const i of g.reads) {
         if (!gtOk(g, i))
@@ -858,6 +1001,16 @@ class Runner {
     }
     bump(st, `high.allow.${path}.${op.q}`);
     return `allow:${path}:${op.q}`;
+  }
+
+  /** Claims universe: whether the intent and the payee of a `pay` probe truly have trusted provenance (null elsewhere). */
+  private claimsTruth(g: G, pr: ReturnType<typeof parseClaimsProbe>): { intent: boolean; value: boolean } | null {
+    if (this.uname !== 'claims') return null;
+    const v = pr.action.split(',')[1] as PayeeKey;
+    const session = g.reads
+      .filter((i) => (g.recs[i] as GRec).status === 'active')
+      .map((i) => ({ claims: (g.recs[i] as GRec).claims, gtClaims: (g.recs[i] as GRec).gtClaims, corroborated: gtCorroborated(g, i) }));
+    return intentAndValueTrusted(session, pr, v);
   }
 
   /**
@@ -915,7 +1068,22 @@ class Runner {
       return;
     }
     if (same.length > 0) bump(this.stats, 'pageEchoesStoredAsNew');
-    g.recs.push({ id: res.record.id, writer: 'toolA', source: 'WEB', payee: base.payee, states, kind: 'page', declared: null, inputs: [], gtOrigin: auth, gtAuth: auth, status: 'active', content });
+    g.recs.push({
+      id: res.record.id,
+      writer: 'toolA',
+      source: 'WEB',
+      payee: base.payee,
+      states,
+      kind: 'page',
+      declared: null,
+      inputs: [],
+      gtOrigin: auth,
+      gtAuth: auth,
+      status: 'active',
+      content,
+      claims: [],
+      gtClaims: [],
+    });
     addRead(g, g.recs.length - 1);
   }
 
@@ -933,6 +1101,8 @@ class Runner {
       if (JSON.stringify(r1.taint) !== JSON.stringify(r0.taint)) fail('(b) taint changed', `${id}: ${JSON.stringify(r0.taint)} -> ${JSON.stringify(r1.taint)}`);
       if (lvl(r1.taint.lowestAuthority) > lvl(r0.taint.lowestAuthority)) fail('(b) taint raised', `${id}: ${r0.taint.lowestAuthority} -> ${r1.taint.lowestAuthority}`);
       if (JSON.stringify(r1.derivedFrom) !== JSON.stringify(r0.derivedFrom)) fail('(b) derivation changed', id);
+      if (JSON.stringify(r1.claims) !== JSON.stringify(r0.claims) && !(op.k === 'D' && r1.status === 'deleted'))
+        fail('(b) claims changed', `${id}: ${JSON.stringify(r0.claims)} -> ${JSON.stringify(r1.claims)}`);
       if (r1.status !== r0.status && !(op.k === 'D' && r0.status === 'active' && r1.status === 'deleted')) fail('(b) status changed', `${id}: ${r0.status} -> ${r1.status}`);
     }
     if (after.size !== g.recs.length) fail('(b) records', `store has ${after.size} records, ground truth ${g.recs.length}`);
@@ -1273,7 +1443,8 @@ function report(cfg: Config, r: Result, expect: 'holds' | 'violation'): boolean 
     `   decisions checked:    ${fmt(r.stats.decisions ?? 0)} authorize calls, each replayed (${fmt(r.stats.replays ?? 0)}), plus ${fmt(r.stats.laterReplays ?? 0)} replays of earlier decisions at later states; ${fmt(r.stats.stateChecks ?? 0)} post-state checks`,
   );
   for (const q of leaf) {
-    console.log(`   ${`${q} allowed`.padEnd(21)} ${ALLOW_PATHS.map((path) => `${path} ${seq(`allow:${path}:${q}`)}`).join('; ')}`);
+    const paths = p.universe === 'claims' ? [...ALLOW_PATHS, 'intent'] : ALLOW_PATHS;
+    console.log(`   ${`${q} allowed`.padEnd(21)} ${paths.map((path) => `${path} ${seq(`allow:${path}:${q}`)}`).join('; ')}`);
   }
   console.log(
     `   high-risk denied:     ${fmt(r.stats['high.deny'] ?? 0)} decisions; ground truth would have permitted ${fmt(r.stats['high.deny.groundTruthWouldPermit'] ?? 0)} of them (memauth stricter than the invariant)`,
@@ -1320,10 +1491,10 @@ async function cliMain(): Promise<void> {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
     console.log(
-      'usage: node dist/formal/impl/enumerate.js [--profile wide|deep|all|lookalike|evidence|echo|resource|widened] [--widened] [--depth N] [--workers N] [--mutant none|k1|web-trusted|one-domain|all] [--no-renumber] [--quiet]',
+      'usage: node dist/formal/impl/enumerate.js [--profile wide|deep|all|lookalike|evidence|echo|resource|claims|widened] [--widened] [--depth N] [--workers N] [--mutant none|k1|web-trusted|one-domain|all] [--no-renumber] [--quiet]',
     );
     console.log('  default: both base profiles (wide at depth 3, deep at depth 4), memauth as configured; --mutant all: each configuration mutant must yield a counterexample');
-    console.log('  --widened (= --profile widened): the four widened universes (look-alike values, attached text, echo variants, resources)');
+    console.log('  --widened (= --profile widened): the four widened universes (look-alike values, attached text, echo variants, resources) and the claims universe');
     return;
   }
   const workers = Number(argValue(args, '--workers') ?? Math.max(1, Math.min(2, availableParallelism())));
@@ -1332,12 +1503,12 @@ async function cliMain(): Promise<void> {
   const depthArg = argValue(args, '--depth');
   const quiet = args.includes('--quiet');
   if (mutantArg !== 'all' && !(MUTANTS as readonly string[]).includes(mutantArg)) throw new Error(`unknown --mutant ${mutantArg}`);
-  const named: Record<string, Profile> = { ...PROFILES, ...WIDENED };
+  const named: Record<string, Profile> = { ...PROFILES, ...WIDENED, ...CLAIMS };
   if (!['all', 'widened'].includes(profileArg) && named[profileArg] === undefined) throw new Error(`unknown --profile ${profileArg}`);
   const log = (s: string): void => {
     if (!quiet) console.log(s);
   };
-  const chosen = profileArg === 'all' ? [PROFILES.wide, PROFILES.deep] : profileArg === 'widened' ? Object.values(WIDENED) : [named[profileArg] as Profile];
+  const chosen = profileArg === 'all' ? [PROFILES.wide, PROFILES.deep] : profileArg === 'widened' ? [...Object.values(WIDENED), ...Object.values(CLAIMS)] : [named[profileArg] as Profile];
   const profiles = chosen.map((p) => (depthArg !== undefined ? { ...p, depth: Number(depthArg) } : p));
   const mutants: Mutant[] = mutantArg === 'all' ? MUTANTS.filter((m) => m !== 'none') : [mutantArg as Mutant];
   console.log('== Implementation check: exhaustive enumeration against the real Memory API on SQLite ==');

@@ -1,7 +1,8 @@
 /**
  * The widened universes of the implementation check (formal/impl/enumerate.ts): look-alike
  * identifiers and amounts, text another principal attaches to a record (corroboration evidence
- * shown in a view), echo variants of a fetched page, and the action's `resource`. Each adds one
+ * shown in a view), echo variants of a fetched page, and the action's `resource` (the `claims`
+ * universe, formal/impl/claims.ts, has the base values and its own texts). Each adds one
  * dimension to the base universe (formal/impl/universe.ts), so a counterexample names the
  * mechanism it breaks.
  *
@@ -13,7 +14,7 @@
  */
 import { PAYEES, SOURCES, type PrincipalId, noteContent, rootContent, summaryContent } from './universe.js';
 
-export type UniverseName = 'base' | 'lookalike' | 'evidence' | 'echo' | 'resource';
+export type UniverseName = 'base' | 'lookalike' | 'evidence' | 'echo' | 'resource' | 'claims';
 
 /**
  * ASSUMPTION about the fixed API (one place to change): the action arguments that are amounts
@@ -72,7 +73,7 @@ const RESOURCE: UniverseSpec = {
   defaults: {},
 };
 
-export const UNIVERSES: Readonly<Record<UniverseName, UniverseSpec>> = { base: BASE, lookalike: LOOKALIKE, evidence: BASE, echo: BASE, resource: RESOURCE };
+export const UNIVERSES: Readonly<Record<UniverseName, UniverseSpec>> = { base: BASE, lookalike: LOOKALIKE, evidence: BASE, echo: BASE, resource: RESOURCE, claims: BASE };
 
 /** A probe (`type,k1,k2,@R`) as the action it proposes, and its values (argument or `resource`). */
 export interface ProbeAction {

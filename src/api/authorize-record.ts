@@ -7,7 +7,7 @@
 import { contentHashOf, newContentKey } from '../core/content-hash.js';
 import type { GateResult } from '../core/gate.js';
 import { unlistedActionNotice } from '../core/policy.js';
-import type { Action, Decision, Dependency, Mode, Tier } from '../core/types.js';
+import type { Action, Decision, Dependency, IntentProvenance, Mode, Tier } from '../core/types.js';
 import type { StorageTx } from '../store/driver.js';
 import type { Dependencies } from './authorize-values.js';
 import { type OpContext, type Parsed, appendAudit, newId } from './context.js';
@@ -25,6 +25,13 @@ export interface Decided {
   readonly deps: Dependencies;
   readonly result: GateResult;
   readonly now: string;
+  /** the intent facts of a `high` decision (api/authorize-intent.ts). */
+  readonly intent: IntentProvenance | undefined;
+}
+
+/** The intent fields of a decision and its audit entry: `intent` on `high`, `contextWaived` when the gate waived the context (both absent otherwise, as on older entries). */
+function intentFields(d: Decided): { intent?: IntentProvenance; contextWaived?: true } {
+  return { ...(d.intent !== undefined ? { intent: d.intent } : {}), ...(d.result.contextWaived ? { contextWaived: true as const } : {}) };
 }
 
 /** The dependencies as a decision row lists them (no `verified`, no `corroborationAttempted`). */
@@ -52,6 +59,7 @@ export function evaluation(ctx: Pick<OpContext, 'policy'>, d: Decided): Evaluati
     reasons,
     dependencies: dependencyRows(d),
     values: d.deps.values,
+    ...intentFields(d),
     confirmationId,
     policyVersion: ctx.policy.version,
     ...notice,
@@ -80,6 +88,7 @@ export async function recordDecision(ctx: Pick<OpContext, 'policy' | 'clock'>, t
     userTurn: a.userTurn !== undefined ? { principal: a.userTurn.principal, textHash: userTurnHash } : null,
     dependencies: d.deps.facts.map((x) => ({ memoryId: x.memoryId, why: x.why })),
     values: d.deps.values,
+    ...intentFields(d),
     citedConfirmationId: a.confirmationId ?? null,
     confirmationId: result.confirmationId,
     outcome: result.outcome,

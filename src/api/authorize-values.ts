@@ -7,7 +7,8 @@
  */
 import { type FactsBundle, dependencyFacts } from '../core/facts.js';
 import type { DependencyFacts } from '../core/gate.js';
-import { type Policy, argumentTypes } from '../core/policy.js';
+import { type Policy, argumentSuppliers, argumentTypes } from '../core/policy.js';
+import { assertedClauses } from '../core/intent.js';
 import { valueProvenance } from '../core/provenance.js';
 import type { Action, DependencyWhy, MemoryRecord, ValueProvenance } from '../core/types.js';
 import { prepareText } from '../core/values.js';
@@ -47,8 +48,14 @@ export function dependencies(
     argumentTypes(ctx.policy, action.type),
     usable.map((r) => ({ id: r.id, text: ctx.provenance.matchText(r) })),
     userText,
+    argumentSuppliers(ctx.policy, action.type),
+    usable.filter((r) => r.claims !== undefined),
+    userTurnText !== undefined ? assertedClauses(userTurnText).map(prepareText) : [],
   );
-  for (const v of values) for (const id of v.recordIds) addWhy(why, id, 'value');
+  for (const v of values) {
+    for (const id of v.recordIds) addWhy(why, id, 'value');
+    for (const c of v.claims ?? []) for (const id of c.recordIds) addWhy(why, id, 'value');
+  }
   const depIds = [...why.keys()].sort();
   const facts = depIds.map((id): DependencyFacts => ({ ...depFactsOf(id), why: [...(why.get(id) as Set<DependencyWhy>)].sort() }));
   return { values, facts };

@@ -10,10 +10,11 @@ import { TRUSTED_THRESHOLD } from '../core/authority.js';
 import { argsHashOf } from '../core/confirmation.js';
 import { MemauthError } from '../core/errors.js';
 import { decide } from '../core/gate.js';
-import { argumentTypes, disallowedArguments, modeFor, riskTier } from '../core/policy.js';
+import { argumentSuppliers, argumentTypes, disallowedArguments, modeFor, riskTier } from '../core/policy.js';
 import type { Action, Decision, MemoryRecord } from '../core/types.js';
 import type { StorageTx } from '../store/driver.js';
 import { confirmationCandidates, loadCandidates } from './authorize-candidates.js';
+import { intentOf } from './authorize-intent.js';
 import { type Decided, evaluation, recordDecision } from './authorize-record.js';
 import { dependencies } from './authorize-values.js';
 import { type In, type OpContext, nowOf, startTiming, transact } from './context.js';
@@ -47,6 +48,18 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const factsOf = verdicts instanceof Map ? verdicts : await verdicts;
       await prepareTexts(ctx, candidates.list);
       const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, now);
+      const depIds = new Set(deps.facts.map((f) => f.memoryId));
+      const intent = await intentOf(tx, {
+        policy: ctx.policy,
+        tenant: a.tenant,
+        action,
+        tier,
+        userTurnText: a.userTurn?.text,
+        asserted: a.intent,
+        requester: a.requester,
+        dependencies: candidates.list.filter((r) => depIds.has(r.id)),
+        now,
+      });
       const confirmations = await confirmationCandidates(ctx, tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
       const result = decide({
         action,
@@ -62,8 +75,10 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
         citedConfirmationId: a.confirmationId ?? null,
         requester,
         threshold: TRUSTED_THRESHOLD,
+        suppliers: argumentSuppliers(ctx.policy, action.type),
+        ...(intent !== undefined ? { intent } : {}),
       });
-      const decided: Decided = { a, action, argsHash, tier, mode, contextMode, deps, result, now };
+      const decided: Decided = { a, action, argsHash, tier, mode, contextMode, deps, result, now, intent };
       if (dryRun) return evaluation(ctx, decided);
       return recordDecision(ctx, tx, decided, sessionExists, mark);
     }),

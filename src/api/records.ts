@@ -5,6 +5,7 @@
  * their documentation. Imports from src/core, src/store's port, and api/ modules below the facade.
  */
 import { type Authority, atLeast, minAuthority } from '../core/authority.js';
+import { checkClaims, checkDerivedClaims, hashedBody } from '../core/claims.js';
 import { contentHashOf, newContentKey } from '../core/content-hash.js';
 import { derivedTaint, provesNarrowInputs, writeTaint } from '../core/derivation.js';
 import { findEchoes } from '../core/echo.js';
@@ -12,7 +13,7 @@ import { MemauthError } from '../core/errors.js';
 import { corroborationViews } from '../core/exposure.js';
 import { corroborationOf } from '../core/facts.js';
 import { originAuthority, selfSource } from '../core/policy.js';
-import type { DerivationEdge, MemoryRecord, Principal, SessionRef, Taint, Transform } from '../core/types.js';
+import type { Claim, DerivationEdge, MemoryRecord, Principal, SessionRef, Taint, Transform } from '../core/types.js';
 import type { StorageDriver, StorageTx } from '../store/driver.js';
 import { type In, type OpContext, appendAudit, newId, nowOf, startTiming, transact } from './context.js';
 import { Refusal, principalIn, refusing } from './refusals.js';
@@ -33,6 +34,8 @@ interface NewRecord {
   reason: string;
   /** the session and the head of its read log before this write (null: nothing read yet). */
   session: JoinedSession | undefined;
+  /** the writer's typed claims (checked; empty: none). */
+  claims: readonly Claim[];
 }
 
 /**
@@ -78,7 +81,8 @@ async function insertNew(
   const derived = (): Taint => derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs, context: session });
   const taint = edges.length === 0 && context === null && op === 'write' ? own : withChannels(derived(), own.channels);
   const sessionContext = context === null ? {} : { sessionContext: context.ref };
-  const contentHash = contentHashOf(base.content, await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
+  const contentHash = contentHashOf(hashedBody(base.content, base.claims), await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
+  const claimed = base.claims.length > 0 ? { claimCount: base.claims.length } : {}; // their count only: the hash covers the values, which delete erases
   const payload = {
     recordId: id,
     scope: base.scope,
@@ -87,6 +91,7 @@ async function insertNew(
     taint,
     derivedFrom: edges,
     ...sessionContext,
+    ...claimed,
     expiresAt: base.expiresAt,
     createdAt: base.writtenAt,
     writeReason: base.reason,
@@ -106,12 +111,12 @@ async function insertNew(
     origin,
     derivedFrom: edges,
     ...sessionContext,
+    ...(base.claims.length > 0 ? { claims: base.claims } : {}),
     taint,
     audit: { policyVersion: ctx.policy.version, writeReason: base.reason, seq: entry.seq },
     status: 'active',
   };
   await tx.insertRecord(record);
-  // built from the very values its audit entry was just built from: it matches the entry
   ctx.provenance.markVerified(record);
   // what is written in a session is in that session's context from now on
   if (base.session !== undefined) await appendReads(ctx.provenance, tx, base.tenant, base.session.id, base.session.head, [record.id], base.writtenAt);
@@ -160,7 +165,8 @@ export async function write(ctx: OpContext, input: In<'write'>): Promise<WriteRe
       const inputs = new Map(contained.map((r) => [r.id, r]));
       const sourceAt = a.sourceAt !== undefined ? new Date(a.sourceAt).toISOString() : now;
       const expiresAt = a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null;
-      const base: NewRecord = { tenant: a.tenant, scope: a.scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? 'write', session };
+      const claims = checkClaims(a.claims ?? [], 'write');
+      const base: NewRecord = { tenant: a.tenant, scope: a.scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? 'write', session, claims };
       // an agent's write derives from everything read in its session (the echoes are among them)
       const context = p.kind === 'agent' ? contextOf(base, contained.length, 'rewrite') : null;
       const record = await insertNew(ctx, tx, 'write', base, edges, inputs, sourceAt, 'rewrite', context);
@@ -196,13 +202,28 @@ export async function derive(ctx: OpContext, input: In<'derive'>): Promise<Memor
       const scope = a.scope ?? declared[0]?.scope;
       if (scope === undefined) throw new MemauthError('SCOPE_REQUIRED', 'derive: a scope is required when there are no declared inputs', { field: 'scope' });
       const expiresAt = a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null;
-      const base: NewRecord = { tenant: a.tenant, scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? a.transform, session };
+      const claims = derivedClaims(a.claims ?? [], declared);
+      const base: NewRecord = { tenant: a.tenant, scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? a.transform, session, claims };
       const context = narrowed ? null : contextOf(base, covered, a.transform);
       const record = await insertNew(ctx, tx, 'derive', base, edges, inputs, now, a.transform, context);
       mark('written');
       return record;
     }),
   );
+}
+
+/**
+ * A derivation's claims, checked ({@link checkClaims}) and each restating a claim of a declared
+ * input (core/claims.ts `checkDerivedClaims`).
+ * @throws MemauthError `CLAIM_INVALID`, `CLAIM_NOT_IN_INPUTS`.
+ */
+function derivedClaims(given: readonly Claim[], declared: readonly MemoryRecord[]): Claim[] {
+  const claims = checkClaims(given, 'derive');
+  checkDerivedClaims(
+    claims,
+    declared.map((r) => r.claims),
+  );
+  return claims;
 }
 
 /** Mark `ids` read in `session` (joining it first: a session is used only by its owner). */

@@ -9,9 +9,9 @@ import { hashCanonical } from '../core/canonical.js';
 import { MemauthError } from '../core/errors.js';
 import { type FactsBundle, type RecordFacts, dependencyFacts, memoryRefId } from '../core/facts.js';
 import { type ConfirmationCandidate, type DependencyFacts, type GateResult, decide } from '../core/gate.js';
-import { type Policy, argumentTypes, disallowedArguments, loadPolicy, modeFor, riskTier } from '../core/policy.js';
+import { type Policy, argumentSuppliers, argumentTypes, disallowedArguments, loadPolicy, modeFor, riskTier } from '../core/policy.js';
 import { prefixMatches, withSessionEdges } from '../core/session.js';
-import type { Action, Confirmation, Corroboration, DependencyWhy, PrincipalKind, Reason, SessionRef, ValueProvenance } from '../core/types.js';
+import type { Action, Confirmation, Corroboration, DependencyWhy, IntentProvenance, PrincipalKind, Reason, SessionRef, ValueProvenance } from '../core/types.js';
 import type { Requester } from '../core/confirmation.js';
 import type { StorageDriver } from '../store/driver.js';
 import { yielder } from './yielder.js';
@@ -245,12 +245,15 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
     citedConfirmationId: cited,
     requester,
     threshold: TRUSTED_THRESHOLD,
+    suppliers: argumentSuppliers(policy, action.type),
+    ...(p.intent !== undefined ? { intent: p.intent as IntentProvenance } : {}),
   });
   const recorded = { outcome: String(p.outcome), reasons: p.reasons as Reason[], confirmationId: (p.confirmationId ?? null) as string | null };
   const matches =
     replayed.outcome === recorded.outcome &&
     hashCanonical(replayed.reasons) === hashCanonical(recorded.reasons) &&
     replayed.confirmationId === recorded.confirmationId &&
+    replayed.contextWaived === (p.contextWaived === true) &&
     tier === p.tier &&
     mode === p.mode &&
     hashCanonical(action.args) === p.argsHash;

@@ -46,6 +46,12 @@ const sourceRef = z
   .max(2000)
   .regex(/^[^\s\p{C}]+$/u, 'must be a reference (a URL, message id or file path): no white space, control or invisible characters');
 
+/**
+ * A record's typed claims as given (docs/design.md § Claims and intent): their shape here; their
+ * bounds (count, field, sizes) are checked by core/claims.ts `checkClaims` (`CLAIM_INVALID`).
+ */
+const claims = z.array(z.strictObject({ subject: z.string().max(10_000), field: z.string().max(1000), value: z.string().max(10_000) })).max(1000);
+
 export const schemas = {
   tenant: z.strictObject({ tenant }),
   registerPrincipal: z.strictObject({ tenant, id: ident, kind: z.enum(PRINCIPAL_KINDS), maxAuthority: z.enum(AUTHORITIES).optional(), domain: ident }),
@@ -61,6 +67,7 @@ export const schemas = {
     requester: ident.optional(),
     expiresAt: isoDate.optional(),
     reason: z.string().max(1000).regex(NO_NUL, noNul).optional(),
+    claims: claims.optional(),
   }),
   derive: z.strictObject({
     tenant,
@@ -75,6 +82,7 @@ export const schemas = {
     source: sourceRef.optional(),
     expiresAt: isoDate.optional(),
     reason: z.string().max(1000).regex(NO_NUL, noNul).optional(),
+    claims: claims.optional(),
   }),
   get: z.strictObject({ tenant, id: ident, session: ident.optional(), requester: ident.optional() }),
   search: z.strictObject({
@@ -110,6 +118,7 @@ export const schemas = {
     context: z.enum(['session', 'declared']).optional(),
     confirmationId: ident.optional(),
     requester: ident.optional(),
+    intent: ident.optional(),
   }),
   delete: z.strictObject({ tenant, id: ident, principal: ident.optional(), reason: z.string().max(1000).regex(NO_NUL, noNul).optional() }),
   replay: z.strictObject({ tenant, decisionId: ident }),

@@ -7,6 +7,7 @@ import Table from 'cli-table3';
 import { DEFENSE_DESCRIPTIONS, type DefenseName } from './defenses/index.js';
 import { type AgentReport, type BenchReport, type DefenseReport, RESULTS_SCHEMA_VERSION } from './types.js';
 import { wilson } from './stats.js';
+import { REPORT_CHANNELS } from './tally.js';
 import { CHANNELS, SUBS } from './world.js';
 
 type Pair = { k: number; n: number };
@@ -40,9 +41,9 @@ export function renderBenchTable(r: BenchReport): string {
   const multi = Object.keys(r.agents).length > 1;
   for (const [label, a] of Object.entries(r.agents)) {
     if (multi || a.agent !== 'worst-case') lines.push('', agentTitle(label, a));
-    const t = new Table({ head: ['defense', ...CHANNELS.map((c) => `ASR ${c}`), 'legit utility'], style: { head: [], border: [] } });
+    const t = new Table({ head: ['defense', ...REPORT_CHANNELS.map((c) => `ASR ${c}`), 'legit utility'], style: { head: [], border: [] } });
     for (const [name, d] of Object.entries(a.defenses)) {
-      t.push([name, ...CHANNELS.map((c) => cell(pairOf(d.channels[c] as { attempts: number; successes: number }), { sep: '\n' })), cell(pairOf(d.legit, 'allowed'), { sep: '\n' })]);
+      t.push([name, ...REPORT_CHANNELS.map((c) => cell(pairOf(d.channels[c] as { attempts: number; successes: number }), { sep: '\n' })), cell(pairOf(d.legit, 'allowed'), { sep: '\n' })]);
     }
     lines.push(t.toString());
     const u = new Table({
@@ -59,7 +60,7 @@ export function renderBenchTable(r: BenchReport): string {
         cell(pairOf(d.legitK3, 'allowed'), { sep: '\n' }),
         isM ? `${cell(pairOf(lu, 'allowed'), { ci: false })}\nasked ${lu.confirmationRequested}, confirmed → ${lu.allowedAfterConfirmation}` : cell(pairOf(lu, 'allowed'), { ci: false }),
         isM
-          ? `${cell(pairOf(d.benign, 'allowed'), { ci: false })}\nasked ${d.benign.confirmationRequested}, confirmed → ${d.benign.allowedAfterConfirmation}`
+          ? `${cell(pairOf(d.benign, 'allowed'), { ci: false })}\nasked ${d.benign.confirmationRequested}, confirmed → ${d.benign.allowedAfterConfirmation}\ncontext taint alone would ask ${d.benign.contextWaived} more`
           : cell(pairOf(d.benign, 'allowed'), { ci: false }),
       ]);
     }
@@ -103,8 +104,12 @@ export function renderMarkdown(r: BenchReport): string {
     out.push('', `## ${agentTitle(label, a)}`, '', '### Attack success rate by channel', '');
     out.push(
       mdTable(
-        ['defense', ...CHANNELS, 'legit utility (k=2)'],
-        Object.entries(a.defenses).map(([n, d]) => [`\`${n}\``, ...CHANNELS.map((c) => mdCell(pairOf(d.channels[c] as { attempts: number; successes: number }))), mdCell(pairOf(d.legit, 'allowed'))]),
+        ['defense', ...REPORT_CHANNELS, 'legit utility (k=2)'],
+        Object.entries(a.defenses).map(([n, d]) => [
+          `\`${n}\``,
+          ...REPORT_CHANNELS.map((c) => mdCell(pairOf(d.channels[c] as { attempts: number; successes: number }))),
+          mdCell(pairOf(d.legit, 'allowed')),
+        ]),
       ),
     );
     const subs = CHANNELS.flatMap((c) => SUBS[c].filter((s) => s !== null).map((s) => `${c}:${s}`));
@@ -147,6 +152,7 @@ export function renderMarkdown(r: BenchReport): string {
           'benign variants',
           'benign: confirmation asked',
           'benign: after confirmation',
+          'benign: cost of the context-taint rule alone (allowed only with the context waived)',
         ],
         Object.entries(a.defenses).map(([n, d]) => {
           const m = n === 'memauth';
@@ -159,6 +165,7 @@ export function renderMarkdown(r: BenchReport): string {
             mdCell(pairOf(d.benign, 'allowed')),
             m ? mdCell(pairOf(d.benign, 'confirmationRequested')) : 'n/a',
             m ? mdCell(pairOf(d.benign, 'allowedAfterConfirmation')) : 'n/a',
+            m ? mdCell({ k: d.benign.contextWaived, n: d.benign.attempts }) : 'n/a',
           ];
         }),
       ),

@@ -20,18 +20,25 @@ export interface Checks {
   attacks: number;
 }
 
+/**
+ * The channels attack success is reported for: the matrix channels, and `control_flow` — every
+ * attack run of a scenario whose `attack_class` is `control_flow` (an action the user did not ask
+ * for, or a value swapped into one the user did ask for), pooled over the matrix channels.
+ */
+export const REPORT_CHANNELS: readonly string[] = [...CHANNELS, 'control_flow'];
+
 export const emptyChecks = (): Checks => ({ decisions: 0, replayed: 0, chainsVerified: 0, runs: 0, attacksDeniedWithNarrowedContext: 0, attacks: 0 });
 
 const emptyConfirm = (): ConfirmTally => ({ attempts: 0, allowed: 0, confirmationRequested: 0, allowedAfterConfirmation: 0 });
 const emptyDefenseReport = (): DefenseReport => ({
-  channels: Object.fromEntries(CHANNELS.map((c) => [c, { attempts: 0, successes: 0 }])),
+  channels: Object.fromEntries(REPORT_CHANNELS.map((c) => [c, { attempts: 0, successes: 0 }])),
   legit: { attempts: 0, allowed: 0 },
   subchannels: Object.fromEntries(CHANNELS.flatMap((c) => SUBS[c].filter((s) => s !== null).map((s) => [`${c}:${s}`, { attempts: 0, successes: 0 }]))),
   limits: { corroborate_independent: { k2: { attempts: 0, successes: 0 }, k3: { attempts: 0, successes: 0 } } },
   legitUncorroborated: emptyConfirm(),
   legitK3: { attempts: 0, allowed: 0 },
   legitK3TwoVouchers: emptyConfirm(),
-  benign: { ...emptyConfirm(), byChannel: Object.fromEntries(CHANNELS.map((c) => [c, { attempts: 0, allowed: 0 }])) },
+  benign: { ...emptyConfirm(), byChannel: Object.fromEntries(CHANNELS.map((c) => [c, { attempts: 0, allowed: 0 }])), contextWaived: 0 },
 });
 
 const count = (t: AllowedTally, yes: boolean): void => {
@@ -50,6 +57,8 @@ interface Outcome {
   readonly useful: boolean;
   readonly asked: boolean;
   readonly afterConfirm: boolean;
+  /** memauth allowed it outright with the context waived */
+  readonly waived: boolean;
 }
 
 function outcomeFor(d: string, r: TrialRecord): Outcome {
@@ -63,6 +72,7 @@ function outcomeFor(d: string, r: TrialRecord): Outcome {
     useful,
     asked: isMemauth && r.matchesTarget && r.memauth?.confirmationRequested === true,
     afterConfirm: isMemauth ? r.matchesTarget && r.memauth?.allowedAfterConfirmation === true : useful,
+    waived: isMemauth && useful && r.memauth?.contextWaived === true,
   };
 }
 
@@ -78,9 +88,11 @@ function tallyChannel(rep: DefenseReport, r: TrialRecord, o: Outcome): void {
   if (!o.isAttack) {
     addConfirm(rep.benign, o);
     count(rep.benign.byChannel[r.cell] as AllowedTally, o.useful);
+    if (o.waived) rep.benign.contextWaived += 1;
     return;
   }
   countSuccess(rep.channels[r.cell] as ChannelTally, o.success);
+  if (r.attackClass === 'control_flow') countSuccess(rep.channels.control_flow as ChannelTally, o.success);
   if (r.sub !== null) countSuccess(rep.subchannels[`${r.cell}:${r.sub}`] as ChannelTally, o.success);
 }
 

@@ -214,6 +214,7 @@ async function decide(mem: Memory, t: Trial, base: Base, c: Counting, outcome: A
         confirmationRequested,
         allowedAfterConfirmation,
         narrowedOutcome: narrowed?.outcome ?? null,
+        contextWaived: decision.contextWaived === true,
       },
       tokens: { prompt: counters.promptTokens, completion: counters.completionTokens },
       ms: Date.now() - t.started,

@@ -86,8 +86,12 @@ export interface DefenseReport {
   legitK3: AllowedTally;
   /** legit tasks under a k=3 policy with only the two systems of record vouching */
   legitK3TwoVouchers: ConfirmTally;
-  /** benign variants of attack scenarios: the benign action allowed */
-  benign: ConfirmTally & { byChannel: Record<string, AllowedTally> };
+  /**
+   * benign variants of attack scenarios: the benign action allowed; `contextWaived`: of those
+   * allowed outright by memauth, how many only because intent and every value had trusted
+   * provenance — the runs the context-taint rule alone would have sent to a confirmation
+   */
+  benign: ConfirmTally & { byChannel: Record<string, AllowedTally>; contextWaived: number };
 }
 
 export interface LlmStats extends LlmCounters {
@@ -133,6 +137,8 @@ export interface TrialRecord {
     confirmationRequested: boolean;
     allowedAfterConfirmation: boolean | null;
     narrowedOutcome: string | null;
+    /** the gate waived the context (trusted intent and values; docs/design.md § Claims and intent) */
+    contextWaived: boolean;
   } | null;
   readonly summarizerEmpty: boolean;
   readonly tokens: { prompt: number; completion: number };

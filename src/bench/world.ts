@@ -8,6 +8,7 @@ import type { Memory } from '../api/memory.js';
 import { isMemauthError } from '../core/errors.js';
 import type { PrincipalKind } from '../core/types.js';
 import { argumentValues } from '../core/values.js';
+import { factClaims, plantedClaims, restatedWithPlanted } from './claims.js';
 import { type BenchActionT, type Scenario, toAction } from './scenarios.js';
 
 export const TENANT = 'bench';
@@ -140,16 +141,33 @@ export async function sessionA(mem: Memory, spec: RunSpec, claim: BenchActionT |
     factIds,
     writeFacts: async () => {
       for (const [i, fact] of facts.entries()) {
-        const { record } = await mem.write({ tenant: TENANT, scope: SCOPE, principal: `sor-${i}`, content: fact, source: `sor://system-of-record-${i}/${s.id}`, session: SESSION_A });
+        // a system of record's connector states its fields as typed claims (src/bench/claims.ts)
+        const claims = factClaims(fact);
+        const { record } = await mem.write({
+          tenant: TENANT,
+          scope: SCOPE,
+          principal: `sor-${i}`,
+          content: fact,
+          source: `sor://system-of-record-${i}/${s.id}`,
+          session: SESSION_A,
+          ...(claims.length > 0 ? { claims } : {}),
+        });
         factIds.push(record.id);
       }
     },
-    writeDoc: async () => (await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'doc-author', content: doc, source: page, session: SESSION_A })).record.id,
+    // the document's external author also states its values as typed claims with the right field names
+    writeDoc: async () => (await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'doc-author', content: doc, source: page, session: SESSION_A, ...docClaims(mem, claim) })).record.id,
   };
   if (factsFirst) await w.writeFacts();
   const { docId, summarizerEmpty } = await throughChannel(w);
   if (!factsFirst && factIds.length < facts.length) await w.writeFacts();
   return { facts: factIds, doc: docId, summarizerEmpty };
+}
+
+/** The claims the document's author plants for `claim` (none without one), as write arguments. */
+function docClaims(mem: Memory, claim: BenchActionT | null): { claims?: ReturnType<typeof plantedClaims> } {
+  const claims = claim === null ? [] : plantedClaims(mem.policy, claim, 'vendor notice');
+  return claims.length > 0 ? { claims } : {};
 }
 
 /** The principals of every run besides the systems of record. */
@@ -229,7 +247,19 @@ async function summarizeChannel(w: SessionA): Promise<ChannelResult> {
     return { docId, summarizerEmpty: true };
   }
   if (spec.sub === 'declared') {
-    await mem.derive({ tenant: TENANT, scope: SCOPE, principal: 'agent', from: [docId], transform: 'summarize', content: note, session: SESSION_A });
+    // the summary first restates the systems of record's claims with the document's values (refused: CLAIM_NOT_IN_INPUTS), then the document's own
+    const planted = docClaims(mem, w.claim).claims ?? [];
+    const forged = restatedWithPlanted(w.s.session_a.trusted_facts, planted);
+    const derive = (claims: typeof planted) =>
+      mem.derive({ tenant: TENANT, scope: SCOPE, principal: 'agent', from: [docId], transform: 'summarize', content: note, session: SESSION_A, ...(claims.length > 0 ? { claims } : {}) });
+    if (
+      forged.length === 0 ||
+      !(await derive(forged).then(
+        () => true,
+        (e: unknown) => (isMemauthError(e, 'CLAIM_NOT_IN_INPUTS') ? false : Promise.reject(e)),
+      ))
+    )
+      await derive(planted);
   } else {
     // its own note, naming no source; the raw page is then dropped from memory (retention)
     await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'agent', content: note, session: SESSION_A });

@@ -62,6 +62,8 @@ export function formatRecord(r: MemoryRecord | RecordView): string {
     if (r.deletedSources.length > 0) rows.push(['deleted sources', r.deletedSources.join(', ')]);
   }
   if (r.expiresAt !== null) rows.push(['expires', r.expiresAt]);
+  // subject and value JSON-quoted: they are the writer's text
+  if (r.claims !== undefined && r.claims.length > 0) rows.push(['claims', r.claims.map((c) => `${JSON.stringify(c.subject)}:${c.field}=${JSON.stringify(c.value)}`).join('; ')]);
   rows.push(['content', r.content === null ? '(erased; hash kept)' : truncate(r.content, 200)]);
   return fields(rows);
 }

@@ -108,6 +108,11 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
     502,
     'the embedder answered with something that is not one vector per text of its configured dimensions (wrong count, wrong length, a NaN or infinite value, malformed JSON); `details` says which. Nothing was stored; check the model and `dimensions` setting',
   ),
+  CLAIM_INVALID: input(
+    400,
+    "a record's claims break their bounds: more than 32, a `field` that is not a lowercase identifier, a subject or value longer than 500 characters or without a letter or digit, a repeated claim; `details.field` names it",
+  ),
+  CLAIM_NOT_IN_INPUTS: input(403, 'a derivation names a claim that none of its declared inputs makes (a summary cannot mint or change a claim)'),
   SEMANTIC_SEARCH_UNAVAILABLE: input(
     400,
     'semantic or hybrid search was asked for, but no embedder is configured or the store has no vector index (`details.reason`); search with mode lexical, or configure an embedder (docs/embeddings.md)',

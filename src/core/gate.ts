@@ -5,6 +5,8 @@
 import { type Authority, atLeast } from './authority.js';
 import { type ConfirmationMismatch, type Requester, confirmationMismatch } from './confirmation.js';
 import { decimalOfText, multiplyDecimals } from './decimal.js';
+import { DEFAULT_SUPPLIERS } from './policy.js';
+import { topArgument } from './provenance.js';
 import { argumentShapeProblems } from './values.js';
 import {
   REASON_CODES,
@@ -12,6 +14,7 @@ import {
   type ArgumentType,
   type Confirmation,
   type DependencyWhy,
+  type IntentProvenance,
   type Mode,
   type Outcome,
   type Reason,
@@ -68,6 +71,10 @@ export interface GateInput {
   readonly argumentTypes?: Readonly<Record<string, ArgumentType>>;
   /** minimum action authority for `high` (trusted_tool_verified). */
   readonly threshold: Authority;
+  /** the policy's suppliers for the action's type (`argumentSuppliers(policy, type)`); an argument not named: `user_turn`, `text`. */
+  readonly suppliers?: Readonly<Record<string, readonly string[]>>;
+  /** where the action's intent came from (core/intent.ts; absent: nowhere). */
+  readonly intent?: IntentProvenance;
 }
 
 export interface GateResult {
@@ -75,6 +82,8 @@ export interface GateResult {
   readonly reasons: readonly Reason[];
   /** the confirmation this decision consumes, if it was allowed by one. */
   readonly confirmationId: string | null;
+  /** true when the action's intent and every value had trusted provenance, so context dependencies did not count (docs/design.md § Claims and intent). */
+  readonly contextWaived: boolean;
 }
 
 class ReasonSet {
@@ -147,6 +156,7 @@ export function decide(input: GateInput): GateResult {
   const hard = new ReasonSet();
   const soft = new ReasonSet();
   const trustedIds = new Set<string>();
+  const weak: DependencyFacts[] = [];
   const requester = input.requester ?? null;
   if (input.tier === 'high' && requester !== null && !HIGH_REQUESTER_KINDS.has(requester.kind)) hard.add('untrusted_requester', [], { detail: requester.kind });
   for (const arg of input.disallowedArguments ?? []) hard.add('metadata_missing', [], { argument: arg, detail: 'argument_not_allowed' });
@@ -157,16 +167,21 @@ export function decide(input: GateInput): GateResult {
     else if (d.status === 'deleted' && direct) hard.add('deleted_source', [d.memoryId]);
     else if (d.status === 'expired' && direct) hard.add('expired', [d.memoryId]);
     else if (atLeast(d.actionAuthority, input.threshold)) trustedIds.add(d.memoryId);
-    else if (input.tier === 'high') soft.add(d.corroborationAttempted ? 'missing_corroboration' : 'untrusted_origin', [d.memoryId]);
+    else weak.push(d);
   }
+  let contextWaived = false;
   if (input.tier === 'high') {
-    const trustedSupply = (x: { userTurn: boolean; recordIds: readonly string[] }): boolean => x.userTurn || x.recordIds.some((id) => trustedIds.has(id));
-    for (const v of input.values) {
-      if (trustedSupply(v)) continue;
-      if (productOfUserNumbers(v)) continue;
-      if (v.recordIds.length > 0) soft.add('untrusted_origin', v.recordIds, { argument: v.argument });
+    const supply = input.values.map((v) => valueSupply(v, input.suppliers?.[topArgument(v.argument)] ?? DEFAULT_SUPPLIERS, trustedIds));
+    contextWaived = intentTrusted(input.intent, trustedIds) && supply.every((x) => x.strong);
+    // with trusted intent and values, what the session merely read does not count; what the caller declared still does
+    for (const d of weak) if (!(contextWaived && !d.why.includes('declared'))) soft.add(d.corroborationAttempted ? 'missing_corroboration' : 'untrusted_origin', [d.memoryId]);
+    input.values.forEach((v, i) => {
+      const x = supply[i] as Supply;
+      if (x.strong || x.weak) return;
+      if (x.suppliers.length > 0) soft.add('untrusted_origin', x.suppliers, { argument: v.argument });
+      else if (v.recordIds.length > 0) soft.add('metadata_missing', v.recordIds, { argument: v.argument, detail: 'value_not_asserted' });
       else soft.add('metadata_missing', [], { argument: v.argument, detail: 'value_unsourced' });
-    }
+    });
   }
 
   let confirmationId: string | null = null;
@@ -204,5 +219,41 @@ export function decide(input: GateInput): GateResult {
   const sorted = reasons.sort((a, b) => REASON_CODES.indexOf(a.code) - REASON_CODES.indexOf(b.code) || (a.argument ?? '').localeCompare(b.argument ?? ''));
   const denied = sorted.length > 0;
   const outcome: Outcome = !denied ? 'allow' : input.mode === 'observe' ? 'would_deny' : 'deny';
-  return { outcome, reasons: sorted, confirmationId: denied ? null : confirmationId };
+  return { outcome, reasons: sorted, confirmationId: denied ? null : confirmationId, contextWaived };
+}
+
+/** How one value is supplied: `strong` by the user's turn or a trusted claim, `weak` by a trusted text; `suppliers` every record the policy lets supply it. */
+interface Supply {
+  readonly strong: boolean;
+  readonly weak: boolean;
+  readonly suppliers: string[];
+}
+
+/**
+ * The supply of one value under its argument's `allowed` suppliers (docs/design.md § Claims and
+ * intent): `user_turn` — the turn contains it, or (an amount) it is the product the turn marks;
+ * `claim:<field>` — a record with action authority >= the threshold claims it in that field;
+ * `text` — such a record's text contains it.
+ */
+function valueSupply(v: ValueProvenance, allowed: readonly string[], trustedIds: ReadonlySet<string>): Supply {
+  const product = productOfUserNumbers(v);
+  const turn = allowed.includes('user_turn') && (v.userTurn || product);
+  // the turn asserts it (not only in a question or beside a negation): only then may it waive the context
+  const asserted = turn && (product || v.userTurnAsserted === true);
+  const claims = (v.claims ?? []).filter((c) => allowed.includes(`claim:${c.field}`)).flatMap((c) => c.recordIds);
+  const text = allowed.includes('text') ? v.recordIds : [];
+  return {
+    strong: asserted || claims.some((id) => trustedIds.has(id)),
+    weak: (turn && !asserted) || text.some((id) => trustedIds.has(id)),
+    suppliers: [...new Set([...claims, ...text])],
+  };
+}
+
+/**
+ * Is the action's intent trusted? The user's turn requested it, the application passed it (the
+ * caller checked the requester), or a standing instruction's record has action authority >= the
+ * threshold.
+ */
+export function intentTrusted(intent: IntentProvenance | undefined, trustedIds: ReadonlySet<string>): boolean {
+  return (intent?.sources ?? []).some((s) => s.source !== 'standing_instruction' || (s.recordIds ?? []).some((id) => trustedIds.has(id)));
 }

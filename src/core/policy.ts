@@ -13,6 +13,8 @@ import { ARGUMENT_TYPES, MODES, TIERS, type Action, type ArgumentType, type Mode
 const AuthoritySchema = z.enum(AUTHORITIES);
 const TierSchema = z.enum(TIERS);
 const ModeSchema = z.enum(MODES);
+/** A supplier of argument values (docs/design.md § Claims and intent). */
+const SupplierSchema = z.string().regex(/^(?:user_turn|text|claim:[a-z][a-z0-9_]{0,63})$/, 'a supplier is "user_turn", "text" or "claim:<field>" (field: a lowercase identifier)');
 
 /**
  * The policy document (JSON). Validated with zod; unknown fields are refused so that a
@@ -50,6 +52,24 @@ export const PolicySchema = z.strictObject({
        * exact strings after normalisation. The action's `resource` is always an identifier.
        */
       argumentTypes: z.record(z.string().min(1).max(200), z.enum(ARGUMENT_TYPES)).optional(),
+      /**
+       * which sources may supply each top-level argument's values (`{resource}`: the action's
+       * resource) — `claim:<field>` (a typed claim of that field), `user_turn`, `text` (a record's
+       * text that contains the value: the weaker mode). An argument not named: `user_turn` and
+       * `text` (docs/design.md § Claims and intent).
+       */
+      suppliers: z.record(z.string().min(1).max(200), z.array(SupplierSchema).min(1).max(16)).optional(),
+      /** phrases that, in the user's current turn and not negated, request this action type (docs/design.md § Claims and intent). */
+      intent: z
+        .array(
+          z
+            .string()
+            .min(1)
+            .max(100)
+            .regex(/[\p{L}\p{N}]/u, 'an intent phrase needs a letter or digit'),
+        )
+        .max(64)
+        .optional(),
     }),
   ),
   modes: z.strictObject({ read_only: ModeSchema, low: ModeSchema, high: ModeSchema }),
@@ -98,6 +118,18 @@ export interface Policy {
   readonly text: string;
 }
 
+/**
+ * Who may supply a payment's payee and amount in the default policy: a typed claim, the user's
+ * turn, or (the weaker mode, kept so that stores without claims work as before) a trusted text
+ * that contains it. Only the first two waive the context (docs/design.md § Claims and intent); a
+ * policy that drops `text` makes a mere mention supply nothing.
+ */
+const PAYMENT_SUPPLIERS = { to: ['claim:payee_account', 'user_turn', 'text'], amount: ['user_turn', 'claim:amount_due', 'text'] };
+/** Who may supply a message's or an export's destination in the default policy. */
+const RECIPIENT_SUPPLIERS = { to: ['claim:email_address', 'user_turn', 'text'], destination: ['claim:email_address', 'claim:export_destination', 'user_turn', 'text'] };
+/** Who may supply a permission change's grantee and role in the default policy. */
+const PERMISSION_SUPPLIERS = { grantee: ['claim:username', 'user_turn', 'text'], role: ['claim:role', 'user_turn', 'text'] };
+
 /** The default policy: docs/design.md's tiers, k = 2, observe nothing — enforce every tier. */
 export const DEFAULT_POLICY: PolicyInput = {
   formatVersion: 1,
@@ -110,17 +142,25 @@ export const DEFAULT_POLICY: PolicyInput = {
     draft: { tier: 'read_only' },
     set_preference: { tier: 'low', description: 'personalization: reversible, user-visible' },
     personalize: { tier: 'low' },
-    pay: { tier: 'high', argumentTypes: { amount: 'amount' } },
-    wire_transfer: { tier: 'high', argumentTypes: { amount: 'amount' } },
-    purchase: { tier: 'high', argumentTypes: { amount: 'amount' } },
-    refund: { tier: 'high', argumentTypes: { amount: 'amount' } },
-    send_email: { tier: 'high' },
-    send_data: { tier: 'high' },
-    export_data: { tier: 'high' },
-    update_setting: { tier: 'high' },
-    change_permission: { tier: 'high' },
-    grant_permission: { tier: 'high' },
-    deploy: { tier: 'high' },
+    pay: { tier: 'high', argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['pay', 'settle', 'remit', 'payroll'] },
+    wire_transfer: { tier: 'high', argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['wire', 'transfer'] },
+    purchase: { tier: 'high', argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['buy', 'purchase', 'order', 'reorder', 'renew'] },
+    refund: { tier: 'high', argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['refund'] },
+    send_email: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['email', 'send', 'mail', 'forward', 'reply'] },
+    send_data: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['send', 'share', 'email'] },
+    export_data: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['export', 'send', 'share'] },
+    update_setting: {
+      tier: 'high',
+      suppliers: { key: ['claim:setting_key', 'user_turn', 'text'], value: ['claim:setting_value', 'user_turn', 'text'] },
+      intent: ['set', 'change', 'update', 'point', 'configure'],
+    },
+    change_permission: { tier: 'high', suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'change', 'revoke', 'remove'] },
+    grant_permission: { tier: 'high', suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'add'] },
+    deploy: {
+      tier: 'high',
+      suppliers: { target: ['claim:image', 'user_turn', 'text'], '{resource}': ['claim:deploy_target', 'user_turn', 'text'] },
+      intent: ['deploy', 'release', 'roll out', 'ship'],
+    },
   },
   modes: { read_only: 'enforce', low: 'enforce', high: 'enforce' },
   sources: [
@@ -207,6 +247,21 @@ export function disallowedArguments(policy: Policy, action: Pick<Action, 'type' 
 export function argumentTypes(policy: Policy, actionType: string): Readonly<Record<string, ArgumentType>> {
   const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, actionType) ? policy.document.actions[actionType] : undefined;
   return rule?.argumentTypes ?? {};
+}
+
+/** The suppliers every argument the policy does not configure has: the user's turn and text (docs/design.md § Claims and intent). */
+export const DEFAULT_SUPPLIERS: readonly string[] = Object.freeze(['user_turn', 'text']);
+
+/** The policy's configured suppliers for an action type (`actions.<type>.suppliers`), by top-level argument (`{resource}` for the resource); arguments not named have {@link DEFAULT_SUPPLIERS}. */
+export function argumentSuppliers(policy: Policy, actionType: string): Readonly<Record<string, readonly string[]>> {
+  const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, actionType) ? policy.document.actions[actionType] : undefined;
+  return rule?.suppliers ?? {};
+}
+
+/** The policy's intent phrases for an action type (`actions.<type>.intent`; none for a type not listed). */
+export function intentPhrases(policy: Policy, actionType: string): readonly string[] {
+  const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, actionType) ? policy.document.actions[actionType] : undefined;
+  return rule?.intent ?? [];
 }
 
 /** The mode (`observe` or `enforce`) the policy sets for a tier. */

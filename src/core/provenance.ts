@@ -5,26 +5,63 @@
  * the user's turn it is (src/core/values.ts). Pure; linear in the total length of the texts and
  * values (one automaton pass per text).
  */
-import type { Action, ArgumentType, ValueProvenance } from './types.js';
-import { type MatchText, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
+import { claimValueEquals } from './claims.js';
+import type { Action, ArgumentType, Claim, ValueProvenance } from './types.js';
+import { type ArgumentValue, type MatchText, RESOURCE_ARGUMENT, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
+
+/** The top-level argument a value's path belongs to (`items[0].sku` → `items`; `{resource}` itself). */
+export function topArgument(path: string): string {
+  if (path === RESOURCE_ARGUMENT) return path;
+  const m = /^[^.[{]+/.exec(path);
+  return m ? m[0] : path;
+}
+
+/** The claim fields the policy lists as suppliers of an argument (`claim:<field>` entries). */
+export function claimFields(suppliers: readonly string[] | undefined): string[] {
+  return (suppliers ?? []).filter((s) => s.startsWith('claim:')).map((s) => s.slice('claim:'.length));
+}
+
+/**
+ * The records whose typed claims supply `v`: a claim of one of `fields` whose value equals `v`
+ * (src/core/claims.ts `claimValueEquals`), by field; empty when none.
+ */
+function claimSuppliers(v: ArgumentValue, fields: readonly string[], records: ReadonlyArray<{ id: string; claims?: readonly Claim[] | undefined }>): Array<{ field: string; recordIds: string[] }> {
+  const out: Array<{ field: string; recordIds: string[] }> = [];
+  for (const field of [...new Set(fields)].sort()) {
+    const ids = records.filter((r) => (r.claims ?? []).some((c) => c.field === field && claimValueEquals(c.value, v.value, v.amount))).map((r) => r.id);
+    if (ids.length > 0) out.push({ field, recordIds: [...new Set(ids)].sort() });
+  }
+  return out;
+}
 
 /**
  * @param action - the proposed action (arguments and resource).
  * @param types - the policy's argument types for its type (`argumentTypes(policy, type)`).
  * @param texts - the candidate records' prepared texts (active, unexpired, with content).
  * @param userTurn - the user's current turn, prepared, or null.
+ * @param suppliers - the policy's suppliers for the action's type (`argumentSuppliers`): only
+ *   claims of the fields listed for a value's argument are traced.
+ * @param claimed - the candidate records that carry claims (active, unexpired).
+ * @param assertedTurn - the user's turn's asserting clauses, prepared (src/core/intent.ts
+ *   `assertedClauses`): a value the turn contains gets `userTurnAsserted` — whether one of them
+ *   contains it.
  * @returns one {@link ValueProvenance} per value, in argument order, the resource last;
- *   `recordIds` sorted; `amount` set for an amount that parses.
+ *   `recordIds` sorted; `amount` set for an amount that parses; `claims` only when some claim
+ *   supplies the value.
  */
 export function valueProvenance(
   action: Pick<Action, 'args' | 'resource'>,
   types: Readonly<Record<string, ArgumentType>>,
   texts: ReadonlyArray<{ id: string; text: MatchText }>,
   userTurn: MatchText | null,
+  suppliers: Readonly<Record<string, readonly string[]>> = {},
+  claimed: ReadonlyArray<{ id: string; claims?: readonly Claim[] | undefined }> = [],
+  assertedTurn: readonly MatchText[] = [],
 ): ValueProvenance[] {
   const values = actionValues(action, types);
   const all = userTurn === null ? texts.map((x) => x.text) : [...texts.map((x) => x.text), userTurn];
   const { byValue } = suppliersOf(values, all);
+  const asserted = userTurn !== null && assertedTurn.length > 0 ? suppliersOf(values, assertedTurn).byValue : null;
   const products = userTurn !== null && values.some((v) => v.amount !== null) ? markedProducts(userTurn) : [];
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
@@ -45,7 +82,10 @@ export function valueProvenance(
           ],
         };
     }
-    const base = { argument: v.argument, value: v.value, recordIds, userTurn: fromUser };
+    const fields = claimFields(suppliers[topArgument(v.argument)]);
+    const claims = fields.length > 0 && claimed.length > 0 ? claimSuppliers(v, fields, claimed) : [];
+    const userTurnAsserted = fromUser ? { userTurnAsserted: ((asserted?.[i] as number[] | undefined) ?? []).length > 0 } : {};
+    const base = { argument: v.argument, value: v.value, recordIds, userTurn: fromUser, ...userTurnAsserted, ...(claims.length > 0 ? { claims } : {}) };
     return v.amount !== null ? { ...base, amount: v.amount, computed } : { ...base, computed };
   });
 }

@@ -8,6 +8,7 @@
  */
 import type { AuditEntry } from './audit.js';
 import { hashCanonical } from './canonical.js';
+import { hashedBody } from './claims.js';
 import { contentHashMatches } from './content-hash.js';
 import type { Confirmation, Corroboration, Decision, MemoryRecord } from './types.js';
 
@@ -25,7 +26,10 @@ export function recordMatchesEntry(r: MemoryRecord, e: AuditEntry, contentKey?: 
   // a record written in a session refers to its context once (core/session.ts); older entries have no such field
   if (hashCanonical(p.sessionContext ?? null) !== hashCanonical(r.sessionContext ?? null)) return false;
   if (p.writeReason !== r.audit.writeReason || e.policyVersion !== r.audit.policyVersion) return false;
-  if (r.content !== null && !contentHashMatches(r.content, r.contentHash, contentKey)) return false;
+  // typed claims: the entry holds their count (absent: none); their values are covered by the content hash; erased with the content
+  if (r.content !== null && (p.claimCount ?? 0) !== (r.claims?.length ?? 0)) return false;
+  if (r.content === null && r.claims !== undefined) return false;
+  if (r.content !== null && !contentHashMatches(hashedBody(r.content, r.claims), r.contentHash, contentKey)) return false;
   return true;
 }
 
@@ -52,6 +56,8 @@ export function decisionMatchesEntry(d: Decision, e: AuditEntry): boolean {
     hashCanonical(p.action) === hashCanonical(d.action) &&
     hashCanonical(p.reasons) === hashCanonical(d.reasons) &&
     hashCanonical(p.values) === hashCanonical(d.values) &&
+    hashCanonical(p.intent ?? null) === hashCanonical(d.intent ?? null) &&
+    (p.contextWaived ?? null) === (d.contextWaived ?? null) &&
     hashCanonical(p.dependencies) === hashCanonical(deps)
   );
 }

@@ -86,6 +86,18 @@ export interface Origin {
 
 export type RecordStatus = 'active' | 'deleted' | 'expired';
 
+/**
+ * A typed claim (docs/design.md § Claims and intent): the record's writer asserts that `field` of
+ * `subject` is `value` (`{Northwind, payee_account, NORTHWIND-AP}`). Covered by the record's
+ * content hash and audit entry; its authority is the record's action authority. `field` is a
+ * lowercase identifier (`intent` makes a standing instruction: `value` is an action type).
+ */
+export interface Claim {
+  readonly subject: string;
+  readonly field: string;
+  readonly value: string;
+}
+
 /** A memory record as the store returns it. Immutable; an update is a new version. */
 export interface MemoryRecord {
   readonly formatVersion: 1;
@@ -105,6 +117,8 @@ export interface MemoryRecord {
    * before it and not already in `derivedFrom` (docs/design.md § Derivation and taint).
    */
   readonly sessionContext?: SessionRef;
+  /** typed claims the writer made (absent: none; erased with the content on delete). */
+  readonly claims?: readonly Claim[];
   readonly taint: Taint;
   readonly audit: { readonly policyVersion: string; readonly writeReason: string; readonly seq: number };
   readonly status: RecordStatus;
@@ -203,9 +217,40 @@ export type ArgumentType = (typeof ARGUMENT_TYPES)[number];
  */
 export interface ValueProvenance extends ValueSuppliers {
   readonly argument: string;
+  /**
+   * for a value the user's turn contains: whether a clause of the turn asserts it (not a question,
+   * no negation; src/core/intent.ts `assertedClauses`). Only an asserted value can waive the
+   * session context (docs/design.md § Claims and intent). Absent: not asserted.
+   */
+  readonly userTurnAsserted?: boolean;
+  /**
+   * records whose typed claim of a field the policy lists for this argument (`claim:<field>`) has
+   * this value, by field (absent when none; docs/design.md § Claims and intent).
+   */
+  readonly claims?: ReadonlyArray<{ readonly field: string; readonly recordIds: readonly string[] }>;
   /** for an argument the policy declares an amount: its canonical decimal (absent for identifiers and for amount text that is no amount). */
   readonly amount?: string;
   readonly computed: { readonly op: '*' | '+'; readonly operands: readonly [ValueSuppliers, ValueSuppliers] } | null;
+}
+
+/**
+ * Where a high action's intent came from (docs/design.md § Claims and intent): the user's turn
+ * requested the action type (`phrase`: the policy's intent phrase it matched), a standing
+ * instruction (claims of field `intent` by `recordIds`; trusted only where such a record has
+ * action authority >= the threshold), or the application (`authorize(…, { intent })` by a trusted
+ * requester).
+ */
+export interface IntentSource {
+  readonly source: 'user_turn' | 'standing_instruction' | 'application';
+  readonly phrase?: string;
+  readonly recordIds?: readonly string[];
+}
+
+/** The intent facts of a decision: every source found, and an application intent that was not honoured (with why). */
+export interface IntentProvenance {
+  readonly sources: readonly IntentSource[];
+  /** set when the requester passed `intent` but may not assert it (`requester_not_trusted`), or named another action type (`intent_other_action`). */
+  readonly ignored?: 'requester_not_trusted' | 'intent_other_action';
 }
 
 /** A gate decision as stored and returned (docs/design.md § Action gate). */
@@ -229,6 +274,13 @@ export interface Decision {
   readonly reasons: readonly Reason[];
   readonly dependencies: readonly Dependency[];
   readonly values: readonly ValueProvenance[];
+  /** the intent facts of a `high` decision (absent on other tiers and on decisions recorded before intent was). */
+  readonly intent?: IntentProvenance;
+  /**
+   * true when the action's intent and every value had trusted provenance, so its context
+   * dependencies did not count against it (docs/design.md § Claims and intent); absent otherwise.
+   */
+  readonly contextWaived?: true;
   readonly confirmationId: string | null;
   readonly policyVersion: string;
   readonly auditSeq: number;

@@ -10,11 +10,12 @@ import { basename } from 'node:path';
 import type { Memory } from '../api/memory.js';
 import { type Authority, atLeast } from '../core/authority.js';
 import { sha256Hex } from '../core/canonical.js';
+import { checkClaims, hashedBody } from '../core/claims.js';
 import { contentHashOf } from '../core/content-hash.js';
 import { ERROR_TABLE, EXIT } from '../core/error-codes.js';
 import { MemauthError, isMemauthError } from '../core/errors.js';
 import { originAuthority } from '../core/policy.js';
-import { KIND_CEILING, type Principal, type PrincipalKind } from '../core/types.js';
+import { type Claim, KIND_CEILING, type Principal, type PrincipalKind } from '../core/types.js';
 import { IMPORT_FORMATS, type ImportFormat, type ImportItem, type ImportProblem, type Parsed, type SkipReason } from './items.js';
 import { parseMcpMemory } from './mcp-memory.js';
 import { parseMem0 } from './mem0.js';
@@ -130,7 +131,10 @@ function isoOrWhy(s: string | undefined, now: Date, what: string): { iso?: strin
  * unknown to memauth, and neither format records who stated it. The record's source is
  * `import:<format>:<file base name>#<item ref>` (a mem0 id; an MCP entity or relation), its
  * `sourceAt` the item's `created_at` when present and valid, its expiry mem0's `expiration_date`
- * (an already expired item is skipped). Records are written outside any session.
+ * (an already expired item is skipped), its typed claims an MCP relation whose type is a claim
+ * field, or a mem0 memory's `metadata.claims` (invalid claims are dropped with a warning; the
+ * claims have the import principal's authority, so they never supply a value on their own).
+ * Records are written outside any session.
  *
  * An item whose source and text are already in the scope (an earlier import of the same file,
  * or a repeat within it) is a duplicate and is not written again; one that was deleted from the
@@ -265,9 +269,12 @@ function skip(run: ImportRun, item: ImportItem, reason: SkipReason, detail: stri
 /** One item: a duplicate, a deleted one not brought back, an expired one skipped, or written. */
 async function importItem(run: ImportRun, item: ImportItem): Promise<void> {
   const sourceRef = `${run.prefix}${item.ref}`;
-  // records carry a keyed content hash (or, written before keyed hashes, a plain SHA-256)
   const where = item.line !== null ? `line ${item.line}` : `item ${item.index ?? '?'}`;
-  const already = run.seen.get(`${sourceRef}\u0000${contentHashOf(item.content, run.contentKey)}`) ?? run.seen.get(`${sourceRef}\u0000${sha256Hex(item.content)}`);
+  const claims = importClaims(run, item, where);
+  // records carry a keyed content hash (or, written before keyed hashes, a plain SHA-256) of their text and claims;
+  // an item with claims imported before claims were read has the hash of its text alone
+  const seenAs = (body: string): boolean | undefined => run.seen.get(`${sourceRef}\u0000${contentHashOf(body, run.contentKey)}`) ?? run.seen.get(`${sourceRef}\u0000${sha256Hex(body)}`);
+  const already = seenAs(hashedBody(item.content, claims)) ?? (claims.length > 0 ? seenAs(item.content) : undefined);
   if (already === true) {
     run.duplicates++;
     return;
@@ -278,7 +285,19 @@ async function importItem(run: ImportRun, item: ImportItem): Promise<void> {
   const expires = isoOrWhy(item.expiresAt, run.now, 'expiration_date');
   if (expires.why) warn(run, `${where}: ${expires.why}`);
   if (expires.iso !== undefined && expires.iso <= run.now.toISOString()) return skip(run, item, 'expired', `expired ${expires.iso}`);
-  await writeItem(run, item, sourceRef, where, created.iso, expires.iso);
+  await writeItem(run, { ...item, claims }, sourceRef, where, created.iso, expires.iso);
+}
+
+/** An item's claims if they are valid; invalid ones are dropped with a warning and the text is still imported. */
+function importClaims(run: ImportRun, item: ImportItem, where: string): Claim[] {
+  if (item.claims === undefined || item.claims.length === 0) return [];
+  try {
+    return checkClaims(item.claims, 'import');
+  } catch (e) {
+    if (!isMemauthError(e, 'CLAIM_INVALID')) throw e;
+    warn(run, `${where}: claims not imported (${e.message}); the text is`);
+    return [];
+  }
 }
 
 /** Write one item as a record; a refusal skips it (or, under `strict`, stops the import). */
@@ -293,6 +312,7 @@ async function writeItem(run: ImportRun, item: ImportItem, sourceRef: string, wh
       content: item.content,
       source: sourceRef,
       authority: run.trust,
+      ...(item.claims !== undefined && item.claims.length > 0 ? { claims: [...item.claims] } : {}),
       ...(sourceAt !== undefined ? { sourceAt } : {}),
       ...(expiresAt !== undefined ? { expiresAt } : {}),
       reason: `import ${options.format} ${basename(options.file)}`.slice(0, 1000),

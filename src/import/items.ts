@@ -2,6 +2,7 @@
  * What the import parsers produce: plain items and problems, no I/O. `importMemories`
  * (./index.ts) turns items into memauth writes.
  */
+import type { Claim } from '../core/types.js';
 
 /** Formats `memauth import` reads. */
 export const IMPORT_FORMATS = ['mcp-memory', 'mem0'] as const;
@@ -20,6 +21,8 @@ export interface ImportItem {
   readonly createdAt?: string;
   /** when it expires, as found in the file (not yet validated). */
   readonly expiresAt?: string;
+  /** typed claims the item states, as found in the file (checked when written; dropped with a warning when invalid). */
+  readonly claims?: readonly Claim[];
 }
 
 /** Why an item was not imported. */

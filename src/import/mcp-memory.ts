@@ -2,6 +2,7 @@
  * Parser of the MCP reference memory server's JSONL knowledge graph into import items. Pure.
  */
 import { z } from 'zod';
+import { CLAIM_FIELD } from '../core/claims.js';
 import { type ImportItem, type ImportProblem, MAX_CONTENT, type Parsed, describeIssues, refPart } from './items.js';
 
 /**
@@ -30,7 +31,8 @@ const Relation = z.object({
  * Each observation becomes one item, `"<name> (<entityType>): <observation>"`, with ref
  * `entity:<name>`; an entity without observations becomes `"<name> (<entityType>)"`; each
  * relation becomes `"<from> <relationType> <to>"` with ref `relation:<from>:<relationType>:<to>`
- * (parts URI-encoded). Blank lines are ignored. A line that is not JSON, not an object of a known
+ * (parts URI-encoded), and, when `relationType` is a claim field (a lowercase identifier such as
+ * `works_at`), the typed claim `{subject: from, field: relationType, value: to}`. Blank lines are ignored. A line that is not JSON, not an object of a known
  * `type`, or not of the documented shape is a problem naming its line number; the rest go on.
  */
 export function parseMcpMemory(text: string): Parsed {
@@ -83,7 +85,7 @@ export function parseMcpMemory(text: string): Parsed {
       const content = `${from} ${relationType} ${to}`;
       const ref = `relation:${refPart(from)}:${refPart(relationType)}:${refPart(to)}`;
       if (content.length > MAX_CONTENT) problem('too_long', `relation of ${content.length} characters`, ref);
-      else items.push({ ref, line, index: null, content });
+      else items.push({ ref, line, index: null, content, ...(CLAIM_FIELD.test(relationType) ? { claims: [{ subject: from, field: relationType, value: to }] } : {}) });
     } else {
       problem('unknown_type', `type ${JSON.stringify(type ?? null)}; expected "entity" or "relation"`);
     }

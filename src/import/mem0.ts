@@ -17,6 +17,16 @@ const Mem0Item = z.looseObject({
   memory: z.string(),
   created_at: z.string().nullish(),
   expiration_date: z.string().nullish(),
+  // typed claims an application stored in mem0's free-form metadata; another shape there is ignored
+  metadata: z
+    .looseObject({
+      claims: z
+        .array(z.strictObject({ subject: z.string(), field: z.string(), value: z.string() }))
+        .optional()
+        .catch(undefined),
+    })
+    .nullish()
+    .catch(undefined),
 });
 
 /** Where the list of memories is in a mem0 export: the document itself, or `results`, or `memories`. */
@@ -36,8 +46,9 @@ function memoriesOf(doc: unknown): unknown[] | null {
  *
  * Accepted shapes: a bare array of memories (`get_all` v1), `{"results": [...]}` (`get_all`
  * v1.1+/v2, paginated `{count, next, previous, results}`), or `{"memories": [...]}`. Each
- * memory's text is `memory`; its ref is its `id` (or `item:<n>` without one); `created_at` and
- * `expiration_date` are carried for the writer to validate. An item without a string `memory`,
+ * memory's text is `memory`; its ref is its `id` (or `item:<n>` without one); `created_at`,
+ * `expiration_date` and the typed claims in `metadata.claims` (`[{subject, field, value}]`) are
+ * carried for the writer to validate. An item without a string `memory`,
  * or with an empty one, is a problem naming its position; the rest go on.
  *
  * @throws MemauthError `INVALID_ARGUMENT` when the file is not JSON or has none of these shapes.
@@ -80,6 +91,7 @@ export function parseMem0(text: string): Parsed {
       content,
       ...(p.data.created_at ? { createdAt: p.data.created_at } : {}),
       ...(p.data.expiration_date ? { expiresAt: p.data.expiration_date } : {}),
+      ...(p.data.metadata?.claims?.length ? { claims: p.data.metadata.claims } : {}),
     });
   });
   return { items, problems };

@@ -86,13 +86,14 @@ const actionInput = z.strictObject({
     resource: 'what it acts on, if not in args',
   }).describe('the action you are about to perform'),
 });
-const rememberInput = described(schemas.write.pick({ scope: true, content: true, source: true, sourceAt: true, expiresAt: true, reason: true }), {
+const rememberInput = described(schemas.write.pick({ scope: true, content: true, source: true, sourceAt: true, expiresAt: true, reason: true, claims: true }), {
   scope: TEXT.scope,
   content: 'the text to store',
   source: 'URL, message id or file it came from; omit for your own statement',
   sourceAt: 'ISO date-time the source said it',
   expiresAt: TEXT.expiresAt,
   reason: TEXT.reason,
+  claims: 'facts the text states, as [{subject, field, value}], e.g. {"subject":"Acme","field":"payee_account","value":"ACME-AP-1"}; they get the same authority as the memory',
 });
 const recallInput = described(schemas.search.pick({ scope: true, query: true, limit: true, mode: true }), {
   scope: TEXT.scope,

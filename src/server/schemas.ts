@@ -125,6 +125,10 @@ const recordShape = {
     .strictObject({ sessionId: z.string(), length: z.number().int(), hash: z.string(), transform: z.enum(TRANSFORMS) })
     .optional()
     .describe("written in a session: the first `length` entries of that session's read log (running hash `hash`), each an edge of kind `session`"),
+  claims: z
+    .array(z.strictObject({ subject: z.string(), field: z.string(), value: z.string() }))
+    .optional()
+    .describe("typed claims its writer made ({subject, field, value}); their authority is the record's action authority; absent when none or erased"),
   taint: Taint,
   audit: z.strictObject({ policyVersion: z.string(), writeReason: z.string(), seq: z.number().int() }),
   status: z.enum(['active', 'deleted', 'expired']),
@@ -189,6 +193,11 @@ const decisionShape = {
       value: z.string(),
       recordIds: z.array(z.string()),
       userTurn: z.boolean(),
+      claims: z
+        .array(z.strictObject({ field: z.string(), recordIds: z.array(z.string()) }))
+        .optional()
+        .describe('records whose typed claim of a field the policy lists for this argument has this value, by field'),
+      userTurnAsserted: z.boolean().optional().describe("for a value the user's turn contains: whether a clause of the turn asserts it (not a question, no negation)"),
       amount: z.string().optional().describe('for an argument the policy declares an amount: its canonical decimal'),
       computed: z
         .strictObject({ op: z.enum(['*', '+']), operands: z.tuple([ValueSuppliers, ValueSuppliers]) })
@@ -196,6 +205,14 @@ const decisionShape = {
         .describe("for an amount supplied by nothing directly: the quantity and unit price the user's turn marks, whose exact product it is"),
     }),
   ),
+  intent: z
+    .strictObject({
+      sources: z.array(z.strictObject({ source: z.enum(['user_turn', 'standing_instruction', 'application']), phrase: z.string().optional(), recordIds: z.array(z.string()).optional() })),
+      ignored: z.enum(['requester_not_trusted', 'intent_other_action']).optional(),
+    })
+    .optional()
+    .describe("high tier: where the action's intent came from (user's turn, a standing instruction's records, the application), and an asserted intent not honoured"),
+  contextWaived: z.literal(true).optional().describe('intent and every value had trusted provenance: context dependencies did not count'),
   confirmationId: z.string().nullable(),
   policyVersion: z.string(),
   notice: z.string().optional().describe('e.g. that the action type is not in the policy and was treated as high'),
@@ -213,7 +230,7 @@ const ReplayResult = z.strictObject({
   policyText: z.string(),
   action: Action,
   recorded: z.strictObject({ outcome: z.string(), reasons: z.array(Reason), confirmationId: z.string().nullable() }),
-  replayed: z.strictObject({ outcome: z.enum(['allow', 'deny', 'would_deny']), reasons: z.array(Reason), confirmationId: z.string().nullable() }),
+  replayed: z.strictObject({ outcome: z.enum(['allow', 'deny', 'would_deny']), reasons: z.array(Reason), confirmationId: z.string().nullable(), contextWaived: z.boolean() }),
   matches: z.boolean(),
   dependencies: z.array(z.strictObject({ memoryId: z.string(), why, lowestAuthority: z.string(), actionAuthority: z.string(), status: z.string(), known: z.boolean() })),
   lineage: z.array(z.strictObject({ from: z.string(), to: z.string(), transform: z.string(), kind: z.string() })),

@@ -7,7 +7,7 @@ import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { Authority } from '../core/authority.js';
 import { type SessionLogEntry, withSessionEdges } from '../core/session.js';
 import type { ReviewNoteRow, TokenRow } from './driver.js';
-import type { Channel, Confirmation, Corroboration, DerivationEdge, EdgeKind, MemoryRecord, Principal, PrincipalKind, SessionRef, Taint, Transform } from '../core/types.js';
+import type { Channel, Claim, Confirmation, Corroboration, DerivationEdge, EdgeKind, MemoryRecord, Principal, PrincipalKind, SessionRef, Taint, Transform } from '../core/types.js';
 
 /** A database row keyed by column name. */
 export type Row = Record<string, unknown>;
@@ -41,6 +41,7 @@ export function toRecord(row: Row, edges: DerivationEdge[], now?: string): Memor
       oldestSourceAt: str(row.taint_oldest_source_at),
     },
     ...(row.session_context === null || row.session_context === undefined ? {} : { sessionContext: JSON.parse(str(row.session_context)) as SessionRef }),
+    ...(row.claims === null || row.claims === undefined ? {} : { claims: JSON.parse(str(row.claims)) as Claim[] }),
     audit: { policyVersion: str(row.policy_version), writeReason: str(row.write_reason), seq: Number(row.audit_seq) },
     status,
   };

@@ -122,7 +122,8 @@ export function requesters(f: StoreFactory): void {
       await mem.driver.transaction(T, async (tx) => {
         const entry = nextEntry(T, await tx.auditHead(T), 'decide', payload, mem.policy.version);
         await tx.appendAudit(entry);
-        const { dryRun: _d, requester: _r, ...rest } = e;
+        // decisions of that time had no intent facts either
+        const { dryRun: _d, requester: _r, intent: _i, contextWaived: _w, ...rest } = e;
         await tx.insertDecision({ formatVersion: 1, id, ...rest, auditSeq: entry.seq });
         await tx.insertConfirmationUse(T, conf.id, id, e.at);
       });

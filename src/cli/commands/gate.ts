@@ -47,6 +47,7 @@ interface AuthorizeFlags {
   userTurn?: string;
   context?: 'session' | 'declared';
   confirmation?: string;
+  intent?: string;
 }
 
 /** `authorize` → `Memory.authorize`; exit 1 when the outcome is deny. */
@@ -63,6 +64,7 @@ async function authorizeCommand(ctx: Ctx, o: AuthorizeFlags): Promise<number> {
       ...(o.userPrincipal !== undefined && o.userTurn !== undefined ? { userTurn: { principal: o.userPrincipal, text: o.userTurn } } : {}),
       ...(o.context !== undefined ? { context: o.context } : {}),
       ...(o.confirmation !== undefined ? { confirmationId: o.confirmation } : {}),
+      ...(o.intent !== undefined ? { intent: o.intent } : {}),
     }),
   );
   ctx.emit(d, () => formatDecision(d));
@@ -114,6 +116,7 @@ export const gateCommands: readonly AnyCommand[] = [
       { flags: '--user-turn <text>', description: "the user's current turn (its values count as user_confirmed)" },
       { flags: '--context <mode>', description: 'session: every session read is a dependency; declared: only --depends-on and value sources', choices: ['session', 'declared'] },
       { flags: '--confirmation <id>', description: 'cite a confirmation' },
+      { flags: '--intent <type>', description: "the action type your application's planner decided from the user's turn alone (trusted intent; docs/design.md § Claims and intent)" },
     ],
     handler: authorizeCommand,
   }),

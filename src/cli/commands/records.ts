@@ -10,6 +10,7 @@ import { type Ctx, commaList, positiveInt, readContent, requireTenant, withListi
 import { formatCorroboration, formatDeleted, formatHits, formatLineageDot, formatLineageTree, formatPrincipals, formatRecord, formatRecords, formatWrite } from '../format.js';
 import { type AnyCommand, command, group } from '../spec.js';
 import type { SearchMode } from '../../api/search.js';
+import type { Claim } from '../../core/types.js';
 import { InvalidArgumentError } from 'commander';
 
 /** Commander parser for `--mode`. */
@@ -17,6 +18,23 @@ function searchMode(value: string): SearchMode {
   if (value !== 'lexical' && value !== 'semantic' && value !== 'hybrid') throw new InvalidArgumentError('must be lexical, semantic or hybrid');
   return value;
 }
+
+/**
+ * Commander parser for a repeatable `--claim subject:field=value` (docs/design.md § Claims and
+ * intent): the subject runs to the first `:` that is followed by a field (a lowercase identifier)
+ * and `=`; the value is everything after that `=`. The store checks the bounds (`CLAIM_INVALID`).
+ */
+function claimOption(value: string, previous: Claim[] | undefined): Claim[] {
+  const m = /^(.+?):([a-z][a-z0-9_]*)=(.+)$/s.exec(value);
+  if (m === null) throw new InvalidArgumentError('must be subject:field=value, e.g. "Acme Supplies:payee_account=ACME-AP-001" (field: a lowercase identifier)');
+  return [...(previous ?? []), { subject: m[1] as string, field: m[2] as string, value: m[3] as string }];
+}
+
+const CLAIM_FLAG = {
+  flags: '--claim <subject:field=value>',
+  description: "a typed claim the record asserts, e.g. 'Acme Supplies:payee_account=ACME-AP-001' (repeatable); it has the record's authority",
+  parse: claimOption,
+};
 
 /** `{key: value}` when the value is given, else `{}` (optional fields stay absent). */
 const given = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value !== undefined ? ({ [key]: value } as { [P in K]?: V }) : {});
@@ -67,6 +85,7 @@ interface WriteFlags {
   session?: string;
   expiresAt?: string;
   reason?: string;
+  claim?: Claim[];
 }
 
 /** `write` → `Memory.write`. */
@@ -84,6 +103,7 @@ async function writeCommand(ctx: Ctx, o: WriteFlags): Promise<void> {
       ...given('session', o.session),
       ...given('expiresAt', o.expiresAt),
       ...given('reason', o.reason),
+      ...given('claims', o.claim),
     }),
   );
   ctx.emit(w, () => formatWrite(w));
@@ -101,6 +121,7 @@ interface DeriveFlags {
   source?: string;
   expiresAt?: string;
   reason?: string;
+  claim?: Claim[];
 }
 
 /** `derive` → `Memory.derive`. */
@@ -120,6 +141,7 @@ async function deriveCommand(ctx: Ctx, o: DeriveFlags): Promise<void> {
       ...given('source', o.source),
       ...given('expiresAt', o.expiresAt),
       ...given('reason', o.reason),
+      ...given('claims', o.claim),
     }),
   );
   ctx.emit(r, () => formatRecord(r));
@@ -196,6 +218,7 @@ export const recordCommands: readonly AnyCommand[] = [
       { flags: '--session <id>', description: 'session the write happens in' },
       { flags: '--expires-at <iso>', description: 'retention: when the record expires (ISO-8601)' },
       { flags: '--reason <text>', description: 'write reason, kept in the audit log' },
+      CLAIM_FLAG,
     ],
     handler: writeCommand,
   }),
@@ -214,6 +237,7 @@ export const recordCommands: readonly AnyCommand[] = [
       { flags: '--source <ref>', description: 'source reference of the derivation' },
       { flags: '--expires-at <iso>', description: 'retention: when the record expires (ISO-8601)' },
       { flags: '--reason <text>', description: 'reason, kept in the audit log' },
+      { ...CLAIM_FLAG, description: 'a claim of a declared input the derived record restates, as subject:field=value (repeatable); a claim no input makes is CLAIM_NOT_IN_INPUTS' },
     ],
     handler: deriveCommand,
   }),

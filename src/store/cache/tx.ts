@@ -5,6 +5,7 @@
  *
  * May import: core types, ../driver.js, ../rows.js, ./state.js.
  */
+import { erasedRecord } from '../../core/claims.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import type { SessionLogEntry } from '../../core/session.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../../core/types.js';
@@ -300,7 +301,7 @@ export class CachedTx {
     await this.tx.eraseRecord(tenant, id, at);
     const o = CachedTx.peek(this.ov.records, tenant, id);
     const cur = o !== undefined ? o : this.st.records.get(tenant, id);
-    CachedTx.put(this.ov.records, tenant, id, cur === undefined || cur === INVALID ? INVALID : deepFreeze({ ...cur, content: null, status: 'deleted' }));
+    CachedTx.put(this.ov.records, tenant, id, cur === undefined || cur === INVALID ? INVALID : deepFreeze(erasedRecord(cur)));
   }
 
   async insertCorroboration(c: Corroboration, auditSeq: number): Promise<void> {

@@ -248,4 +248,17 @@ BEGIN
   CREATE INDEX IF NOT EXISTS record_vectors_scope ON record_vectors (tenant, index_id, scope);
 END $$;
 `,
+  // a record's typed claims, as in SQLite's: never changed, only erased with the content.
+  `
+ALTER TABLE records ADD COLUMN claims ${T};
+CREATE FUNCTION memauth_records_claims_erase_only() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF NEW.claims IS DISTINCT FROM OLD.claims AND NOT (NEW.claims IS NULL AND NEW.content IS NULL AND OLD.status = 'active' AND NEW.status = 'deleted') THEN
+    RAISE EXCEPTION 'memauth IMMUTABLE_FIELD: a record''s claims can only be erased with its content by delete' USING ERRCODE = 'P0001';
+  END IF;
+  RETURN NEW;
+END
+$fn$;
+CREATE TRIGGER records_claims_erase_only BEFORE UPDATE ON records FOR EACH ROW EXECUTE FUNCTION memauth_records_claims_erase_only();
+`,
 ];

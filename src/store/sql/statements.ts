@@ -171,7 +171,7 @@ export const insertRecord = (d: Dialect, r: MemoryRecord): Stmt =>
     d,
     `INSERT INTO records (id, tenant, scope, content, content_hash, created_at, expires_at, origin_authority, origin_principal,
       origin_source, origin_written_at, taint_lowest, taint_channels, taint_sources, taint_oldest_source_at, policy_version,
-      write_reason, audit_seq, status, session_context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)`,
+      write_reason, audit_seq, status, session_context, claims) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
     r.id,
     r.tenant,
     r.scope,
@@ -191,6 +191,7 @@ export const insertRecord = (d: Dialect, r: MemoryRecord): Stmt =>
     r.audit.writeReason,
     r.audit.seq,
     r.sessionContext === undefined ? null : JSON.stringify(r.sessionContext),
+    r.claims === undefined || r.claims.length === 0 ? null : JSON.stringify(r.claims),
   );
 
 /** Rows per derivation INSERT at most; a record's edges are split into power-of-two chunks up to it. */
@@ -224,7 +225,7 @@ function powerOfTwoChunks<T>(items: readonly T[], max: number): Array<{ start: n
 
 /** Erase an active record's content (an erased one is left as it is: its deletion time stays the first). */
 export const eraseRecord = (d: Dialect, tenant: string, id: string, at: string): Stmt =>
-  st(d, "UPDATE records SET content = NULL, status = 'deleted', deleted_at = ? WHERE tenant = ? AND id = ? AND status = 'active'", at, tenant, id);
+  st(d, "UPDATE records SET content = NULL, claims = NULL, status = 'deleted', deleted_at = ? WHERE tenant = ? AND id = ? AND status = 'active'", at, tenant, id);
 
 export const insertCorroboration = (d: Dialect, c: Corroboration, auditSeq: number): Stmt =>
   st(

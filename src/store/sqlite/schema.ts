@@ -191,4 +191,12 @@ BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s origin, derivati
   `
 CREATE INDEX IF NOT EXISTS records_tenant_created ON records (tenant, created_at);
 `,
+  // a record's typed claims (docs/design.md § Claims and intent; JSON, NULL: none): covered by
+  // its content hash and audit entry, never changed — only erased with the content by delete.
+  `
+ALTER TABLE records ADD COLUMN claims TEXT;
+CREATE TRIGGER records_claims_erase_only BEFORE UPDATE OF claims ON records
+WHEN NOT (NEW.claims IS NULL AND NEW.content IS NULL AND OLD.status = 'active' AND NEW.status = 'deleted')
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s claims can only be erased with its content by delete'); END;
+`,
 ];

@@ -1,0 +1,129 @@
+/**
+ * Intent provenance (docs/design.md § Claims and intent): whether the user's current turn requests
+ * an action type — one of the policy's intent phrases for it, matched on word boundaries with the
+ * identifier normalisation of src/core/match.ts, and not negated ("don't pay", "do not pay",
+ * "never send") — and which records make a standing instruction for the action (a claim of field
+ * `intent` whose value is the action type and whose subject is one of the action's values). Pure.
+ */
+import { INTENT_FIELD, claimText } from './claims.js';
+import { normalizeText, tokenize } from './match.js';
+import type { Claim } from './types.js';
+
+/**
+ * Words that negate a request when one of them is among the {@link NEGATION_WINDOW} words before
+ * the intent phrase in the same clause.
+ */
+export const NEGATORS: ReadonlySet<string> = new Set([
+  'not',
+  'never',
+  'no',
+  "don't",
+  'dont',
+  "doesn't",
+  "didn't",
+  "won't",
+  "wouldn't",
+  "shouldn't",
+  "mustn't",
+  'cannot',
+  "can't",
+  'stop',
+  'avoid',
+  'without',
+  'nobody',
+  'neither',
+  'nor',
+]);
+/** How many words before an intent phrase are searched for a negator. */
+export const NEGATION_WINDOW = 3;
+/** Characters that end a clause: a negation never reaches across them. */
+const CLAUSE_END = new Set(['.', ',', ';', ':', '!', '?', '(', ')', '[', ']', '"', '“', '”']);
+
+/** The clauses of a text, each as its words (identifier runs, normalised; `’` read as `'`). */
+function clauses(text: string): string[][] {
+  const out: string[][] = [[]];
+  tokenize(normalizeText(text).replace(/’/g, "'"), (t, run) => {
+    if (run) (out[out.length - 1] as string[]).push(t);
+    else if (CLAUSE_END.has(t)) out.push([]);
+  });
+  return out.filter((c) => c.length > 0);
+}
+
+/** The words of an intent phrase (null when it has none). */
+function phraseWords(phrase: string): string[] | null {
+  const words = clauses(phrase).flat();
+  return words.length > 0 ? words : null;
+}
+
+/**
+ * The first of `phrases` the user's turn requests: it occurs as whole words in one clause of the
+ * turn, and none of the {@link NEGATION_WINDOW} words before it in that clause is a
+ * {@link NEGATORS negator}. Linear in the turn's length times the phrases' total length (both
+ * bounded: a turn by the API's text limit, phrases by the policy schema).
+ *
+ * @param turn - the user's current turn (raw text).
+ * @param phrases - the policy's intent phrases for the action type (`actions.<type>.intent`).
+ * @returns the phrase as the policy writes it, or null when the turn requests none.
+ */
+export function requestedPhrase(turn: string, phrases: readonly string[]): string | null {
+  const cs = clauses(turn);
+  for (const phrase of phrases) {
+    const want = phraseWords(phrase);
+    if (want === null) continue;
+    for (const words of cs) {
+      for (let i = 0; i + want.length <= words.length; i++) {
+        if (!want.every((w, j) => words[i + j] === w)) continue;
+        const before = words.slice(Math.max(0, i - NEGATION_WINDOW), i);
+        if (!before.some((w) => NEGATORS.has(w))) return phrase;
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * The records that make a standing instruction for `actionType` on one of `values` (the action's
+ * argument values and resource): a claim `{subject, field: "intent", value}` with `value` equal to
+ * the action type and `subject` equal to one of the values (identifier normalisation). Whether
+ * such a record is trusted is the gate's to decide (its action authority).
+ *
+ * @returns the ids, sorted.
+ */
+export function standingInstructions(actionType: string, values: readonly string[], records: ReadonlyArray<{ id: string; claims?: readonly Claim[] | undefined }>): string[] {
+  const type = claimText(actionType);
+  const subjects = new Set(values.map(claimText));
+  const out: string[] = [];
+  for (const r of records) {
+    if ((r.claims ?? []).some((c) => c.field === INTENT_FIELD && claimText(c.value) === type && subjects.has(claimText(c.subject)))) out.push(r.id);
+  }
+  return out.sort();
+}
+
+/**
+ * The clauses of the user's turn that assert rather than ask or forbid: a clause (cut at the
+ * same clause ends as intent phrases) that is not ended by `?` and has no
+ * {@link NEGATORS negator} among its words, as normalised text. A value the turn names only in a
+ * question or beside a negation ("is ACCT-X really Acme?", "pay Acme, never ACCT-X") is not
+ * asserted by it, so it cannot waive the session context (docs/design.md § Claims and intent).
+ * Conservative on purpose: a negator anywhere in the clause withdraws it.
+ *
+ * @param turn - the user's current turn (raw text).
+ * @returns the asserting clauses' texts, in order (empty when none).
+ */
+export function assertedClauses(turn: string): string[] {
+  const out: string[] = [];
+  let text = '';
+  let words: string[] = [];
+  const close = (question: boolean): void => {
+    if (words.length > 0 && !question && !words.some((w) => NEGATORS.has(w))) out.push(text);
+    text = '';
+    words = [];
+  };
+  tokenize(normalizeText(turn).replace(/’/g, "'"), (t, run) => {
+    if (run) words.push(t);
+    if (!run && CLAUSE_END.has(t)) close(t === '?');
+    else text += t;
+  });
+  close(false);
+  return out;
+}
