@@ -20,6 +20,7 @@ import { type In, type OpContext, nowOf, startTiming, transact } from './context
 import { principalIn, refusing } from './refusals.js';
 import { type Evaluation, resolveRequester } from './requesters.js';
 import { checkSession } from './sessions.js';
+import { gateConflicts } from './versions.js';
 import { parseAuthorize } from './validation.js';
 
 /** {@link Memory.authorize} (`dryRun` false) and {@link Memory.evaluate} (`dryRun` true). */
@@ -45,6 +46,14 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const verdicts = ctx.provenance.dependencyVerdicts(tx, a.tenant, candidates.list, k, floor, now);
       const factsOf = verdicts instanceof Map ? verdicts : await verdicts;
       const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, now);
+      const depIds = new Set(deps.facts.map((d) => d.memoryId));
+      const conflicts = await gateConflicts(
+        ctx,
+        tx,
+        a.tenant,
+        candidates.list.filter((r) => depIds.has(r.id)),
+        now,
+      );
       const confirmations = await confirmationCandidates(ctx, tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
       const result = decide({
         action,
@@ -59,6 +68,7 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
         confirmations,
         citedConfirmationId: a.confirmationId ?? null,
         requester,
+        conflicts,
         threshold: TRUSTED_THRESHOLD,
       });
       const decided: Decided = { a, action, argsHash, tier, mode, contextMode, deps, result, now };

@@ -11,16 +11,18 @@ import { MemauthError } from '../core/errors.js';
 import type { Policy } from '../core/policy.js';
 import type { Confirmation, Decision, MemoryRecord, Principal } from '../core/types.js';
 import { type CacheOptions, CachingDriver } from '../store/cache.js';
-import type { SearchHit, StorageDriver } from '../store/driver.js';
+import type { StorageDriver } from '../store/driver.js';
 import * as admin from './admin.js';
 import { gate } from './authorize.js';
 import { type In, newId } from './context.js';
 import * as decisions from './decisions.js';
 import { Provenance } from './provenance.js';
 import * as records from './records.js';
+import { type SupersedeResult, supersede } from './supersede.js';
 import { type ReplayResult, replayDecision } from './replay.js';
 import type { Evaluation } from './requesters.js';
 import { parseInput, schemas } from './validation.js';
+import type { VersionedHit } from './versions.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import * as vouching from './vouching.js';
 import type { CorroborateResult, LineageGraph, OpTiming, RecordView, WriteResult } from './views.js';
@@ -174,8 +176,24 @@ export class Memory {
   }
 
   /**
-   * Get one record with its current action authority, corroborations and deleted sources.
-   * Marks it as read in `session` (it then taints what the session derives and decides).
+   * Write a new version of a record (docs/design.md § Memory record) under the rules of {@link write},
+   * in its scope, linked to it (`version`, in its audit entry); the old version stays. It hides the
+   * current versions of at most its action authority and competes with higher ones (`conflict`).
+   * @param input.id - a current version. @param input.reason - why (the version's write reason).
+   * @returns the new version, the chain's current versions (highest authority first), `conflict`.
+   * @throws `RECORD_NOT_FOUND` (also another tenant's id), `RECORD_DELETED`, `RECORD_SUPERSEDED`
+   *   (details.current), `TOO_MANY_VERSIONS`, `UNKNOWN_PRINCIPAL`, `INVALID_ARGUMENT`, `SESSION_FORBIDDEN`.
+   */
+  async supersede(input: In<'supersede'>): Promise<SupersedeResult> {
+    this.assertOpen();
+    return supersede(this.ctx, input);
+  }
+
+  /**
+   * Get one record with its current action authority, corroborations and deleted sources: the
+   * current version of its chain (highest authority first) with `versions` when it has several
+   * (`exact: true`: the record asked for). Marks it, and every current version the view shows,
+   * as read in `session` (it then taints what the session derives and decides).
    * A corroboration's evidence text is in the view only when its authority is at least the
    * policy's corroboration floor and the record's lowest authority; otherwise `evidenceRef` is
    * null and `evidenceWithheld` true (docs/design.md § What the model sees).
@@ -188,17 +206,18 @@ export class Memory {
   }
 
   /**
-   * Full-text search (BM25) over active, unexpired records of one tenant and scope. Hits are
-   * marked as read in `session`.
-   * @returns hits, best first, at most `limit` (default 10).
+   * Full-text search (BM25) over active, unexpired records of one tenant and scope; a hit on a
+   * version stands for its chain's current versions, all of them when they compete (with
+   * `versions`). Hits are marked as read in `session`.
+   * @returns hits, best first, at most `limit` (default 10) entries: a chain counts once.
    * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `SESSION_FORBIDDEN` (see {@link get}).
    */
-  async search(input: In<'search'>): Promise<SearchHit[]> {
+  async search(input: In<'search'>): Promise<VersionedHit[]> {
     this.assertOpen();
     return records.search(this.ctx, input);
   }
 
-  /** List records of a tenant (newest first), optionally one scope, optionally including deleted. Does not mark reads. */
+  /** List records (newest first), optionally one scope, deleted ones, versions no longer current (`allVersions`). Does not mark reads. */
   async list(input: In<'list'>): Promise<MemoryRecord[]> {
     this.assertOpen();
     return records.list(this.ctx, input);

@@ -41,6 +41,7 @@ export function toRecord(row: Row, edges: DerivationEdge[], now?: string): Memor
       oldestSourceAt: str(row.taint_oldest_source_at),
     },
     ...(row.session_context === null || row.session_context === undefined ? {} : { sessionContext: JSON.parse(str(row.session_context)) as SessionRef }),
+    ...(row.version_of === null || row.version_of === undefined ? {} : { version: { of: str(row.version_of), supersedes: str(row.supersedes) } }),
     audit: { policyVersion: str(row.policy_version), writeReason: str(row.write_reason), seq: Number(row.audit_seq) },
     status,
   };
