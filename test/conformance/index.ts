@@ -27,6 +27,7 @@ import { searchRanking } from './search-ranking.js';
 import { store } from './store.js';
 import { triggers } from './triggers.js';
 import { valueCases } from './values.js';
+import { versionCases } from './versions.js';
 
 export type { StoreFactory } from './common.js';
 
@@ -46,4 +47,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] keyed content hashes`, () => contentHash(f));
   describe(`[${f.name}] search ranking against a reference`, () => searchRanking(f));
   describe(`[${f.name}] drivers agree: each statement written once`, () => drifts(f));
+  describe(`[${f.name}] versions: supersede without suppression`, () => versionCases(f));
 }
