@@ -36,6 +36,7 @@ export const requests = {
   MemoryWrite: schemas.write.omit({ requester: true }).partial({ tenant: true, principal: true }),
   Derivation: schemas.derive.omit({ requester: true }).partial({ tenant: true, principal: true }),
   Search: schemas.search.omit({ requester: true }).partial({ tenant: true }),
+  Supersede: schemas.supersede.omit({ requester: true, id: true }).partial({ tenant: true, principal: true }),
   CorroborationCreate: schemas.corroborate.partial({ tenant: true, principal: true }),
   ConfirmationCreate: schemas.confirm.partial({ tenant: true, principal: true }),
   DecisionCreate: schemas.authorize
@@ -65,8 +66,13 @@ export const queries = {
     limit: z.coerce.number().int().min(1).max(10_000).optional(),
     offset: z.coerce.number().int().min(0).optional(),
     includeDeleted: boolString.optional(),
+    allVersions: boolString.optional().describe('also versions that are no longer current'),
   }),
-  GetMemory: z.strictObject({ tenant: ident.optional(), session: ident.optional().describe('mark the record as read in this session') }),
+  GetMemory: z.strictObject({
+    tenant: ident.optional(),
+    session: ident.optional().describe('mark the record as read in this session'),
+    exact: boolString.optional().describe('the record asked for, not the current version of its chain'),
+  }),
   DeleteMemory: z.strictObject({ tenant: ident.optional(), reason: z.string().max(1000).optional() }),
   ListDecisions: z.strictObject({ tenant: ident.optional(), limit: z.coerce.number().int().min(1).max(10_000).optional() }),
   Metrics: z.strictObject({
@@ -123,6 +129,7 @@ const recordShape = {
     .strictObject({ sessionId: z.string(), length: z.number().int(), hash: z.string(), transform: z.enum(TRANSFORMS) })
     .optional()
     .describe("written in a session: the first `length` entries of that session's read log (running hash `hash`), each an edge of kind `session`"),
+  version: z.strictObject({ of: z.string(), supersedes: z.string() }).optional().describe('a version written by supersede: its chain (the first record) and the version it replaced'),
   taint: Taint,
   audit: z.strictObject({ policyVersion: z.string(), writeReason: z.string(), seq: z.number().int() }),
   status: z.enum(['active', 'deleted', 'expired']),
@@ -144,11 +151,32 @@ const CorroborationView = Corroboration.extend({
   evidenceRef: z.string().nullable().describe('null when withheld from this caller'),
   evidenceWithheld: z.boolean().describe("the evidence is below the corroboration floor or the record's lowest authority: agents are not shown it"),
 });
+const VersionsView = z
+  .strictObject({
+    chain: z.string(),
+    current: z.array(z.string()).describe('the current versions, highest authority first'),
+    conflict: z.boolean().describe('more than one current version: they compete'),
+    history: z.array(
+      z.strictObject({
+        id: z.string(),
+        supersedes: z.string().nullable(),
+        principalId: z.string(),
+        actionAuthority: authority,
+        status: z.enum(['active', 'deleted', 'expired']),
+        createdAt: z.string(),
+        current: z.boolean(),
+        content: z.string().nullable().describe('the content of a current version; null otherwise'),
+      }),
+    ),
+  })
+  .optional()
+  .describe("present when the record's chain has more than one version");
 const RecordView = z.strictObject({
   ...recordShape,
   actionAuthority: authority.describe('lowestAuthority, or lifted by k independent trusted corroborations'),
   corroborations: z.array(CorroborationView),
   deletedSources: z.array(z.string()),
+  versions: VersionsView,
 });
 const Confirmation = z.strictObject({
   id: z.string(),
@@ -288,7 +316,12 @@ export const responses = {
   RecordView,
   WriteResult: z.strictObject({ record: MemoryRecord, created: z.boolean(), echoOf: z.string().nullable() }),
   RecordList: z.strictObject({ records: z.array(MemoryRecord) }),
-  SearchResult: z.strictObject({ hits: z.array(z.strictObject({ record: MemoryRecord, score: z.number() })) }),
+  SearchResult: z.strictObject({ hits: z.array(z.strictObject({ record: MemoryRecord, score: z.number(), versions: VersionsView })) }),
+  SupersedeResult: z.strictObject({
+    record: MemoryRecord,
+    current: z.array(z.string()).describe("the chain's current versions, highest authority first"),
+    conflict: z.boolean().describe('the new version competes with a current version it does not outrank'),
+  }),
   LineageGraph: z.strictObject({
     nodes: z.array(
       z.strictObject({
