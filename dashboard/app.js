@@ -25,7 +25,20 @@ function renderWho() {
   who.replaceChildren(
     h('span', 'Signed in as ', label),
     ' ',
-    h('button.link', { type: 'button', on: { click: () => { session.clear(); location.hash = '#/'; route(); } } }, 'Sign out'),
+    h(
+      'button.link',
+      {
+        type: 'button',
+        on: {
+          click: () => {
+            session.clear();
+            location.hash = '#/';
+            route();
+          },
+        },
+      },
+      'Sign out',
+    ),
   );
 }
 

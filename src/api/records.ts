@@ -80,8 +80,8 @@ export async function insertNew(
   const session = context === null ? null : { summary: context.summary, undeclared: true };
   const derived = (): Taint => derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs, context: session });
   const taint = edges.length === 0 && context === null && op === 'write' ? own : withChannels(derived(), own.channels);
-  const sessionContext = context === null ? {} : { sessionContext: context.ref };
-  const version = base.version === undefined ? {} : { version: base.version };
+  // the session context and, for a version, its chain link: in the entry and on the row alike
+  const sessionContext = { ...(context === null ? {} : { sessionContext: context.ref }), ...(base.version === undefined ? {} : { version: base.version }) };
   const contentHash = contentHashOf(base.content, await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
   const payload = {
     recordId: id,
@@ -91,7 +91,6 @@ export async function insertNew(
     taint,
     derivedFrom: edges,
     ...sessionContext,
-    ...version,
     expiresAt: base.expiresAt,
     createdAt: base.writtenAt,
     writeReason: base.reason,
@@ -111,7 +110,6 @@ export async function insertNew(
     origin,
     derivedFrom: edges,
     ...sessionContext,
-    ...version,
     taint,
     audit: { policyVersion: ctx.policy.version, writeReason: base.reason, seq: entry.seq },
     status: 'active',

@@ -240,7 +240,12 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
   const { k, minAuthority } = policy.document.corroboration;
   const depIds = (p.dependencies as Array<{ memoryId: string }>).map((d) => d.memoryId);
   const chainOf = chainsOf(state, depIds);
-  await spellOutContexts(driver, entry.tenant, state, [...depIds, ...[...chainOf.values()].flatMap((c) => [c, ...(state.chains.get(c) ?? [])])].map((memoryId) => ({ memoryId })));
+  await spellOutContexts(
+    driver,
+    entry.tenant,
+    state,
+    [...depIds, ...[...chainOf.values()].flatMap((c) => [c, ...(state.chains.get(c) ?? [])])].map((memoryId) => ({ memoryId })),
+  );
   const deps = (p.dependencies as Array<{ memoryId: string; why: DependencyWhy[] }>).map((d) => dependencyFacts(d.memoryId, d.why, bundle, k, minAuthority, at));
   const chainStates = chainStatesAt(state, new Set(chainOf.values()), (id) => dependencyFacts(id, [], bundle, k, minAuthority, at));
   const cited: string | null = p.citedConfirmationId ?? null;

@@ -88,8 +88,18 @@ export async function supersede(ctx: OpContext, input: In<'supersede'>): Promise
       const context = p.kind === 'agent' ? contextOf(base, echoes.length, 'rewrite') : null;
       const record = await insertNew(ctx, tx, 'write', base, edges, new Map(echoes.map((r) => [r.id, r])), now, 'rewrite', context);
       mark('written');
-      const before = chain?.versions.map((r) => ({ id: r.id, seq: r.audit.seq, actionAuthority: chain.judged.get(r.id)?.actionAuthority ?? 'external_untrusted', status: chain.judged.get(r.id)?.status ?? 'active' })) ?? [
-        { id: target.id, seq: target.audit.seq, actionAuthority: (await gateJudge(ctx, tx, a.tenant, now)([target])).get(target.id)?.actionAuthority ?? 'external_untrusted', status: 'active' as const },
+      const before = chain?.versions.map((r) => ({
+        id: r.id,
+        seq: r.audit.seq,
+        actionAuthority: chain.judged.get(r.id)?.actionAuthority ?? 'external_untrusted',
+        status: chain.judged.get(r.id)?.status ?? 'active',
+      })) ?? [
+        {
+          id: target.id,
+          seq: target.audit.seq,
+          actionAuthority: (await gateJudge(ctx, tx, a.tenant, now)([target])).get(target.id)?.actionAuthority ?? 'external_untrusted',
+          status: 'active' as const,
+        },
       ];
       const state = currentVersions([...before, { id: record.id, seq: record.audit.seq, actionAuthority: record.taint.lowestAuthority, status: 'active' }]);
       return { record, current: [...state.current], conflict: state.conflict };

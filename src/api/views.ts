@@ -46,7 +46,6 @@ export interface VersionsView {
   readonly history: readonly VersionEntry[];
 }
 
-
 /** Result of {@link Memory.write}. */
 export interface WriteResult {
   readonly record: MemoryRecord;
