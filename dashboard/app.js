@@ -25,20 +25,7 @@ function renderWho() {
   who.replaceChildren(
     h('span', 'Signed in as ', label),
     ' ',
-    h(
-      'button.link',
-      {
-        type: 'button',
-        on: {
-          click: () => {
-            session.clear();
-            location.hash = '#/';
-            route();
-          },
-        },
-      },
-      'Sign out',
-    ),
+    h('button.link', { type: 'button', on: { click: () => { session.clear(); location.hash = '#/'; route(); } } }, 'Sign out'),
   );
 }
 

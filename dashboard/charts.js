@@ -26,12 +26,7 @@ function marker(kind, x, y, color) {
  * series: [{name, values: (number|null)[]}]; labels: bucket labels. Returns an <svg> with a title.
  */
 export function lineChart(title, labels, series) {
-  const W = 420,
-    H = 180,
-    L = 40,
-    R = 10,
-    T = 12,
-    B = 28;
+  const W = 420, H = 180, L = 40, R = 10, T = 12, B = 28;
   const x = (i) => L + (labels.length <= 1 ? (W - L - R) / 2 : (i * (W - L - R)) / (labels.length - 1));
   const y = (v) => T + (1 - v) * (H - T - B);
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `${title}, per risk tier over time; the table below has the values`, class: 'chart' });

@@ -8,30 +8,10 @@ import { AUTH_COLOR, h, recordLink, badge, table } from './ui.js';
  * Returns a figure with the canvas and, for people who cannot see it, a table of the edges.
  */
 export function lineageFigure(title, nodes, edges, { onOpen } = {}) {
-  const box = h('div.graph', {
-    role: 'img',
-    'aria-label': `${title}: ${nodes.length} records, ${edges.length} derivation edges; the table below lists them`,
-    'data-nodes': String(nodes.length),
-    'data-edges': String(edges.length),
-    'data-labels': JSON.stringify(nodes.map((n) => n.label ?? n.id)),
-  });
-  const legend = h(
-    'ul.legend',
-    { 'aria-label': 'Node colours' },
-    Object.keys(AUTH_COLOR).map((a) => h('li', badge(a))),
-  );
+  const box = h('div.graph', { role: 'img', 'aria-label': `${title}: ${nodes.length} records, ${edges.length} derivation edges; the table below lists them`, 'data-nodes': String(nodes.length), 'data-edges': String(edges.length), 'data-labels': JSON.stringify(nodes.map((n) => n.label ?? n.id)) });
+  const legend = h('ul.legend', { 'aria-label': 'Node colours' }, Object.keys(AUTH_COLOR).map((a) => h('li', badge(a))));
   const rows = edges.map((e) => h('tr', h('td', recordLink(e.from)), h('td', e.transform), h('td', recordLink(e.to))));
-  const fig = h(
-    'figure.graph-fig',
-    h('figcaption', title),
-    box,
-    legend,
-    h(
-      'details',
-      h('summary', 'Graph as a table'),
-      table('Derivation edges (input → derived)', ['Input', 'Transform', 'Derived record'], rows, { empty: 'No derivation edges: every record here is a root.' }),
-    ),
-  );
+  const fig = h('figure.graph-fig', h('figcaption', title), box, legend, h('details', h('summary', 'Graph as a table'), table('Derivation edges (input → derived)', ['Input', 'Transform', 'Derived record'], rows, { empty: 'No derivation edges: every record here is a root.' })));
   const known = new Set(nodes.map((n) => n.id));
   const elements = [
     ...nodes.map((n) => ({ data: { id: n.id, label: n.label ?? n.id, color: AUTH_COLOR[n.authority] ?? '#6b7280', focus: n.focus ? 1 : 0 } })),
@@ -45,39 +25,9 @@ export function lineageFigure(title, nodes, edges, { onOpen } = {}) {
       userZoomingEnabled: true,
       wheelSensitivity: 0.3,
       style: [
-        {
-          selector: 'node',
-          style: {
-            'background-color': 'data(color)',
-            label: 'data(label)',
-            color: '#111827',
-            'font-size': 10,
-            'text-valign': 'bottom',
-            'text-margin-y': 4,
-            'text-wrap': 'ellipsis',
-            'text-max-width': 140,
-            width: 26,
-            height: 26,
-            'border-width': 2,
-            'border-color': '#ffffff',
-          },
-        },
+        { selector: 'node', style: { 'background-color': 'data(color)', label: 'data(label)', color: '#111827', 'font-size': 10, 'text-valign': 'bottom', 'text-margin-y': 4, 'text-wrap': 'ellipsis', 'text-max-width': 140, width: 26, height: 26, 'border-width': 2, 'border-color': '#ffffff' } },
         { selector: 'node[focus = 1]', style: { 'border-width': 4, 'border-color': '#111827', width: 34, height: 34 } },
-        {
-          selector: 'edge',
-          style: {
-            width: 2,
-            'line-color': '#9ca3af',
-            'target-arrow-color': '#6b7280',
-            'target-arrow-shape': 'triangle',
-            'curve-style': 'bezier',
-            label: 'data(label)',
-            'font-size': 9,
-            color: '#374151',
-            'text-background-color': '#ffffff',
-            'text-background-opacity': 1,
-          },
-        },
+        { selector: 'edge', style: { width: 2, 'line-color': '#9ca3af', 'target-arrow-color': '#6b7280', 'target-arrow-shape': 'triangle', 'curve-style': 'bezier', label: 'data(label)', 'font-size': 9, color: '#374151', 'text-background-color': '#ffffff', 'text-background-opacity': 1 } },
       ],
       layout: { name: 'breadthfirst', directed: true, spacingFactor: 1.2, padding: 20 },
     });

@@ -7,11 +7,7 @@ import { announce, fmtTime, h, table } from './ui.js';
 const METRICS = [
   ['originCoverage', 'Origin coverage', 'records whose origin is complete and matches the audit chain'],
   ['taintRetention', 'Taint retention', 'derived records that kept every input’s taint'],
-  [
-    'launderingAsr',
-    'Laundering ASR',
-    'exposed decisions that proceeded without a confirmation (lower is better for high); requests of the application, agents, tools and people — external principals’ are in their own table below',
-  ],
+  ['launderingAsr', 'Laundering ASR', 'exposed decisions that proceeded without a confirmation (lower is better for high); requests of the application, agents, tools and people — external principals’ are in their own table below'],
   ['legitimateUtility', 'Legitimate utility', 'clean decisions that proceeded'],
   ['corroborationValidity', 'Corroboration validity', 'recorded corroborations that count'],
   ['highRiskDependencyRate', 'High-risk dependency rate', 'dependencies below trusted_tool_verified'],
@@ -21,17 +17,8 @@ const TIERS = ['high', 'low', 'read_only'];
 
 export async function metricsPage() {
   const out = h('div', { 'aria-live': 'polite' }, h('p', 'Computing (this replays decisions from the audit log)…'));
-  const buckets = h(
-    'select',
-    { id: 'm-buckets' },
-    [6, 12, 24].map((n) => h('option', { value: String(n), selected: n === 12 }, String(n))),
-  );
-  page(
-    'Metrics',
-    h('p.lead', 'The seven metrics of docs/design.md per risk tier, over equal time windows from the first decision to now (computed by the server from the store: GET /v1/metrics/series).'),
-    h('form.filters', { on: { submit: (e) => e.preventDefault() } }, h('div.field', h('label', { for: 'm-buckets' }, 'Time windows'), buckets)),
-    out,
-  );
+  const buckets = h('select', { id: 'm-buckets' }, [6, 12, 24].map((n) => h('option', { value: String(n), selected: n === 12 }, String(n))));
+  page('Metrics', h('p.lead', 'The seven metrics of docs/design.md per risk tier, over equal time windows from the first decision to now (computed by the server from the store: GET /v1/metrics/series).'), h('form.filters', { on: { submit: (e) => e.preventDefault() } }, h('div.field', h('label', { for: 'm-buckets' }, 'Time windows'), buckets)), out);
   const draw = async () => {
     out.replaceChildren(h('p', 'Computing…'));
     let series;
@@ -46,21 +33,8 @@ export async function metricsPage() {
     const labels = series.buckets.map((b) => b.to.slice(cut[0], cut[1]));
     const charts = METRICS.map(([key, title, help]) => {
       const ser = TIERS.map((t) => ({ name: t, values: series.buckets.map((b) => b.tiers[t][key].value) }));
-      const rows = series.buckets.map((b) =>
-        h(
-          'tr',
-          h('th', { scope: 'row' }, `${fmtTime(b.from)} – ${fmtTime(b.to)}`),
-          TIERS.map((t) => h('td', ratioText(b.tiers[t][key]))),
-        ),
-      );
-      return h(
-        'section.chart-card',
-        { 'aria-labelledby': `mh-${key}` },
-        h('h2', { id: `mh-${key}` }, title),
-        h('p.help', help),
-        lineChart(title, labels, ser),
-        h('details', h('summary', 'Values'), table(`${title} per window`, ['Window', ...TIERS], rows)),
-      );
+      const rows = series.buckets.map((b) => h('tr', h('th', { scope: 'row' }, `${fmtTime(b.from)} – ${fmtTime(b.to)}`), TIERS.map((t) => h('td', ratioText(b.tiers[t][key])))));
+      return h('section.chart-card', { 'aria-labelledby': `mh-${key}` }, h('h2', { id: `mh-${key}` }, title), h('p.help', help), lineChart(title, labels, ser), h('details', h('summary', 'Values'), table(`${title} per window`, ['Window', ...TIERS], rows)));
     });
     const sum = (t, f) => series.buckets.reduce((n, b) => n + f(b.tiers[t]), 0);
     const own = TIERS.reduce((n, t) => n + sum(t, (x) => x.decisions), 0);
@@ -71,12 +45,7 @@ export async function metricsPage() {
       return;
     }
     const totals = TIERS.map((t) => h('tr', h('th', { scope: 'row' }, t), h('td', String(sum(t, (x) => x.decisions))), h('td', String(sum(t, (x) => x.external.decisions)))));
-    out.replaceChildren(
-      tierLegend(),
-      h('div.charts', charts),
-      table('Decisions per tier in these windows', ['Tier', 'Own (application, agents, tools, people)', 'External principals'], totals),
-      externalTable(series, sum),
-    );
+    out.replaceChildren(tierLegend(), h('div.charts', charts), table('Decisions per tier in these windows', ['Tier', 'Own (application, agents, tools, people)', 'External principals'], totals), externalTable(series, sum));
     announce('Metrics drawn');
   };
   buckets.addEventListener('change', draw);
@@ -95,21 +64,13 @@ const summed = (series, t, key, sum) => {
 /** The decisions external principals requested, apart: they never dilute the figures above. */
 function externalTable(series, sum) {
   const rows = TIERS.map((t) =>
-    h(
-      'tr',
-      h('th', { scope: 'row' }, t),
-      h('td', String(sum(t, (x) => x.external.decisions))),
-      ['launderingAsr', 'legitimateUtility', 'highRiskDependencyRate'].map((k) => h('td', ratioText(summed(series, t, k, sum)))),
-    ),
+    h('tr', h('th', { scope: 'row' }, t), h('td', String(sum(t, (x) => x.external.decisions))), ['launderingAsr', 'legitimateUtility', 'highRiskDependencyRate'].map((k) => h('td', ratioText(summed(series, t, k, sum))))),
   );
   return h(
     'section.metrics-external',
     { 'aria-labelledby': 'mh-external' },
     h('h2', { id: 'mh-external' }, 'Requested by external principals (reported apart)'),
-    h(
-      'p.help',
-      'An external token can request any number of actions the gate denies; counted with your own decisions they would dilute the attack success rate. Here they are on their own, over all the windows above.',
-    ),
+    h('p.help', 'An external token can request any number of actions the gate denies; counted with your own decisions they would dilute the attack success rate. Here they are on their own, over all the windows above.'),
     table('External principals’ decisions per tier', ['Tier', 'Decisions', 'Laundering ASR', 'Legitimate utility', 'High-risk dependency rate'], rows, { className: 'external-metrics' }),
   );
 }

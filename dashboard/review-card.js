@@ -19,16 +19,10 @@ export function requesterText(r) {
 
 /** The record views of `ids`, fetched once per page (`records`: id → Promise). */
 function recordsOf(records, ids) {
-  return Promise.all(
-    ids.map((id) => {
-      if (!records.has(id))
-        records.set(
-          id,
-          api.memory(id).catch((e) => ({ id, error: e })),
-        );
-      return records.get(id);
-    }),
-  );
+  return Promise.all(ids.map((id) => {
+    if (!records.has(id)) records.set(id, api.memory(id).catch((e) => ({ id, error: e })));
+    return records.get(id);
+  }));
 }
 
 /** The record ids that supplied an argument's value (its own, and those of a computed value's operands). */
@@ -42,16 +36,7 @@ function recordItem(r) {
   return h(
     `li.src${bad ? '.src-untrusted' : ''}`,
     { 'data-record': r.id, 'data-untrusted': bad ? 'true' : 'false' },
-    h(
-      'p.src-head',
-      bad ? h('strong.untrusted-mark', '✖ Untrusted — ') : null,
-      `${r.derivedFrom.length ? 'derived record' : 'record'} written by `,
-      h('strong', r.origin.principalId),
-      ' from ',
-      h('span.mono.source', r.origin.sourceRef || '(no source)'),
-      ' · ',
-      recordLink(r.id),
-    ),
+    h('p.src-head', bad ? h('strong.untrusted-mark', '✖ Untrusted — '): null, `${r.derivedFrom.length ? 'derived record' : 'record'} written by `, h('strong', r.origin.principalId), ' from ', h('span.mono.source', r.origin.sourceRef || '(no source)'), ' · ', recordLink(r.id)),
     h('p', excerpt),
     h('p.auths', authorityOf('origin', r.origin.authority), ' ', authorityOf('taint', r.taint.lowestAuthority), ' ', authorityOf('action', r.actionAuthority)),
     r.versions?.conflict ? versionsTable(r.versions) : null,
@@ -65,13 +50,7 @@ function argumentsBlock(d, records) {
     const v = byArg.get(name);
     const ids = suppliers(v);
     const list = h('ul.sources', ids.length ? h('li.muted', 'Loading the records…') : h('li.muted', v?.userTurn ? 'the user’s own turn' : 'no record supplied it'));
-    if (ids.length)
-      void recordsOf(records, ids).then((rs) =>
-        list.replaceChildren(
-          ...rs.sort((a, b) => Number(!isUntrusted(a.actionAuthority ?? 'external_untrusted')) - Number(!isUntrusted(b.actionAuthority ?? 'external_untrusted'))).map(recordItem),
-          ...(v?.userTurn ? [h('li', 'and the user’s own turn')] : []),
-        ),
-      );
+    if (ids.length) void recordsOf(records, ids).then((rs) => list.replaceChildren(...rs.sort((a, b) => Number(!isUntrusted(a.actionAuthority ?? 'external_untrusted')) - Number(!isUntrusted(b.actionAuthority ?? 'external_untrusted'))).map(recordItem), ...(v?.userTurn ? [h('li', 'and the user’s own turn')] : [])));
     return h('tr', h('th', { scope: 'row' }, h('code', name)), h('td', h('span.mono.value', typeof value === 'string' ? value : JSON.stringify(value)), warningList(value)), h('td', list));
   });
   const argIds = new Set(d.values?.flatMap(suppliers) ?? []);
@@ -79,12 +58,7 @@ function argumentsBlock(d, records) {
   const otherList = h('ul.sources', h('li.muted', 'Loading the records…'));
   if (others.length) void recordsOf(records, others).then((rs) => otherList.replaceChildren(...rs.map(recordItem)));
   return [
-    h(
-      'table.args',
-      h('caption', 'What the action would do, argument by argument'),
-      h('thead', h('tr', h('th', { scope: 'col' }, 'Argument'), h('th', { scope: 'col' }, 'Exact value'), h('th', { scope: 'col' }, 'Supplied by'))),
-      h('tbody', rows.length ? rows : h('tr', h('td', { colspan: '3', class: 'muted' }, 'No arguments.'))),
-    ),
+    h('table.args', h('caption', 'What the action would do, argument by argument'), h('thead', h('tr', h('th', { scope: 'col' }, 'Argument'), h('th', { scope: 'col' }, 'Exact value'), h('th', { scope: 'col' }, 'Supplied by'))), h('tbody', rows.length ? rows : h('tr', h('td', { colspan: '3', class: 'muted' }, 'No arguments.')))),
     others.length ? h('details.other-deps', h('summary', `${others.length} other record(s) the decision depended on`), otherList) : null,
   ];
 }
@@ -92,20 +66,11 @@ function argumentsBlock(d, records) {
 /** The characters of an argument value a person must check (valueWarnings in text.js), or null when it is plain ASCII. */
 function warningList(value) {
   const lines = valueWarnings(value);
-  return lines.length
-    ? h(
-        'ul.value-warnings',
-        { role: 'note' },
-        lines.map((l) => h('li', h('strong', '⚠ '), l)),
-      )
-    : null;
+  return lines.length ? h('ul.value-warnings', { role: 'note' }, lines.map((l) => h('li', h('strong', '⚠ '), l))) : null;
 }
 
 /** Each argument with a non-ASCII character, its warnings again: what the second step asks the person to check. */
-const argumentWarnings = (d) =>
-  Object.entries(d.action.args)
-    .filter(([, v]) => valueWarnings(v).length)
-    .map(([name, v]) => h('div', h('code', name), ': ', warningList(v)));
+const argumentWarnings = (d) => Object.entries(d.action.args).filter(([, v]) => valueWarnings(v).length).map(([name, v]) => h('div', h('code', name), ': ', warningList(v)));
 
 /** The records a confirmation approving `d` is bound to (the untrusted records its denial named), as the server binds them. */
 const boundRecords = (d) => [...new Set(d.reasons.filter((r) => r.code === 'needs_confirmation').flatMap((r) => r.memoryIds))].sort();
@@ -117,11 +82,7 @@ function approveForm(it, ctx, msg) {
   const issue = async () => {
     try {
       const c = await api.approve(d.id, Number(exp.value) * 60);
-      announce(
-        `Approved: confirmation ${c.id} for exactly this ${d.action.type}, for ${requesterText(it.requester)} only, single use, until ${fmtTime(c.expiresAt)}. Retry the action to use it.`,
-        msg,
-        'ok',
-      );
+      announce(`Approved: confirmation ${c.id} for exactly this ${d.action.type}, for ${requesterText(it.requester)} only, single use, until ${fmtTime(c.expiresAt)}. Retry the action to use it.`, msg, 'ok');
       setTimeout(ctx.refresh, 1500);
     } catch (e) {
       msg.replaceChildren(errorBox(e));
@@ -133,12 +94,7 @@ function approveForm(it, ctx, msg) {
     if (it.reviewClass !== 'real_risk') return issue();
     second.hidden = false;
     second.replaceChildren(
-      h(
-        'p.msg.msg-warn',
-        { role: 'alert' },
-        h('strong', 'Real risk: '),
-        'an argument of this action comes from text nobody trusted (marked ✖ above). Approve only if you checked each value yourself, outside this page.',
-      ),
+      h('p.msg.msg-warn', { role: 'alert' }, h('strong', 'Real risk: '), 'an argument of this action comes from text nobody trusted (marked ✖ above). Approve only if you checked each value yourself, outside this page.'),
       ...argumentWarnings(d),
       h('button.approve-confirm', { type: 'button', on: { click: issue } }, `Yes, approve this ${d.action.type} once`),
       ' ',
@@ -149,28 +105,8 @@ function approveForm(it, ctx, msg) {
   const bound = boundRecords(d);
   return h(
     'div.approve',
-    h(
-      'p.binding',
-      'Approving issues one confirmation: exactly ',
-      h('code', d.action.type),
-      ' with these arguments',
-      d.action.resource ? [' on ', h('span.mono', d.action.resource)] : null,
-      ', usable only by ',
-      h('strong', requesterText(it.requester)),
-      bound.length ? [', only while the action rests on ', bound.map((id, i) => [i ? ', ' : '', recordLink(id)])] : null,
-      ', once, expiring.',
-    ),
-    h(
-      'form.inline',
-      { 'aria-label': `Approve ${d.action.type}`, on: { submit } },
-      h('label', { for: `exp-${d.id}` }, 'Expires in (minutes)'),
-      exp,
-      h(
-        'button.approve',
-        { type: 'submit', 'aria-disabled': ctx.canConfirm ? 'false' : 'true', title: ctx.canConfirm ? 'Issue a single-use confirmation for exactly this action and these arguments' : ctx.why },
-        'Approve once',
-      ),
-    ),
+    h('p.binding', 'Approving issues one confirmation: exactly ', h('code', d.action.type), ' with these arguments', d.action.resource ? [' on ', h('span.mono', d.action.resource)] : null, ', usable only by ', h('strong', requesterText(it.requester)), bound.length ? [', only while the action rests on ', bound.map((id, i) => [i ? ', ' : '', recordLink(id)])] : null, ', once, expiring.'),
+    h('form.inline', { 'aria-label': `Approve ${d.action.type}`, on: { submit } }, h('label', { for: `exp-${d.id}` }, 'Expires in (minutes)'), exp, h('button.approve', { type: 'submit', 'aria-disabled': ctx.canConfirm ? 'false' : 'true', title: ctx.canConfirm ? 'Issue a single-use confirmation for exactly this action and these arguments' : ctx.why }, 'Approve once')),
     second,
   );
 }
@@ -206,34 +142,11 @@ export function reviewCard({ head: it, rest }, ctx) {
   return h(
     `li.card.review-item.class-${it.reviewClass}`,
     { 'data-decision': d.id, 'data-status': it.status, 'data-class': it.reviewClass, 'data-identical': String(rest.length + 1) },
-    h(
-      'p.card-head',
-      h('code', d.action.type),
-      ' ',
-      outcomeBadge(d.outcome),
-      ' ',
-      h('span.tag', `${d.tier} tier`),
-      ' ',
-      h(`span.tag.class-tag.class-tag-${it.reviewClass}`, CLASS_TITLE[it.reviewClass]),
-      rest.length ? [' ', h('span.tag.identical', `×${rest.length + 1} identical`)] : null,
-      ' · ',
-      decisionLink(d.id),
-      ' · ',
-      time(d.at),
-    ),
+    h('p.card-head', h('code', d.action.type), ' ', outcomeBadge(d.outcome), ' ', h('span.tag', `${d.tier} tier`), ' ', h(`span.tag.class-tag.class-tag-${it.reviewClass}`, CLASS_TITLE[it.reviewClass]), rest.length ? [' ', h('span.tag.identical', `×${rest.length + 1} identical`)] : null, ' · ', decisionLink(d.id), ' · ', time(d.at)),
     h('p', 'Requested by ', h('strong', requesterText(it.requester)), it.requester.kind === 'external' || it.requesterSide === 'external' ? ' — an external principal: never approvable' : null),
     argumentsBlock(d, ctx.records),
     h('details.reasons-box', h('summary', 'Why the gate stopped it'), reasonList(d.reasons)),
-    rest.length
-      ? h(
-          'details',
-          h('summary', `${rest.length} more identical decision(s)`),
-          h(
-            'ul',
-            rest.map((r) => h('li', decisionLink(r.decision.id), ' · ', time(r.decision.at))),
-          ),
-        )
-      : null,
+    rest.length ? h('details', h('summary', `${rest.length} more identical decision(s)`), h('ul', rest.map((r) => h('li', decisionLink(r.decision.id), ' · ', time(r.decision.at))))) : null,
     state,
     it.status === 'open' ? h('div.actions', it.approvable ? approveForm(it, ctx, msg) : null, rejectForm(d, ctx, msg)) : null,
     msg,

@@ -18,10 +18,7 @@ export async function reviewPage() {
   const out = h('div', { 'aria-live': 'polite' }, h('p', 'Loading…'));
   page(
     'Review queue',
-    h(
-      'p.lead',
-      'Actions the gate blocked, which a person can let through once with a scoped confirmation, and observe-mode decisions that would have been denied. Requests of your own agents come first; an external principal’s requests are listed apart, so a flood of them never hides one of yours.',
-    ),
+    h('p.lead', 'Actions the gate blocked, which a person can let through once with a scoped confirmation, and observe-mode decisions that would have been denied. Requests of your own agents come first; an external principal’s requests are listed apart, so a flood of them never hides one of yours.'),
     out,
   );
   await drawReview(out);
@@ -78,43 +75,21 @@ async function drawReview(out) {
   }
   const w = session.who;
   const canConfirm = !w.admin && w.principal.kind === 'user';
-  const why = w.admin
-    ? 'The admin token cannot confirm actions: sign in as a user to approve.'
-    : `This token is ${w.principal.kind} "${w.principal.id}": only a user principal can confirm — sign in as a user to approve.`;
+  const why = w.admin ? 'The admin token cannot confirm actions: sign in as a user to approve.' : `This token is ${w.principal.kind} "${w.principal.id}": only a user principal can confirm — sign in as a user to approve.`;
   const records = new Map();
   const render = () => {
     const total = state.lanes.reduce((n, l) => n + l.count, 0);
-    const laneRows = state.lanes
-      .filter((l) => l.count > 0)
-      .map((l) =>
-        h(
-          'tr',
-          h('th', { scope: 'row' }, l.requesters === 'internal' ? 'own (application, agents, tools, people)' : 'external'),
-          h('td', l.tier),
-          h('td', l.kind === 'blocked' ? 'blocked' : 'would deny (observe)'),
-          h('td', String(l.count)),
-        ),
-      );
-    const more = h(
-      'button',
-      {
-        type: 'button',
-        id: 'queue-more',
-        on: {
-          click: async () => {
-            more.disabled = true;
-            more.textContent = 'Loading…';
-            try {
-              await load(state.nextCursor);
-              render();
-            } catch (e) {
-              out.append(errorBox(e));
-            }
-          },
-        },
-      },
-      `Load ${QUEUE_PAGE} more`,
-    );
+    const laneRows = state.lanes.filter((l) => l.count > 0).map((l) => h('tr', h('th', { scope: 'row' }, l.requesters === 'internal' ? 'own (application, agents, tools, people)' : 'external'), h('td', l.tier), h('td', l.kind === 'blocked' ? 'blocked' : 'would deny (observe)'), h('td', String(l.count))));
+    const more = h('button', { type: 'button', id: 'queue-more', on: { click: async () => {
+      more.disabled = true;
+      more.textContent = 'Loading…';
+      try {
+        await load(state.nextCursor);
+        render();
+      } catch (e) {
+        out.append(errorBox(e));
+      }
+    } } }, `Load ${QUEUE_PAGE} more`);
     const sides = ['internal', 'external'].map((side) => {
       const mine = items.filter((i) => i.requesterSide === side);
       const groups = byClass(groupIdentical(mine));
@@ -122,12 +97,7 @@ async function drawReview(out) {
         `section.side.side-${side}`,
         { 'aria-labelledby': `h-side-${side}` },
         h('h2', { id: `h-side-${side}` }, `${SIDE_TITLE[side]} (${mine.length} shown of ${state.lanes.filter((l) => l.requesters === side).reduce((n, l) => n + l.count, 0)})`),
-        groups.length
-          ? h(
-              'ul.cards',
-              groups.map((g) => reviewCard(g, { canConfirm, why, records, refresh: () => drawReview(out) })),
-            )
-          : h('p.muted.empty', side === 'internal' ? 'Nothing here: no request of your application or agents has been denied.' : 'No external principal’s request has been denied.'),
+        groups.length ? h('ul.cards', groups.map((g) => reviewCard(g, { canConfirm, why, records, refresh: () => drawReview(out) }))) : h('p.muted.empty', side === 'internal' ? 'Nothing here: no request of your application or agents has been denied.' : 'No external principal’s request has been denied.'),
       );
     });
     out.replaceChildren(

@@ -53,13 +53,7 @@ const AUTH_MARK = { system_policy: '◆', user_confirmed: '●', trusted_tool_ve
 /** An authority badge: colour plus a shape plus the name (never colour alone). */
 export function badge(authority) {
   const known = AUTHORITIES.includes(authority);
-  return h(
-    `span.badge.auth-${known ? authority : 'unknown'}`,
-    { title: authority },
-    h('span', { 'aria-hidden': 'true' }, known ? AUTH_MARK[authority] : '?'),
-    ' ',
-    known ? AUTH_LABEL[authority] : String(authority),
-  );
+  return h(`span.badge.auth-${known ? authority : 'unknown'}`, { title: authority }, h('span', { 'aria-hidden': 'true' }, known ? AUTH_MARK[authority] : '?'), ' ', known ? AUTH_LABEL[authority] : String(authority));
 }
 
 /** The three authorities a record shows, one vocabulary on every page: where it was written (origin), the lowest in its lineage (taint), and what the gate lets it drive now (action). */
@@ -92,13 +86,7 @@ export function reasonList(reasons) {
   return h(
     'ul.reasons',
     reasons.map((r) =>
-      h(
-        'li',
-        h('code', r.code),
-        r.argument ? [' on ', h('code', r.argument)] : null,
-        r.detail ? [' (', r.detail, ')'] : null,
-        r.memoryIds && r.memoryIds.length ? [' — ', r.memoryIds.map((id, i) => [i ? ', ' : '', recordLink(id)])] : null,
-      ),
+      h('li', h('code', r.code), r.argument ? [' on ', h('code', r.argument)] : null, r.detail ? [' (', r.detail, ')'] : null, r.memoryIds && r.memoryIds.length ? [' — ', r.memoryIds.map((id, i) => [i ? ', ' : '', recordLink(id)])] : null),
     ),
   );
 }
@@ -115,27 +103,12 @@ export function recordLink(id) {
 export function versionsTable(v) {
   if (!v) return null;
   const rows = v.history.map((x) =>
-    h(
-      `tr${x.current ? '.version-current' : ''}`,
-      h('td', recordLink(x.id)),
-      h('td', x.supersedes ? recordLink(x.supersedes) : '—'),
-      h('td', x.principalId),
-      h('td', badge(x.actionAuthority)),
-      h('td', x.current ? 'current' : statusBadge(x.status === 'active' ? 'superseded' : x.status)),
-      h('td', x.content === null ? h('span.muted', '—') : h('q.excerpt', x.content.length > 240 ? `${x.content.slice(0, 240)}…` : x.content)),
-    ),
+    h(`tr${x.current ? '.version-current' : ''}`, h('td', recordLink(x.id)), h('td', x.supersedes ? recordLink(x.supersedes) : '—'), h('td', x.principalId), h('td', badge(x.actionAuthority)), h('td', x.current ? 'current' : statusBadge(x.status === 'active' ? 'superseded' : x.status)), h('td', x.content === null ? h('span.muted', '—') : h('q.excerpt', x.content.length > 240 ? `${x.content.slice(0, 240)}…` : x.content))),
   );
   return h(
     'div.versions',
     { 'data-conflict': v.conflict ? 'true' : 'false' },
-    v.conflict
-      ? h(
-          'p.conflict',
-          { role: 'note' },
-          h('strong', '⚠ Competing versions: '),
-          `${v.current.length} current versions disagree; a version below another's authority cannot replace it. The gate reports "conflict" for high actions that depend on them.`,
-        )
-      : null,
+    v.conflict ? h('p.conflict', { role: 'note' }, h('strong', '⚠ Competing versions: '), `${v.current.length} current versions disagree; a version below another's authority cannot replace it. The gate reports "conflict" for high actions that depend on them.`) : null,
     table(`Versions of this record (${v.history.length})`, ['Version', 'Replaces', 'Written by', 'Action authority', 'Status', 'Content'], rows),
   );
 }
@@ -160,23 +133,14 @@ export function table(caption, headers, rows, opts = {}) {
   return h(
     `table${opts.className ? '.' + opts.className : ''}`,
     h('caption', caption),
-    h(
-      'thead',
-      h(
-        'tr',
-        headers.map((x) => h('th', { scope: 'col' }, x)),
-      ),
-    ),
+    h('thead', h('tr', headers.map((x) => h('th', { scope: 'col' }, x)))),
     h('tbody', rows.length ? rows : h('tr', h('td', { colspan: String(headers.length), class: 'muted' }, opts.empty ?? 'Nothing to show.'))),
   );
 }
 
 /** A definition list from [term, value] pairs. */
 export function dl(pairs) {
-  return h(
-    'dl.kv',
-    pairs.map(([k, v]) => [h('dt', k), h('dd', v)]),
-  );
+  return h('dl.kv', pairs.map(([k, v]) => [h('dt', k), h('dd', v)]));
 }
 
 /** Announce a message to screen readers (and show it in `into`, when given). */
