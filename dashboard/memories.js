@@ -123,7 +123,8 @@ export async function recordPage(id) {
     return;
   }
   const corr = rec.corroborations.map((c) => h('tr', h('td', c.principalId), h('td', c.domain), h('td', badge(c.authority)), h('td', h('span.mono', c.evidenceRef ?? '(withheld)'), c.evidenceWithheld ? h('span.muted', ` — written by ${c.principalId}; withheld from agents`) : null), h('td', time(c.at))));
-  const derived = rec.derivedFrom.map((e) => h('li', recordLink(e.from), ` (${e.transform}${e.kind ? ', ' + e.kind : ''})`));
+  // the inputs as the lineage spells them out: the stored edges and, for a record written in a session, one `session` edge per record its session read before it
+  const derived = graph.edges.filter((e) => e.to === rec.id).map((e) => h('li', recordLink(e.from), ` (${e.transform}${e.kind ? ', ' + e.kind : ''})`));
   const nodes = graph.nodes.map((n) => ({ id: n.id, authority: n.authority, label: nodeLabel(n.id, n, graph.edges), focus: n.id === rec.id }));
   page(
     `Record ${rec.id}`,

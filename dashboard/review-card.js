@@ -36,7 +36,7 @@ function recordItem(r) {
   return h(
     `li.src${bad ? '.src-untrusted' : ''}`,
     { 'data-record': r.id, 'data-untrusted': bad ? 'true' : 'false' },
-    h('p.src-head', bad ? h('strong.untrusted-mark', '✖ Untrusted — '): null, `${r.derivedFrom.length ? 'derived record' : 'record'} written by `, h('strong', r.origin.principalId), ' from ', h('span.mono.source', r.origin.sourceRef || '(no source)'), ' · ', recordLink(r.id)),
+    h('p.src-head', bad ? h('strong.untrusted-mark', '✖ Untrusted — '): null, `${r.derivedFrom.length || r.sessionContext ? 'derived record' : 'record'} written by `, h('strong', r.origin.principalId), ' from ', h('span.mono.source', r.origin.sourceRef || '(no source)'), ' · ', recordLink(r.id)),
     h('p', excerpt),
     h('p.auths', authorityOf('origin', r.origin.authority), ' ', authorityOf('taint', r.taint.lowestAuthority), ' ', authorityOf('action', r.actionAuthority)),
     r.versions?.conflict ? versionsTable(r.versions) : null,
@@ -75,6 +75,10 @@ const argumentWarnings = (d) => Object.entries(d.action.args).filter(([, v]) => 
 /** The records a confirmation approving `d` is bound to (the untrusted records its denial named), as the server binds them. */
 const boundRecords = (d) => [...new Set(d.reasons.filter((r) => r.code === 'needs_confirmation').flatMap((r) => r.memoryIds))].sort();
 
+/** Does any argument value (or the resource) lack a trusted supplier? Then approving needs the second step, whatever the class. */
+const VALUE_CODES = new Set(['untrusted_origin', 'missing_corroboration', 'metadata_missing']);
+export const valueAtRisk = (d) => d.reasons.some((r) => r.argument !== undefined && VALUE_CODES.has(r.code));
+
 function approveForm(it, ctx, msg) {
   const d = it.decision;
   const exp = h('input', { id: `exp-${d.id}`, type: 'number', min: '1', max: '1440', value: '15', required: true });
@@ -91,7 +95,8 @@ function approveForm(it, ctx, msg) {
   const submit = async (ev) => {
     ev.preventDefault();
     if (!ctx.canConfirm) return announce(ctx.why, msg, 'warn');
-    if (it.reviewClass !== 'real_risk') return issue();
+    // the second step follows value provenance, not the class label: any argument whose supplier is below the threshold
+    if (it.reviewClass !== 'real_risk' && !valueAtRisk(d)) return issue();
     second.hidden = false;
     second.replaceChildren(
       h('p.msg.msg-warn', { role: 'alert' }, h('strong', 'Real risk: '), 'an argument of this action comes from text nobody trusted (marked ✖ above). Approve only if you checked each value yourself, outside this page.'),

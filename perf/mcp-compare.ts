@@ -11,10 +11,13 @@
  *
  * Each line prints memauth, the reference server and the ratio (reference ÷ memauth: > 1 means
  * memauth is faster). Run: `node dist/perf/mcp-compare.js [--records 5000] [--per-connection 500]
- * [--in-flight 16] [--batch 100] [--queries 30]`. Imports the facade (to set up the store and a
+ * [--in-flight 16] [--batch 100] [--queries 30] [--skip-single-load] [--memauth-db FILE]`
+ * (`--skip-single-load`: no one-entity-per-call load of the reference, which rewrites its whole
+ * file per call; `--memauth-db`: memauth's store, loaded and kept when missing, reused without a
+ * load when present — to compare two builds on one store). Imports the facade (to set up the store and a
  * token), the token service and the SDK client; both servers run as child processes.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +41,10 @@ interface Options {
   inFlight: number;
   batch: number;
   queries: number;
+  /** skip the reference's one-entity-per-call load (it rewrites its whole file per call: O(N²)) and its line. */
+  skipSingleLoad: boolean;
+  /** memauth's database: reused when it exists (no memauth load), else loaded and kept. */
+  memauthDb: string | undefined;
 }
 
 /** One of the two servers, as the harness drives it. */
@@ -64,8 +71,7 @@ function spawnClient(command: string, args: string[], env: Record<string, string
   return client.connect(transport).then(() => client);
 }
 
-async function memauthTarget(dir: string, n: number): Promise<Target> {
-  const db = join(dir, 'memauth.db');
+async function memauthTarget(db: string, n: number): Promise<Target> {
   const mem = await openMemory({ path: db });
   await mem.registerPrincipal({ tenant: 'perf', id: 'agent', kind: 'agent', domain: 'agent' });
   const { token } = await new TokenService(mem.driver).issue({ tenant: 'perf', principal: 'agent' });
@@ -148,7 +154,15 @@ function line(label: string, ours: number, theirs: number, unit = 'ns'): void {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { records: { type: 'string' }, 'per-connection': { type: 'string' }, 'in-flight': { type: 'string' }, batch: { type: 'string' }, queries: { type: 'string' } },
+    options: {
+      records: { type: 'string' },
+      'per-connection': { type: 'string' },
+      'in-flight': { type: 'string' },
+      batch: { type: 'string' },
+      queries: { type: 'string' },
+      'skip-single-load': { type: 'boolean' },
+      'memauth-db': { type: 'string' },
+    },
   });
   const o: Options = {
     records: Number(values.records ?? 5000),
@@ -156,14 +170,17 @@ async function main(): Promise<void> {
     inFlight: Number(values['in-flight'] ?? 16),
     batch: Number(values.batch ?? 100),
     queries: Number(values.queries ?? 30),
+    skipSingleLoad: values['skip-single-load'] === true,
+    memauthDb: values['memauth-db'],
   };
   const dir = mkdtempSync(join(tmpdir(), 'memauth-mcp-compare-'));
   try {
-    const ours = await memauthTarget(join(dir), o.records);
+    const reuse = o.memauthDb !== undefined && existsSync(o.memauthDb);
+    const ours = await memauthTarget(o.memauthDb ?? join(dir, 'memauth.db'), o.records);
     const theirs1 = referenceTarget(mkdtempSync(join(dir, 'ref1-')), o.records);
     const theirsB = referenceTarget(mkdtempSync(join(dir, 'refb-')), o.records);
-    const load = await bulkLoad(ours, o, 1);
-    const load1 = await bulkLoad(theirs1, o, 1);
+    const load = reuse ? Number.NaN : await bulkLoad(ours, o, 1);
+    const load1 = o.skipSingleLoad ? Number.NaN : await bulkLoad(theirs1, o, 1);
     const loadB = await bulkLoad(theirsB, o, o.batch);
     const [a, b] = [await ours.connect(), await theirsB.connect()];
     const single = { ours: summarize(await latencies((k) => ours.writeOne(a, k), o.queries)), theirs: summarize(await latencies((k) => theirsB.writeOne(b, k), o.queries)) };
@@ -172,8 +189,8 @@ async function main(): Promise<void> {
     await Promise.all([a.close(), b.close()]);
     process.stdout.write(`\nMCP over stdio, ${o.records} records, ${o.perConnection} per connection, ${o.inFlight} calls in flight; ${cpus().length} CPUs, load ${loadavg()[0]?.toFixed(2) ?? '?'}\n`);
     process.stdout.write(`${''.padEnd(40)} ${'memauth'.padStart(10)} ${'server-memory'.padStart(12)} ${'ratio'.padStart(8)}\n`);
-    line('bulk load, per record (1 per call)', load, load1);
-    line(`bulk load, per record (ref: ${o.batch} per call)`, load, loadB);
+    if (!o.skipSingleLoad && !reuse) line('bulk load, per record (1 per call)', load, load1);
+    if (!reuse) line(`bulk load, per record (ref: ${o.batch} per call)`, load, loadB);
     line('single write p50 (remember / add_obs.)', single.ours.p50, single.theirs.p50);
     line(`recall p50, ${hits} hits (recall / search)`, recall.ours.p50, recall.theirs.p50);
     line('recall p99', recall.ours.p99, recall.theirs.p99);

@@ -5,9 +5,11 @@
  * and the database's bytes per record against an ungated baseline (plain better-sqlite3 INSERTs of
  * the same texts, in the same process). Also the SQL statements one write runs at k = 1 and
  * k = 1,000 (counted on better-sqlite3's Statement). Goal: last-100 / first-100 mean ≤ 1.2;
- * bytes per record ≤ 2× the baseline's.
+ * bytes per record ≤ 2× the baseline's. Then the cost of a decision at a position of the session:
+ * after each of the first 100 and the last 100 writes, one `authorize` in the session (a `high`
+ * action, so every record the session read is a context dependency), and its statements.
  *
- * Usage: node dist/perf/session-length.js [--n N] [--dir DIR]
+ * Usage: node dist/perf/session-length.js [--n N] [--dir DIR] [--no-decisions]
  */
 import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,6 +71,9 @@ async function main(): Promise<void> {
   const session = mem.newSessionId();
   const lat: number[] = [];
   const perWrite = new Map<number, number>();
+  const decisions = !process.argv.includes('--no-decisions');
+  const decideLat: Array<{ k: number; ms: number }> = [];
+  const perDecision = new Map<number, number>();
   const progress = createProgress(process.stderr, 'session-length');
   for (let k = 1; k <= n; k++) {
     const s0 = statements.n;
@@ -76,6 +81,13 @@ async function main(): Promise<void> {
     await mem.write({ tenant: TENANT, scope: 'notes', principal: 'agent', content: text(k), session });
     lat.push(Number(nowNs() - t0) / 1e6);
     if (k === 1 || k === 1000) perWrite.set(k, statements.n - s0);
+    if (decisions && (k <= 100 || k > n - 100)) {
+      const d0 = statements.n;
+      const t1 = nowNs();
+      await mem.authorize({ tenant: TENANT, session, action: { type: 'send_email', args: { to: 'ops@example.com', body: `status ${k}` } } });
+      decideLat.push({ k, ms: Number(nowNs() - t1) / 1e6 });
+      if (k === 1 || k === n) perDecision.set(k, statements.n - d0);
+    }
     progress.update(k, n, `write ${k}`);
   }
   progress.finish();
@@ -98,6 +110,14 @@ async function main(): Promise<void> {
   process.stdout.write(row('bytes per record, plain INSERT baseline', base.toFixed(0), ''));
   process.stdout.write(row('ratio memauth / baseline', (bytes / base).toFixed(2), '≤ 2'));
   for (const [k, c] of perWrite) process.stdout.write(row(`SQL statements, write k = ${k}`, String(c), ''));
+  if (decisions) {
+    const dFirst = mean(decideLat.filter((d) => d.k <= 100).map((d) => d.ms));
+    const dLast = mean(decideLat.filter((d) => d.k > Math.max(100, n - 100)).map((d) => d.ms));
+    process.stdout.write(row('decision after write 1..100 (mean ms)', dFirst.toFixed(3), ''));
+    process.stdout.write(row(`decision after write ${n - 99}..${n} (mean ms)`, dLast.toFixed(3), ''));
+    process.stdout.write(row('ratio last / first', (dLast / dFirst).toFixed(2), ''));
+    for (const [k, c] of perDecision) process.stdout.write(row(`SQL statements, decision at k = ${k}`, String(c), ''));
+  }
   if (arg('--dir', '') === '') rmSync(dir, { recursive: true, force: true });
 }
 

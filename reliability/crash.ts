@@ -77,7 +77,7 @@ async function serverCrash(o: Options): Promise<SuiteResult> {
     proc = await startServerProcess({ cwd: dir });
     // every acknowledged item since the last check is there
     for (const id of ledger.records.slice(checked.records)) {
-      const g = await http(proc.url, 'GET', `/v1/memories/${id}`, { token: tok.bank });
+      const g = await http(proc.url, 'GET', `/v1/memories/${id}?session=crash-check-${k}`, { token: tok.bank });
       if (!tally.ok(g.status === 200 && g.body.id === id, () => `kill ${k + 1}: acknowledged record ${id} → ${g.status}`)) tally.lost += 1;
     }
     for (const id of ledger.decisions.slice(checked.decisions)) {

@@ -103,14 +103,17 @@ async function exposureCases(o: Options, mem: Memory, cast: Cast, tally: Tally):
     // an open-web evidence for the trusted browser tool: a trusted channel, an untrusted source
     const evidence = c.principal === 'browser' && !ev.prose ? `https://evil.example/${acct}` : ev.text;
     const lib = r.pick(libTargets);
-    let refused = false;
+    // malformed evidence is INVALID_ARGUMENT; a principal below the corroboration floor (mallory, the agent) is refused and nothing is stored
+    const invalid = /[\s\p{C}]/u.test(evidence);
+    const want = invalid ? 'INVALID_ARGUMENT' : c.principal === 'browser' ? null : 'CORROBORATOR_BELOW_FLOOR';
+    let code: string | null = null;
     try {
       await mem.corroborate({ tenant: T, recordId: lib, principal: c.principal, evidence });
     } catch (e) {
-      refused = isMemauthError(e) && e.code === 'INVALID_ARGUMENT';
-      if (!refused) throw e;
+      if (!isMemauthError(e)) throw e;
+      code = e.code;
     }
-    tally.ok(refused === /[\s\p{C}]/u.test(evidence), () => `library corroborate ${JSON.stringify(evidence)}: refused=${refused}`);
+    tally.ok(code === want, () => `library corroborate ${JSON.stringify(evidence)} by ${c.principal}: ${code ?? 'stored'}, expected ${want ?? 'stored'}`);
     const S = sess(i, 'lib');
     const view = await mem.get({ tenant: T, id: lib, session: S });
     tally.ok(!JSON.stringify(view).includes(acct), () => `library get shows ${acct} (evidence ${JSON.stringify(evidence)} by ${c.principal})`);
@@ -119,7 +122,7 @@ async function exposureCases(o: Options, mem: Memory, cast: Cast, tally: Tally):
     // the same through the HTTP server, with the agent's token
     const target = r.pick(srvTargets);
     const cr = await http(cast.srv.url, 'POST', '/v1/corroborations', { token: cast.tok[`${T}/${c.http}`] as string, body: { recordId: target, evidence } });
-    tally.ok(cr.status === (refused ? 400 : 201), () => `HTTP corroborate ${JSON.stringify(evidence)}: ${cr.status}`);
+    tally.ok(cr.status === (invalid ? 400 : want === null ? 201 : 403), () => `HTTP corroborate ${JSON.stringify(evidence)} by ${c.principal}: ${cr.status}`);
     const agent = cast.tok[`${T}/agent`] as string;
     const g = await http(cast.srv.url, 'GET', `/v1/memories/${target}?session=${sess(i, 'http')}`, { token: agent });
     tally.ok(g.status === 200 && !g.text.includes(acct), () => `HTTP get shows ${acct}: ${g.status}`);
@@ -241,17 +244,18 @@ async function viewCases(o: Options, mem: Memory, cast: Cast, tally: Tally): Pro
       const del = await http(cast.srv.url, 'DELETE', `/v1/memories/${w.body?.record?.id as string}`, { token: cast.tok[`${T}/alice`] as string });
       const hash = del.body?.contentHash as string;
       for (const t of ['mallory', 'agent', 'browser']) {
+        // the unmarked listing is refused to every agent-kind token; a get in a session shows `withheld` (an external token: refused)
         const l = await http(cast.srv.url, 'GET', `/v1/memories?scope=pins-${i}&includeDeleted=true`, { token: cast.tok[`${T}/${t}`] as string });
-        const g = await http(cast.srv.url, 'GET', `/v1/memories/${w.body?.record?.id as string}`, { token: cast.tok[`${T}/${t}`] as string });
+        const g = await http(cast.srv.url, 'GET', `/v1/memories/${w.body?.record?.id as string}?session=pins-${t}-${i}`, { token: cast.tok[`${T}/${t}`] as string });
         tally.ok(
           typeof hash === 'string' &&
             hash.startsWith('hmac-sha256:') &&
-            l.status === 200 &&
+            l.status === 403 &&
             !l.text.includes(hash) &&
-            l.body.records[0]?.contentHash === 'withheld' &&
-            g.status === 200 &&
+            g.status === (t === 'mallory' ? 403 : 200) &&
+            (t === 'mallory' || g.body?.contentHash === 'withheld') &&
             !g.text.includes(hash),
-          () => `${t} sees a deleted record's hash: ${l.text.slice(0, 160)}`,
+          () => `${t} sees a deleted record's hash: ${l.status} ${g.text.slice(0, 160)}`,
         );
       }
       const mg = (await mcp.callTool({ name: 'get_memory', arguments: { id: w.body?.record?.id as string } })) as CallToolResult;

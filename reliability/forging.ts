@@ -91,9 +91,15 @@ export async function run(_o: Options): Promise<SuiteResult> {
       }
       // 3./4. corroborate one's own record, then via a principal of one's own domain
       {
-        const c1 = await mem.corroborate({ tenant: T, recordId: planted.id, principal: a, evidence: 'registry:acme' });
+        // a principal below the corroboration floor is refused (nothing stored): the record's authority is read back instead
+        const vouch = (principal: string, evidence: string): Promise<{ counted: boolean; rejection: string | null; actionAuthority: string }> =>
+          mem.corroborate({ tenant: T, recordId: planted.id, principal, evidence }).catch(async (e: unknown) => {
+            if (!isMemauthError(e, 'CORROBORATOR_BELOW_FLOOR')) throw e;
+            return { counted: false, rejection: 'refused: below the floor', actionAuthority: (await mem.get({ tenant: T, id: planted.id })).actionAuthority };
+          });
+        const c1 = await vouch(a, 'registry:acme');
         row('corroborate own record', !c1.counted && c1.actionAuthority === 'external_untrusted', `counted ${c1.counted} (${c1.rejection}), authority ${c1.actionAuthority}`);
-        const c2 = await mem.corroborate({ tenant: T, recordId: planted.id, principal: sib, evidence: 'registry:acme' });
+        const c2 = await vouch(sib, 'registry:acme');
         row('corroborate via own domain', !c2.counted && c2.actionAuthority === 'external_untrusted', `counted ${c2.counted} (${c2.rejection}), authority ${c2.actionAuthority}`);
         const c3 = await mem.corroborate({ tenant: T, recordId: planted.id, principal: 'bank2', evidence: `memory:${planted.id}` });
         row('corroborate citing the record itself', !c3.counted && c3.actionAuthority === 'external_untrusted', `counted ${c3.counted} (${c3.rejection})`);

@@ -42,7 +42,7 @@ export async function run(_o: Options): Promise<SuiteResult> {
         tally.ok(r.status < 500 && !r.text.includes(o.secret) && !r.text.includes(o.rec), () => `${me}→${other} ${what}: ${r.status} leaks: ${r.text.slice(0, 200)}`);
       };
       for (const p of ['agent', 'alice', 'bank', 'mallory']) {
-        await refused(`get (${p})`, 'GET', `/v1/memories/${o.rec}`, T(p));
+        await refused(`get (${p})`, 'GET', `/v1/memories/${o.rec}?session=x`, T(p));
         await refused(`get derived (${p})`, 'GET', `/v1/memories/${o.der}?session=x`, T(p));
         await refused(`lineage (${p})`, 'GET', `/v1/memories/${o.der}/lineage`, T(p));
         await refused(`decision (${p})`, 'GET', `/v1/decisions/${o.dec}`, T(p));
@@ -57,7 +57,7 @@ export async function run(_o: Options): Promise<SuiteResult> {
         await refused(`derive from (${p})`, 'POST', '/v1/derivations', T(p), { from: [o.rec], transform: 'summarize', content: 'x' });
         await refused(`corroborate record (${p})`, 'POST', '/v1/corroborations', T(p), { recordId: o.rec, evidence: 'registry:x' });
         await refused(`decide dependsOn (${p})`, 'POST', '/v1/decisions', T(p), { action: { type: 'pay', args: { to: o.secret, amount: 1 } }, dependsOn: [o.rec] });
-        await refused(`name the other tenant in a body (${p})`, 'POST', '/v1/memories/search', T(p), { tenant: other, scope: 'vendors', query: o.secret });
+        await refused(`name the other tenant in a body (${p})`, 'POST', '/v1/memories/search', T(p), { tenant: other, scope: 'vendors', query: o.secret, session: 'x' });
         await refused(`name the other tenant in a query (${p})`, 'GET', `/v1/memories?tenant=${other}`, T(p));
       }
       const { rec: mine } = ids[me];

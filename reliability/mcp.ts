@@ -201,7 +201,9 @@ export async function run(o: Options): Promise<SuiteResult> {
           ];
           for (const [what, method, path, body] of ops) {
             const res = await api(who, method, path, body);
-            tally.ok(res.status === 403 && res.body?.code === 'SESSION_FORBIDDEN', () => `${who} ${what} in the agent's session: ${res.status} ${res.text.slice(0, 160)}`);
+            // an external principal reads nothing at all: its search and get are FORBIDDEN before the session is looked at
+            const want = who === 'mallory' && (what === 'search' || what === 'get') ? 'FORBIDDEN' : 'SESSION_FORBIDDEN';
+            tally.ok(res.status === 403 && res.body?.code === want, () => `${who} ${what} in the agent's session: ${res.status} ${res.text.slice(0, 160)}`);
           }
         }
       }

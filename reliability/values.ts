@@ -109,7 +109,7 @@ async function matching(mem: Memory, r: Rng, o: Options): Promise<SuiteResult> {
   const s = mem.newSessionId();
   await mem.write({ tenant: T, scope: 'web', principal: 'mallory', content: 'a'.repeat(1_000_000), source: 'https://flood.example', session: s });
   const t0 = performance.now();
-  const d = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-1', amount: 1, items: Array.from({ length: 200 }, (_, i) => 'a'.repeat(2 + i)) } }, session: s });
+  const d = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-1', amount: 1, items: Array.from({ length: 200 }, (_, i) => 'a'.repeat(2 + (i % 70))) } }, session: s });
   const ms = performance.now() - t0;
   tally.ok(d.outcome === 'deny' && ms < 5000, () => `1,000,000-character record × 200 values: ${d.outcome} in ${ms.toFixed(0)} ms`);
   tally.note(`1,000,000-character session record × 200 values: ${ms.toFixed(0)} ms`);

@@ -4,7 +4,7 @@
  */
 export { openMemory, type OpenMemoryOptions } from './api/open.js';
 export { Memory, type MemoryOptions } from './api/memory.js';
-export type { RecordView, WriteResult, CorroborateResult, LineageGraph, OpTiming, VersionsView, VersionEntry } from './api/views.js';
+export type { RecordView, WriteResult, CorroborateResult, LineageGraph, OpTiming, EmbeddingOutcome, VersionsView, VersionEntry } from './api/views.js';
 export type { SupersedeResult } from './api/supersede.js';
 export type { VersionedHit } from './api/versions.js';
 export { argsHashOf } from './core/confirmation.js';
@@ -22,6 +22,12 @@ export type { CorroborationView } from './core/exposure.js';
 export { SqliteDriver, type SqliteOptions, type GroupCommitOptions } from './store/sqlite/driver.js';
 export type { CacheOptions } from './store/cache.js';
 export type { StorageDriver, StorageTx, StorageReader, SearchHit } from './store/driver.js';
+export type { RankedHit, SearchMode, SearchResult } from './api/search.js';
+export type { ReindexProgress, ReindexResult } from './api/embeddings.js';
+export { type Embedder, embedderId, MAX_DIMENSIONS } from './embed/embedder.js';
+export { fromFunction, fromLangChain, type EmbedderIdentity, type LangChainEmbeddingsLike } from './embed/adapters.js';
+export { openAiCompatibleEmbedder, type OpenAiCompatibleOptions } from './embed/openai-compatible.js';
+export { testEmbedder } from './embed/test-embedder.js';
 export * from './core/types.js';
 export {
   importMemories,

@@ -59,7 +59,8 @@ async function seedObservePhase(dir: string): Promise<void> {
     // observe: a weakly corroborated page (missing corroboration)
     const ini = await br.post('/v1/memories', { scope: 'billing', content: 'Initech account is ACCT-INI-3.', source: 'https://initech.example' });
     ids.initech = ini.body.record.id;
-    expectStatus(await br.post('/v1/corroborations', { recordId: ids.initech, evidence: 'https://initech.example/about' }), 201);
+    // one independent corroboration of k = 2: short of corroboration (the writer vouching for itself would be no attempt)
+    expectStatus(await client(s.url, tok.bank as string).post('/v1/corroborations', { recordId: ids.initech, evidence: 'principal:bank' }), 201);
     const wd2 = await as.post('/v1/decisions', { action: { type: 'pay', args: { to: 'ACCT-INI-3', amount: 10 } }, dependsOn: [ids.initech], context: 'declared' });
     assert.equal(wd2.body.outcome, 'would_deny', JSON.stringify(wd2.body));
     assert.ok(

@@ -128,6 +128,7 @@ test('codes marked audited are found in the audit chain when provoked', async ()
       ['UNKNOWN_PRINCIPAL', () => mem.delete({ tenant: T, id: 'mem_x', principal: 'nobody' })],
       ['UNKNOWN_PRINCIPAL', () => mem.confirm({ tenant: T, principal: 'nobody', action: { type: 'pay', args: {} } })],
       ['CONFIRMATION_REQUIRES_USER', () => mem.confirm({ tenant: T, principal: P.agent, action: { type: 'pay', args: {} } })],
+      ['CORROBORATOR_BELOW_FLOOR', () => mem.corroborate({ tenant: T, recordId: 'mem_x', principal: P.agent, evidence: 'principal:agent' })],
     ];
     for (const [code, fn] of logged) {
       assert.notEqual(ERROR_TABLE[code].audited, 'never', code);

@@ -15,6 +15,7 @@ const EXPECTED = [
   'IMPORT_FORMATS',
   'IMPORT_TRUST',
   'KIND_CEILING',
+  'MAX_DIMENSIONS',
   'MODES',
   'MemauthError',
   'Memory',
@@ -31,7 +32,10 @@ const EXPECTED = [
   'canonicalJson',
   'checkpointSignatureValid',
   'decide',
+  'embedderId',
   'entryHash',
+  'fromFunction',
+  'fromLangChain',
   'genesisHash',
   'hashCanonical',
   'importMemories',
@@ -39,6 +43,7 @@ const EXPECTED = [
   'loadPolicy',
   'maxAuthority',
   'minAuthority',
+  'openAiCompatibleEmbedder',
   'openMemory',
   'originAuthority',
   'parseMcpMemory',
@@ -46,6 +51,7 @@ const EXPECTED = [
   'rank',
   'riskTier',
   'sourceAuthority',
+  'testEmbedder',
   'verifyChain',
 ];
 
@@ -57,7 +63,8 @@ test('the subpath integrations export the same pinned surface', async () => {
   const surface = ['HOW_TO_PROCEED_CONFIRM', 'HOW_TO_PROCEED_NEVER', 'ToolGate', 'actionArgs', 'gateTools', 'isToolDenial', 'memoryTools'];
   for (const spec of ['memauth/ai-sdk', 'memauth/langchain']) {
     const mod = (await import(spec)) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(mod).sort(), surface, spec);
+    // the AI SDK subpath also carries the AI SDK embedder adapter (docs/embeddings.md)
+    assert.deepEqual(Object.keys(mod).sort(), spec === 'memauth/ai-sdk' ? [...surface, 'fromAiSdk'].sort() : surface, spec);
   }
 });
 
@@ -82,7 +89,7 @@ test('no default export; every export is defined', () => {
 test('exported constants are frozen or read-only tuples with the documented values', () => {
   assert.deepEqual([...memauth.AUTHORITIES], ['external_untrusted', 'model_inferred', 'trusted_tool_verified', 'user_confirmed', 'system_policy']);
   assert.equal(memauth.TRUSTED_THRESHOLD, 'trusted_tool_verified');
-  assert.deepEqual([...memauth.REASON_CODES], ['untrusted_origin', 'missing_corroboration', 'needs_confirmation', 'metadata_missing', 'deleted_source', 'expired', 'conflict']);
+  assert.deepEqual([...memauth.REASON_CODES], ['untrusted_origin', 'missing_corroboration', 'needs_confirmation', 'metadata_missing', 'deleted_source', 'expired', 'untrusted_requester', 'conflict']);
   assert.deepEqual([...memauth.TRANSFORMS], ['summarize', 'extract', 'merge', 'dedup', 'rewrite', 'import', 'embed']);
   assert.ok(Object.isFrozen(memauth.KIND_CEILING));
 });

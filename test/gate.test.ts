@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import { type Authority, type Confirmation, DEFAULT_POLICY, type DependencyFacts, type GateInput, type ValueProvenance, argsHashOf, decide, loadPolicy, riskTier } from '../src/index.js';
 import { type CorroborationFacts, evaluateCorroboration } from '../src/core/corroboration.js';
 import { type FactsBundle, type RecordFacts, corroborationOf, dependencyFacts } from '../src/core/facts.js';
+import { isMemauthError } from '../src/core/errors.js';
 import { P, T, codes, reason, setup } from './helpers.js';
 
 const NOW = '2025-06-01T12:00:00.000Z';
@@ -413,6 +414,21 @@ describe('corroboration over a facts bundle (lineage and evidence records)', () 
     at: NOW,
   });
 
+  test('missing_corroboration only when an eligible corroboration counts: a void one is no attempt', () => {
+    const records = new Map<string, RecordFacts>([['R', rec('R', 'mallory', 'external_untrusted')]]);
+    const facts = (cs: ReturnType<typeof c>[]) => dependencyFacts('R', ['declared'], { records, domains, corroborations: new Map([['R', cs]]) }, 2, 'trusted_tool_verified', NOW);
+    // below the floor, and the writer itself: recorded but void → untrusted_origin
+    const voids = facts([c('c1', 'crm', 'crm:acct/1', 'model_inferred'), c('c2', 'mallory', 'crm:acct/2')]);
+    assert.equal(voids.corroborationAttempted, false);
+    const d1 = decide(gate({ action: { type: 'pay', args: {} }, dependencies: [voids] }));
+    assert.deepEqual(codes(d1), ['untrusted_origin', 'needs_confirmation']);
+    // one eligible, independent corroboration of k = 2 → missing_corroboration
+    const one = facts([c('c3', 'bank', 'bankapi:acct/1')]);
+    assert.equal(one.corroborationAttempted, true);
+    assert.equal(one.actionAuthority, 'external_untrusted');
+    assert.deepEqual(codes(decide(gate({ action: { type: 'pay', args: {} }, dependencies: [one] }))), ['missing_corroboration', 'needs_confirmation']);
+  });
+
   test('evidence that is the record or derives from it does not count; independent evidence does', () => {
     const records = new Map<string, RecordFacts>([
       ['root', rec('root', 'mallory', 'external_untrusted')],
@@ -473,7 +489,13 @@ describe('corroboration through the store', () => {
     const self = await mem.corroborate({ tenant: T, recordId: rec.id, principal: P.browser, evidence: 'registry:paperco' });
     assert.equal(self.rejection, 'writer_or_lineage_principal');
     // an external Sybil and an untrusted-evidence tool
-    assert.equal((await mem.corroborate({ tenant: T, recordId: rec.id, principal: P.mallory, evidence: 'principal:mallory' })).rejection, 'below_min_authority');
+    // an external principal is below the floor: refused, nothing stored (and no "attempt" for the gate)
+    const before = (await mem.get({ tenant: T, id: rec.id })).corroborations.length;
+    await assert.rejects(
+      mem.corroborate({ tenant: T, recordId: rec.id, principal: P.mallory, evidence: 'principal:mallory' }),
+      (e: unknown) => isMemauthError(e) && e.code === 'CORROBORATOR_BELOW_FLOOR',
+    );
+    assert.equal((await mem.get({ tenant: T, id: rec.id })).corroborations.length, before);
     assert.equal((await mem.corroborate({ tenant: T, recordId: rec.id, principal: P.crm, evidence: 'https://blog.example/paperco' })).rejection, 'below_min_authority');
     // two tools of one domain
     await mem.corroborate({ tenant: T, recordId: rec.id, principal: P.bank, evidence: 'bankapi:paperco' });
@@ -521,5 +543,24 @@ describe('corroboration through the store', () => {
     assert.equal(d.mode, 'observe');
     assert.ok(codes(d).includes('untrusted_origin'));
     assert.equal((await mem.getDecision({ tenant: T, decisionId: d.id })).outcome, 'would_deny');
+  });
+});
+
+describe('decide: who may request a high action', () => {
+  const trusted = { dependencies: [dep('m', 'user_confirmed')], values: [val('to', 'ACCT-1', ['m']), val('amount', '20', ['m'])] };
+  test('a tool or external requester is refused outright on high (untrusted_requester, hard), even with trusted values and a matching confirmation', () => {
+    for (const kind of ['tool', 'external'] as const) {
+      const r = decide(gate({ ...trusted, requester: { id: 'x', kind }, confirmations: [{ confirmation: conf({ usableBy: ['x'] }), usesSoFar: 0 }] }));
+      assert.equal(r.outcome, 'deny', kind);
+      assert.deepEqual(r.reasons, [{ code: 'untrusted_requester', memoryIds: [], detail: kind }]);
+      assert.equal(r.confirmationId, null);
+      assert.equal(decide(gate({ ...trusted, mode: 'observe', requester: { id: 'x', kind } })).outcome, 'would_deny', `${kind} observe`);
+    }
+  });
+  test('the application, a user, a system principal or an agent may request it; low and read_only are open to every requester', () => {
+    assert.equal(decide(gate({ ...trusted })).outcome, 'allow', 'application');
+    for (const kind of ['user', 'system', 'agent'] as const) assert.equal(decide(gate({ ...trusted, requester: { id: 'x', kind } })).outcome, 'allow', kind);
+    for (const tier of ['low', 'read_only'] as const)
+      for (const kind of ['tool', 'external'] as const) assert.equal(decide(gate({ ...trusted, tier, requester: { id: 'x', kind } })).outcome, 'allow', `${kind}/${tier}`);
   });
 });

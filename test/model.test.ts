@@ -279,6 +279,11 @@ class CorroborateCmd implements Cmd {
     const e = pick(m.recs.length, this.evRec);
     const evidence = this.ev === 'MEMORY' ? `memory:${(m.recs[e] as MRec).id}` : this.ev;
     const call = r.mem.corroborate({ tenant: r.tenant, recordId: (m.recs[i] as MRec).id, principal: this.p, evidence });
+    // a principal below the corroboration floor is refused before anything else, and nothing is stored
+    if (CEILING[who(this.p).kind] < TRUSTED) {
+      await assert.rejects(call, (err: unknown) => isMemauthError(err) && err.code === 'CORROBORATOR_BELOW_FLOOR');
+      return;
+    }
     if ((m.recs[i] as MRec).deleted) {
       await assert.rejects(call, (err: unknown) => isMemauthError(err) && err.code === 'RECORD_DELETED');
       return;

@@ -123,10 +123,12 @@ function driverCases(url: string): void {
       assert.equal(d.capabilities.vector.available, available);
       assert.equal(d.capabilities.fullTextSearch, 'tsvector');
       assert.match(d.capabilities.serverVersion, /^\d+/);
-      if (!available) {
+      assert.equal(d.vectors?.backend, available ? 'pgvector' : 'exact', d.vectorNote);
+      if (available) assert.deepEqual(notices, []);
+      else {
         assert.equal(notices.length, 1);
-        assert.match(notices[0] ?? '', /pgvector .* not available/);
-        assert.match(notices[0] ?? '', /does not use vector similarity yet/);
+        assert.match(notices[0] ?? '', /pgvector is not available/);
+        assert.match(notices[0] ?? '', /exact scan/);
       }
     });
   });
@@ -282,7 +284,7 @@ function driverCases(url: string): void {
       const allow = cli(['--tenant', 'acme', 'authorize', '--action', 'pay', '--args', args, '--session', 's1', '--json'], { DATABASE_URL: db });
       assert.equal(allow.status, 0, allow.stderr);
       assert.equal((JSON.parse(allow.stdout) as { outcome: string }).outcome, 'allow');
-      const hits = JSON.parse(cli([...g, 'search', 'ACCT-22', '--scope', 'v', '--json']).stdout) as unknown[];
+      const { hits } = JSON.parse(cli([...g, 'search', 'ACCT-22', '--scope', 'v', '--json']).stdout) as { hits: unknown[] };
       assert.equal(hits.length, 1);
       assert.equal(cli([...g, 'replay', d.id]).status, 0);
       const v = cli(['--database', db, 'audit', 'verify', '--json']);

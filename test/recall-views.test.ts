@@ -147,3 +147,38 @@ test('the store reads of a page of hits do not grow with the number of hits', as
   }
   assert.ok(perRow.n > 3 * one, `the per-row reference reads ${perRow.n} for 10 single views`);
 });
+
+test('SQLite: the SQL statements of a lineage do not grow with its depth, and the walk finds every ancestor', async () => {
+  const { mem } = env;
+  const chain = [(await mem.write({ tenant: T, scope: 'chain', principal: P.alice, content: 'chain root' })).record.id];
+  for (let i = 1; i <= 40; i++) chain.push((await mem.derive({ tenant: T, principal: P.agent, from: [chain[i - 1] as string], content: `chain link ${i}`, transform: 'summarize' })).id);
+  // every statement run on this connection while `fn` runs
+  const counted = async <X>(fn: () => Promise<X>): Promise<{ value: X; statements: number }> => {
+    const proto = Object.getPrototypeOf(env.db.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+    const saved = { all: proto.all, get: proto.get, iterate: proto.iterate };
+    let statements = 0;
+    for (const m of ['all', 'get', 'iterate'] as const) {
+      const orig = saved[m] as (...a: unknown[]) => unknown;
+      proto[m] = function (this: unknown, ...a: unknown[]) {
+        statements += 1;
+        return orig.apply(this, a);
+      };
+    }
+    try {
+      return { value: await fn(), statements };
+    } finally {
+      Object.assign(proto, saved);
+    }
+  };
+  const shallow = await counted(() => mem.driver.lineage(T, [chain[2] as string]));
+  const deep = await counted(() => mem.driver.lineage(T, [chain[40] as string]));
+  assert.deepEqual([...shallow.value.keys()].sort(), chain.slice(0, 3).sort());
+  assert.deepEqual([...deep.value.keys()].sort(), [...chain].sort());
+  for (let i = 1; i <= 40; i++)
+    assert.deepEqual(
+      deep.value.get(chain[i] as string)?.map((e) => e.from),
+      [chain[i - 1]],
+    );
+  assert.deepEqual(deep.value.get(chain[0] as string), []);
+  assert.equal(deep.statements, shallow.statements, `depth 40: ${deep.statements} statements, depth 2: ${shallow.statements}`);
+});

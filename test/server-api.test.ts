@@ -123,7 +123,7 @@ describe('authentication', () => {
     const c = client(srv.url, tok.browser as string);
     expectError(await c.post('/v1/memories', { tenant: 'globex', scope: 's', content: 'x' }), 403, 'TENANT_MISMATCH');
     expectError(await c.post('/v1/memories', { principal: 'alice', scope: 's', content: 'x' }), 403, 'PRINCIPAL_MISMATCH');
-    expectError(await c.get('/v1/memories?tenant=globex'), 403, 'TENANT_MISMATCH');
+    expectError(await c.post('/v1/memories/search', { tenant: 'globex', scope: 's', query: 'x', session: 'tm' }), 403, 'TENANT_MISMATCH');
     // naming its own tenant and principal is fine
     expectStatus(await c.post('/v1/memories', { tenant: T, principal: 'browser', scope: 'misc', content: 'the browser names itself' }), 201);
   });
@@ -232,7 +232,11 @@ describe('memories, gate and audit', () => {
     const lin = await c.get(`/v1/memories/${ids.note}/lineage`);
     expectStatus(lin, 200);
     assert.ok(lin.body.edges.some((e: { from: string }) => e.from === ids.page));
-    const list = await c.get('/v1/memories?scope=vendors&limit=10');
+    // an agent reads only in a session: the unmarked listing and a read without session are refused
+    expectError(await c.get('/v1/memories?scope=vendors&limit=10'), 403, 'FORBIDDEN');
+    expectError(await c.get(`/v1/memories/${ids.note}`), 400, 'INVALID_ARGUMENT');
+    expectError(await c.post('/v1/memories/search', { scope: 'vendors', query: 'Acme' }), 400, 'INVALID_ARGUMENT');
+    const list = await client(srv.url, tok.alice as string).get('/v1/memories?scope=vendors&limit=10');
     expectStatus(list, 200);
     assert.ok(list.body.records.length >= 3);
   });
@@ -387,7 +391,7 @@ describe('bad input stores nothing', () => {
       [() => http(srv.url, 'POST', '/v1/principals', { token: admin, body: { tenant: T, id: 'p2', kind: 'agent', domain: 'd', maxAuthority: 'system_policy' } }), 403, 'AUTHORITY_EXCEEDS_PRINCIPAL'],
       [() => http(srv.url, 'GET', '/v1/memories?limit=abc', { token: b }), 400, 'INVALID_ARGUMENT'],
       [() => http(srv.url, 'GET', '/v1/memories?bogus=1', { token: b }), 400, 'INVALID_ARGUMENT'],
-      [() => http(srv.url, 'GET', '/v1/memories/mem_missing', { token: b }), 404, 'RECORD_NOT_FOUND'],
+      [() => http(srv.url, 'GET', '/v1/memories/mem_missing?session=bad-input', { token: b }), 404, 'RECORD_NOT_FOUND'],
       [() => http(srv.url, 'GET', '/v1/decisions/dec_missing/replay', { token: b }), 404, 'DECISION_NOT_FOUND'],
     ];
     for (const [p, status, code] of cases) expectError(await p(), status, code);

@@ -149,7 +149,8 @@ describe('expensive endpoints are limited per tenant side', () => {
       assert.equal(v.status, 200, v.text);
       const s = await series;
       assert.equal(s.status, 200, s.text);
-      assert.ok(seriesDone === 0 || verifyDone < seriesDone, `round ${round}: acme's verification ended ${(verifyDone - seriesDone).toFixed(0)} ms after globex's series`);
+      // 20 ms for the client's event loop: both responses can land in one turn of it (a 1 ms "after" is scheduling, not waiting)
+      assert.ok(seriesDone === 0 || verifyDone < seriesDone + 20, `round ${round}: acme's verification ended ${(verifyDone - seriesDone).toFixed(0)} ms after globex's series`);
     }
   });
 

@@ -133,8 +133,9 @@ describe('confirmations and the review queue are used only by the right principa
       assert.equal(stolen.body.confirmationId, null);
     }
     const cited = (await client(srv.url, tok.mallory as string).post('/v1/decisions', { action: pay('ACCT-ACME-01', 700), confirmationId: conf.body.id })).body;
+    // an external principal may not request a high action at all: a hard reason no confirmation lifts
     assert.ok(
-      cited.reasons.some((r: { detail?: string }) => r.detail === 'confirmation_requester_mismatch'),
+      cited.reasons.some((r: { code: string; detail?: string }) => r.code === 'untrusted_requester' && r.detail === 'external'),
       JSON.stringify(cited.reasons),
     );
     const { c, close } = await connect(tok.assistant as string);
@@ -204,8 +205,10 @@ describe('a session belongs to the principal that opened it', () => {
       await c.callTool({ name: 'get_memory', arguments: { id: rule } });
       for (const who of ['mallory', 'helper', 'browser']) {
         const api = client(srv.url, tok[who] as string);
-        expectError(await api.post('/v1/memories/search', { scope: 'web', query: 'untrusted', session }), 403, 'SESSION_FORBIDDEN');
-        expectError(await api.get(`/v1/memories/${spam}?session=${encodeURIComponent(session)}`), 403, 'SESSION_FORBIDDEN');
+        // an external principal reads nothing at all (FORBIDDEN before the session is looked at)
+        const readRefusal = who === 'mallory' ? 'FORBIDDEN' : 'SESSION_FORBIDDEN';
+        expectError(await api.post('/v1/memories/search', { scope: 'web', query: 'untrusted', session }), 403, readRefusal);
+        expectError(await api.get(`/v1/memories/${spam}?session=${encodeURIComponent(session)}`), 403, readRefusal);
         expectError(await api.post('/v1/memories', { scope: 'web', content: `planted by ${who}`, session }), 403, 'SESSION_FORBIDDEN');
         expectError(await api.post('/v1/derivations', { from: [spam], content: `summary by ${who}`, transform: 'summarize', session }), 403, 'SESSION_FORBIDDEN');
         expectError(await api.post('/v1/decisions', { action: pay('ACCT-ACME-01', 1), session }), 403, 'SESSION_FORBIDDEN');

@@ -78,8 +78,12 @@ describe('an external flood cannot empty the review queue', () => {
   test('default config: an external token gets 30 decisions a minute (then RATE_LIMITED, 429, Retry-After), over HTTP and MCP together; agents are not limited', async () => {
     const { srv, tok, blocked } = await scene();
     const m = client(srv.url, tok.mallory);
+    const t0 = Date.now();
     const rs = await flood(40, 10, (i) => m.post('/v1/decisions', { action: { type: 'draft', args: { text: `x${i}` } } }));
-    assert.equal(rs.filter((r) => r.status === 201).length, 30);
+    // the bucket holds 30 and refills one every 2 s: on a loaded machine the flood may take long enough for a few more
+    const refilled = Math.floor((Date.now() - t0) / 2000);
+    const accepted = rs.filter((r) => r.status === 201).length;
+    assert.ok(accepted >= 30 && accepted <= 30 + refilled, `${accepted} accepted in ${Date.now() - t0} ms`);
     const refused = rs.find((r) => r.status === 429) as Res;
     expectError(refused, 429, 'RATE_LIMITED');
     assert.equal(refused.body.details.principal, 'mallory');
@@ -88,9 +92,12 @@ describe('an external flood cannot empty the review queue', () => {
     const c = new Client({ name: 'flood-test', version: '1.0.0' });
     await c.connect(transport);
     try {
-      const r = (await c.callTool({ name: 'authorize_action', arguments: { action: { type: 'draft', args: { text: 'via mcp' } } } })) as CallToolResult;
-      assert.equal(r.isError, true);
-      assert.match((r.content[0] as { text: string }).text, /RATE_LIMITED/);
+      // the same bucket: refused at once, or after the one or two decisions it refilled meanwhile on a loaded machine (a budget of its own would allow 30)
+      let r: CallToolResult | null = null;
+      for (let i = 0; i < 5 && r?.isError !== true; i++)
+        r = (await c.callTool({ name: 'authorize_action', arguments: { action: { type: 'draft', args: { text: `via mcp ${i}` } } } })) as CallToolResult;
+      assert.equal(r?.isError, true);
+      assert.match((r?.content[0] as { text: string }).text, /RATE_LIMITED/);
     } finally {
       await c.close().catch(() => undefined);
     }

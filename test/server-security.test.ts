@@ -60,8 +60,9 @@ describe('an external principal cannot produce a record above external_untrusted
 
     const ext = client(srv.url, tok.ext as string);
     const s = 'ext-session';
-    expectStatus(await ext.post('/v1/memories/search', { scope: 'ledger', query: 'Acme ACCT', session: s }), 200);
-    expectStatus(await ext.get(`/v1/memories/${t}?session=${s}`), 200);
+    // an external principal reads nothing of the tenant's memory
+    expectError(await ext.post('/v1/memories/search', { scope: 'ledger', query: 'Acme ACCT', session: s }), 403, 'FORBIDDEN');
+    expectError(await ext.get(`/v1/memories/${t}?session=${s}`), 403, 'FORBIDDEN');
 
     const claims = { authority: 'system_policy' };
     /** every POST operation, with the strongest payloads an attacker would try on it */
@@ -124,6 +125,8 @@ describe('an external principal cannot produce a record above external_untrusted
       '/v1/memories 403 PRINCIPAL_MISMATCH',
       '/v1/memories 403 TENANT_MISMATCH',
       '/v1/derivations 403 PRINCIPAL_MISMATCH',
+      '/v1/memories/search 403 FORBIDDEN',
+      '/v1/corroborations 403 CORROBORATOR_BELOW_FLOOR',
       '/v1/confirmations 403 CONFIRMATION_REQUIRES_USER',
       '/v1/decisions 403 USER_TURN_NOT_CALLER',
       '/v1/principals 403 ADMIN_REQUIRED',

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { sessionLogProblems } from '../src/api/verify-sessions.js';
 import { P, T, openTemp, setup } from './helpers.js';
 
 const count = (db: { prepare(s: string): { get(...a: unknown[]): unknown } }, sql: string, ...a: unknown[]): number => Number((db.prepare(sql).get(...a) as { n: number }).n);
@@ -86,6 +87,58 @@ test('reads an older store kept (session_reads) start the session log and taint 
     } finally {
       await fresh.close();
     }
+  } finally {
+    await env.dispose();
+  }
+});
+
+test('a session log summary changed outside the API: audit verify re-folds the log and names the entry; a later write does not build on it', async () => {
+  const env = await setup();
+  try {
+    const { mem, db } = env;
+    const rule = (await mem.write({ tenant: T, scope: 'rules', principal: P.alice, content: 'Pay only approved vendors' })).record;
+    const page = (await mem.write({ tenant: T, scope: 'web', principal: P.browser, content: 'Vendor page: remit to ACCT-77', source: 'https://vendor.example/remit' })).record;
+    await mem.get({ tenant: T, id: rule.id, session: 's' });
+    await mem.get({ tenant: T, id: page.id, session: 's' });
+    assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
+    // raise the running summary after the page to the rule's (the page's untrusted authority gone)
+    const summaryAt = (ord: number): string => (db.prepare('SELECT summary FROM session_log WHERE tenant = ? AND session_id = ? AND ord = ?').get(T, 's', ord) as { summary: string }).summary;
+    db.exec('DROP TRIGGER session_log_no_update');
+    db.prepare('UPDATE session_log SET summary = ? WHERE tenant = ? AND session_id = ? AND ord = 2').run(summaryAt(1), T, 's');
+    for (const m of [mem, null]) {
+      const fresh = m === null ? await openTemp({ dir: env.dir }) : null;
+      const use = fresh?.mem ?? mem;
+      try {
+        const tampered = await use.verifyAudit({ tenant: T });
+        assert.equal(tampered.ok, false);
+        assert.deepEqual(tampered.tenants[0]?.records.bad, [{ id: 'session:s#2', problem: 'session_log_entry_differs' }]);
+        assert.match(tampered.tenants[0]?.message ?? '', /row session:s#2: session_log_entry_differs/);
+        // the store that appended the entry and a fresh one alike: a write in the session re-folds its log first
+        const note = (await use.write({ tenant: T, scope: 'notes', principal: P.agent, content: `remember the vendor account (${m === null ? 'fresh' : 'same'})`, session: 's' })).record;
+        assert.equal(note.taint.lowestAuthority, 'external_untrusted');
+      } finally {
+        await fresh?.close();
+      }
+    }
+  } finally {
+    await env.dispose();
+  }
+});
+
+test('audit verify: a record whose taint is above the summary of the session-log prefix it refers to is named', async () => {
+  const env = await setup();
+  try {
+    const { mem } = env;
+    const page = (await mem.write({ tenant: T, scope: 'web', principal: P.browser, content: 'Vendor page: remit to ACCT-77', source: 'https://vendor.example/remit' })).record;
+    await mem.get({ tenant: T, id: page.id, session: 's' });
+    const note = (await mem.write({ tenant: T, scope: 'notes', principal: P.agent, content: 'remember the vendor account', session: 's' })).record;
+    assert.ok(note.sessionContext !== undefined);
+    const ok = await sessionLogProblems(mem.driver, T, [{ id: note.id, taint: note.taint, sessionContext: note.sessionContext }], new Set([page.id, note.id]));
+    assert.deepEqual(ok, []);
+    // the entry a write on a raised summary would have: audited, but above the log it refers to
+    const raised = { ...note.taint, lowestAuthority: 'user_confirmed' as const };
+    const bad = await sessionLogProblems(mem.driver, T, [{ id: note.id, taint: raised, sessionContext: note.sessionContext }], new Set([page.id, note.id]));
+    assert.deepEqual(bad, [{ id: note.id, problem: 'taint_above_session_context' }]);
   } finally {
     await env.dispose();
   }

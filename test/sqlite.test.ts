@@ -140,7 +140,7 @@ describe('[sqlite] search ranks a window of the best matches, exactly', () => {
   // it cannot prove the answer (filtered rows, ties at its edge). The answer must be exactly the
   // one of ranking every match: compared here with that query on ties, expired, deleted and
   // other tenants' and scopes' rows.
-  test('equals ranking every match, on ties, expired, deleted and foreign rows', async (t) => {
+  test('equals ranking every match, on ties, expired, deleted and foreign rows, in tenants of one and of two scopes', async (t) => {
     const dir = tempDir();
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
     const d = SqliteDriver.open({ path: path.join(dir, 'rank.db') });
@@ -161,8 +161,9 @@ describe('[sqlite] search ranks a window of the best matches, exactly', () => {
         await tx.insertRecord({
           formatVersion: 1,
           id,
-          tenant: rnd() < 0.8 ? T : 'other',
-          scope: rnd() < 0.7 ? 's0' : 's1',
+          // 'solo' has one scope: its searches match the words alone (no scope key in the MATCH)
+          tenant: i % 4 === 3 ? 'solo' : rnd() < 0.8 ? T : 'other',
+          scope: i % 4 === 3 ? 's0' : rnd() < 0.7 ? 's0' : 's1',
           content,
           contentHash: 'x',
           createdAt: at,
@@ -178,6 +179,9 @@ describe('[sqlite] search ranks a window of the best matches, exactly', () => {
     await d.transaction(T, async (tx) => {
       for (let i = 0; i < ids.length; i += 7) await tx.eraseRecord(T, ids[i] as string, at);
     });
+    await d.transaction('solo', async (tx) => {
+      for (let i = 3; i < ids.length; i += 28) await tx.eraseRecord('solo', ids[i] as string, at);
+    });
     // each tenant's own index table (search-index.ts)
     const every = (tenant: string) => {
       const fts = d.searchIndexTable(tenant) as string;
@@ -189,9 +193,14 @@ describe('[sqlite] search ranks a window of the best matches, exactly', () => {
     };
     const now = '2026-06-01T00:00:00.000Z';
     const cases: Array<[string, string, string, number]> = [];
-    for (const q of ['w1 w2 w3', 'w1', 'w2 w9']) for (const limit of [1, 2, 5, 20, 1000]) cases.push([T, 's0', q, limit]);
+    for (const tenant of [T, 'solo']) for (const q of ['w1 w2 w3', 'w1', 'w2 w9']) for (const limit of [1, 2, 5, 20, 1000]) cases.push([tenant, 's0', q, limit]);
     for (let k = 0; k < 150; k++)
-      cases.push([rnd() < 0.8 ? T : 'other', rnd() < 0.5 ? 's0' : 's1', Array.from({ length: 1 + Math.floor(rnd() * 3) }, pick).join(' '), [1, 3, 10, 50, 1000][k % 5] as number]);
+      cases.push([
+        k % 3 === 2 ? 'solo' : rnd() < 0.8 ? T : 'other',
+        rnd() < 0.5 ? 's0' : 's1',
+        Array.from({ length: 1 + Math.floor(rnd() * 3) }, pick).join(' '),
+        [1, 3, 10, 50, 1000][k % 5] as number,
+      ]);
     for (const [tenant, scope, q, limit] of cases) {
       const expected = (
         every(tenant).all(`scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${ftsQuery(q) as string})`, tenant, scope, now, limit) as Array<{ id: string; score: number }>

@@ -273,6 +273,9 @@ export const WIDENED: Readonly<Record<'lookalike' | 'evidence' | 'echo' | 'resou
 
 const probesOf = (b: Profile, leaf: boolean): readonly string[] => (leaf ? b.leafProbes : b.probes) ?? (leaf ? (['pay'] as const) : ACTIONS).flatMap((a) => PAYEE_KEYS.map((v) => `${a},${v}`));
 const confirmsOf = (b: Profile): readonly string[] => b.confirms ?? b.confirmActions.flatMap((a) => PAYEE_KEYS.map((v) => `${a},${v}`));
+/** Principal kinds whose ceiling is below the corroboration floor: their corroborations are refused (docs/design.md § Corroboration). */
+const BELOW_FLOOR_KIND: ReadonlySet<string> = new Set(['agent', 'external']);
+
 const mustAllowOf = (b: Profile): readonly string[] => b.mustAllow ?? ['trusted:pay,L', 'corroborated:pay,L', 'confirmed:pay,L'];
 
 export interface Config {
@@ -735,7 +738,18 @@ class Runner {
       case 'C': {
         const target = g.recs[op.r] as GRec;
         const evidence = op.ev === 'ref' ? evidenceRef(op.p) : `memory:${(g.recs[op.ev] as GRec).id}`;
-        await mem.corroborate({ tenant: TENANT, recordId: target.id, principal: op.p, evidence });
+        // a principal below the corroboration floor (an agent, an external one) is refused and nothing is stored; anyone else must be recorded
+        const refused = await mem.corroborate({ tenant: TENANT, recordId: target.id, principal: op.p, evidence }).then(
+          () => false,
+          (e: unknown) => {
+            if (e instanceof MemauthError && e.code === 'CORROBORATOR_BELOW_FLOOR' && BELOW_FLOOR_KIND.has(PRINCIPALS[op.p].kind)) return true;
+            throw e;
+          },
+        );
+        if (refused) {
+          bump(this.stats, 'corroborationRefused');
+          break;
+        }
         const trustedPrincipal = TRUE_TRUSTED_KIND.has(PRINCIPALS[op.p].kind);
         const evTrusted = op.ev === 'ref' ? PRINCIPALS[op.p].kind === 'tool' : isTrusted((g.recs[op.ev] as GRec).gtAuth);
         // the upstream of a lookup is the principal's own system of record; of a record, its writer's domain

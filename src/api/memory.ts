@@ -1,6 +1,7 @@
 /**
  * memauth's library facade, `Memory`: every public operation with its documentation, each a thin
- * method over its operation module — records.ts (write, derive, get, search, list, lineage),
+ * method over its operation module — records.ts (write, derive, get, list, lineage), search.ts
+ * and embeddings.ts (search modes, embedding on write, reindex),
  * vouching.ts (corroborate, confirm), authorize.ts (the action gate and its dry run),
  * decisions.ts (stored decisions), admin.ts (principals, deletion, retention, checkpoints),
  * verify.ts and replay.ts (the audit log). The modules share an {@link OpContext} (context.ts)
@@ -12,6 +13,9 @@ import type { Policy } from '../core/policy.js';
 import type { Confirmation, Decision, MemoryRecord, Principal } from '../core/types.js';
 import { type CacheOptions, CachingDriver } from '../store/cache.js';
 import type { StorageDriver } from '../store/driver.js';
+import type { Embedder } from '../embed/embedder.js';
+import { type ReindexProgress, type ReindexResult, type SearchSetup, indexerFor, reindexTenant } from './embeddings.js';
+import { type RankedHit, type SearchResult, searchWithInfo } from './search.js';
 import * as admin from './admin.js';
 import { gate } from './authorize.js';
 import { type In, newId } from './context.js';
@@ -22,7 +26,6 @@ import { type SupersedeResult, supersede } from './supersede.js';
 import { type ReplayResult, replayDecision } from './replay.js';
 import type { Evaluation } from './requesters.js';
 import { parseInput, schemas } from './validation.js';
-import type { VersionedHit } from './versions.js';
 import { type AuditReport, verifyStore } from './verify.js';
 import * as vouching from './vouching.js';
 import type { CorroborateResult, LineageGraph, OpTiming, RecordView, WriteResult } from './views.js';
@@ -43,6 +46,8 @@ export interface MemoryOptions {
   readonly onCheckpoint?: (c: Checkpoint) => void;
   /** externally kept checkpoints, the newest per tenant is used by `verifyAudit`. */
   readonly externalCheckpoints?: () => Checkpoint[];
+  /** the embedder for semantic and hybrid search (src/embed/): records are embedded on write; none: search is lexical. */
+  readonly embedder?: Embedder | null;
   /** called after each write, derive and authorize with where its time went (benchmarks); off by default. */
   readonly onTiming?: (t: OpTiming) => void;
   /**
@@ -66,6 +71,8 @@ export class Memory {
   readonly driver: StorageDriver;
   /** what the operation modules run with: the store behind its read cache, the clock, the memos. */
   private readonly ctx: admin.AdminContext;
+  /** the embedder and vector index (`indexer` null: lexical only, `reason` says why); for `memauth init`/`serve` output. */
+  readonly searchSetup: SearchSetup;
   private closed = false;
 
   constructor(opts: MemoryOptions) {
@@ -82,6 +89,7 @@ export class Memory {
       onCheckpoint: opts.onCheckpoint,
       externalCheckpoints: opts.externalCheckpoints,
     };
+    this.searchSetup = indexerFor(opts.embedder, opts.driver.vectors, opts.driver.vectorNote);
   }
 
   private assertOpen(): void {
@@ -156,7 +164,8 @@ export class Memory {
    */
   async write(input: In<'write'>): Promise<WriteResult> {
     this.assertOpen();
-    return records.write(this.ctx, input);
+    const r = await records.write(this.ctx, input); // embedded after its commit: a failed embed leaves it pending, never lost
+    return r.created && this.searchSetup.indexer !== null ? { ...r, embedding: await this.searchSetup.indexer.indexRecord(r.record) } : r;
   }
 
   /**
@@ -172,7 +181,9 @@ export class Memory {
    */
   async derive(input: In<'derive'>): Promise<MemoryRecord> {
     this.assertOpen();
-    return records.derive(this.ctx, input);
+    const r = await records.derive(this.ctx, input);
+    await this.searchSetup.indexer?.indexRecord(r); // as write: a failed embed leaves it for reindex
+    return r;
   }
 
   /**
@@ -186,7 +197,9 @@ export class Memory {
    */
   async supersede(input: In<'supersede'>): Promise<SupersedeResult> {
     this.assertOpen();
-    return supersede(this.ctx, input);
+    const r = await supersede(this.ctx, input);
+    await this.searchSetup.indexer?.indexRecord(r.record); // as write: a failed embed leaves it for reindex
+    return r;
   }
 
   /**
@@ -206,15 +219,30 @@ export class Memory {
   }
 
   /**
-   * Full-text search (BM25) over active, unexpired records of one tenant and scope; a hit on a
-   * version stands for its chain's current versions, all of them when they compete (with
-   * `versions`). Hits are marked as read in `session`.
-   * @returns hits, best first, at most `limit` (default 10) entries: a chain counts once.
-   * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `SESSION_FORBIDDEN` (see {@link get}).
+   * Search one tenant's scope (docs/design.md § Search), active unexpired records: `mode` `lexical` (BM25), `semantic` (vectors) or `hybrid` (RRF of both);
+   * default hybrid with an embedder, else lexical. Hits are marked read in `session` whatever the mode. Ranking never changes authority.
+   * A hit on a version stands for its chain's current versions, all of them when they compete (with `versions`).
+   * @returns hits, best first, at most `limit` (default 10) entries, a chain counting once; `score` is BM25, cosine similarity or RRF by mode; `ranks` per list.
+   * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `SESSION_FORBIDDEN` (see {@link get}), `SEMANTIC_SEARCH_UNAVAILABLE`,
+   *   `EMBEDDER_UNAVAILABLE`/`EMBEDDER_BAD_RESPONSE` for a mode asked for explicitly (see {@link searchWithInfo}).
    */
-  async search(input: In<'search'>): Promise<VersionedHit[]> {
+  async search(input: In<'search'>): Promise<RankedHit[]> {
+    return (await this.searchWithInfo(input)).hits;
+  }
+
+  /** {@link search}, also saying which mode ran and why (`mode`, `reason`, `embedder`); the default mode falls back to lexical when the embedder fails. */
+  async searchWithInfo(input: In<'search'>): Promise<SearchResult> {
     this.assertOpen();
-    return records.search(this.ctx, input);
+    return searchWithInfo(this.ctx, this.searchSetup, input);
+  }
+
+  /**
+   * Embed the tenant's active records that have no vector for their content under the embedder (it changed, or an embed failed). Resumable.
+   * @throws `SEMANTIC_SEARCH_UNAVAILABLE` without an embedder or vector index, `EMBEDDER_*` (what was stored stays), `TENANT_REQUIRED`.
+   */
+  async reindex(input: In<'tenant'>, onProgress?: (p: ReindexProgress) => void): Promise<ReindexResult> {
+    this.assertOpen();
+    return reindexTenant(this.searchSetup, input, onProgress);
   }
 
   /** List records (newest first), optionally one scope, deleted ones, versions no longer current (`allVersions`). Does not mark reads. */
@@ -233,10 +261,9 @@ export class Memory {
 
   /**
    * Record that `principal` corroborates a record with `evidence` (a source ref, or
-   * `memory:<id>` naming a record of its own). Recorded always; counted only when the rules
-   * of docs/design.md § Corroboration hold — the result says whether and why not.
-   *
-   * @throws `RECORD_NOT_FOUND`, `RECORD_DELETED`, `UNKNOWN_PRINCIPAL`, `TENANT_REQUIRED`.
+   * `memory:<id>` naming a record of its own). Counted only when docs/design.md § Corroboration holds.
+   * @throws `RECORD_NOT_FOUND`, `RECORD_DELETED`, `UNKNOWN_PRINCIPAL`, `TENANT_REQUIRED`,
+   *   `CORROBORATOR_BELOW_FLOOR` (the principal's ceiling is below the floor: logged, not stored).
    */
   async corroborate(input: In<'corroborate'>): Promise<CorroborateResult> {
     this.assertOpen();

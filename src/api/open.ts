@@ -10,6 +10,7 @@ import type { Checkpoint } from '../core/audit.js';
 import { MemauthError } from '../core/errors.js';
 import { DEFAULT_POLICY, type Policy, type PolicySource, loadPolicy } from '../core/policy.js';
 import type { StorageDriver } from '../store/driver.js';
+import type { Embedder } from '../embed/embedder.js';
 import type { CacheOptions } from '../store/cache.js';
 import { type GroupCommitOptions, SqliteDriver } from '../store/sqlite/driver.js';
 import { Memory } from './memory.js';
@@ -51,6 +52,12 @@ export interface OpenMemoryOptions {
   readonly groupCommit?: boolean | GroupCommitOptions;
   /** the facade's read cache for transactions (see `MemoryOptions.cache`); default on. */
   readonly cache?: boolean | CacheOptions;
+  /**
+   * An embedder (docs/embeddings.md: `fromFunction`, `fromLangChain`, `fromAiSdk` from
+   * `memauth/ai-sdk`, `openAiCompatibleEmbedder`): records are embedded on write and search
+   * defaults to hybrid. Default none: search is lexical.
+   */
+  readonly embedder?: Embedder | null;
 }
 
 /**
@@ -158,6 +165,7 @@ export async function openMemory(opts: OpenMemoryOptions = {}): Promise<Memory> 
     policy,
     clock: opts.clock,
     ...(opts.cache !== undefined ? { cache: opts.cache } : {}),
+    embedder: opts.embedder ?? null,
     checkpointKey: key,
     onCheckpoint: cpFile ? (c) => appendFileSync(cpFile, `${JSON.stringify(c)}\n`) : undefined,
     externalCheckpoints: cpFile ? () => readCheckpoints(cpFile) : undefined,

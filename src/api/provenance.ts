@@ -167,13 +167,13 @@ export class Provenance {
 
   /** Fetch the closed provenance bundle for `ids` (see {@link FactsBundle}), every ancestor in full. */
   async factsBundle(src: Source, tenant: string, ids: readonly string[]): Promise<BundleWithLineage> {
-    const lineage = await src.lineage(tenant, ids);
     const corroborations = await this.verifiedCorroborations(src, tenant, ids);
     const evidenceIds = [...corroborations.values()]
       .flat()
       .map((c) => memoryRefId(c.evidenceRef))
       .filter((x): x is string => x !== null);
-    if (evidenceIds.length > 0) for (const [k, v] of await src.lineage(tenant, evidenceIds)) lineage.set(k, v);
+    // the records' and their evidence's lineages in one walk (the union of the two walks)
+    const lineage = await src.lineage(tenant, [...ids, ...evidenceIds]);
     const recs = await src.getRecords(tenant, [...lineage.keys()]);
     const records = new Map<string, RecordFacts>();
     for (const f of await this.recordFacts(src, tenant, recs)) records.set(f.id, f);

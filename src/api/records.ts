@@ -1,7 +1,7 @@
 /**
  * The record operations of the facade (docs/design.md § Principals and origin, § Derivation and
- * taint, § What the model sees): write, derive, get, search, list and the lineage graph, with the
- * session reads they mark. Each takes the facade's {@link OpContext}; `Memory` in memory.ts holds
+ * taint, § What the model sees): write, derive, get, list and the lineage graph, with the
+ * session reads they mark (search: ./search.ts). Each takes the facade's {@link OpContext}; `Memory` in memory.ts holds
  * their documentation. Imports from src/core, src/store's port, and api/ modules below the facade.
  */
 import { type Authority, atLeast, minAuthority } from '../core/authority.js';
@@ -18,7 +18,7 @@ import { type In, type OpContext, appendAudit, newId, nowOf, startTiming, transa
 import { Refusal, principalIn, refusing } from './refusals.js';
 import { type JoinedSession, appendReads, enterSession, joinSession, readInSession } from './sessions.js';
 import { parseInput, schemas } from './validation.js';
-import { type Judge, type VersionedHit, chainIdOf, currentFor, loadChains, onlyCurrent, resolveHits, versionsView } from './versions.js';
+import { type Judge, chainIdOf, currentFor, loadChains, onlyCurrent, versionsView } from './versions.js';
 import type { LineageGraph, RecordView, WriteResult } from './views.js';
 
 /** What a new record is made of, besides its inputs (see {@link insertNew}). */
@@ -210,7 +210,7 @@ export async function derive(ctx: OpContext, input: In<'derive'>): Promise<Memor
 }
 
 /** Mark `ids` read in `session` (joining it first: a session is used only by its owner). */
-async function markRead(ctx: OpContext, tenant: string, session: string | undefined, ids: string[], requester: string | null): Promise<void> {
+export async function markRead(ctx: OpContext, tenant: string, session: string | undefined, ids: string[], requester: string | null): Promise<void> {
   if (session === undefined) return;
   const now = nowOf(ctx);
   await ctx.store.transaction(tenant, async (tx) => {
@@ -271,41 +271,6 @@ export async function views(ctx: OpContext, tenant: string, recs: MemoryRecord[]
     return { ...r, status, actionAuthority, corroborations, deletedSources };
   });
 }
-
-/** Rounds of a search that asks the store for more hits when versions folded some (api/versions.ts `resolveHits`). */
-const SEARCH_ROUNDS = 3;
-
-/** {@link Memory.search}: full-text hits with versions resolved (api/versions.ts `resolveHits`), marked read in the session. */
-export async function search(ctx: OpContext, input: In<'search'>): Promise<VersionedHit[]> {
-  const a = parseInput(schemas.search, input, 'search');
-  const limit = a.limit ?? 10;
-  let want = limit;
-  let resolved: { hits: VersionedHit[]; entries: number } = { hits: [], entries: 0 };
-  for (let round = 0; round < SEARCH_ROUNDS; round++) {
-    const raw = await ctx.driver.search(a.tenant, a.scope, a.query, want, nowOf(ctx));
-    const chains = await loadChains(
-      ctx.driver,
-      a.tenant,
-      raw.map((h) => h.record),
-      viewJudge(ctx, a.tenant),
-    );
-    resolved = resolveHits(raw, chains, limit);
-    // versions of one chain fold into one entry: ask again for more when the store had more
-    if (resolved.entries >= limit || raw.length < want || want >= MAX_SEARCH_WINDOW) break;
-    want = Math.min(MAX_SEARCH_WINDOW, want * 4);
-  }
-  await markRead(
-    ctx,
-    a.tenant,
-    a.session,
-    resolved.hits.map((h) => h.record.id),
-    a.requester ?? null,
-  );
-  return resolved.hits;
-}
-
-/** The most hits a search asks the store for while refilling. */
-const MAX_SEARCH_WINDOW = 1000;
 
 /** {@link Memory.list}: records of a tenant, newest first; only current versions unless `allVersions`. */
 export async function list(ctx: OpContext, input: In<'list'>): Promise<MemoryRecord[]> {

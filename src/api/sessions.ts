@@ -6,6 +6,7 @@
  */
 import { MemauthError } from '../core/errors.js';
 import { type SessionLogEntry, extendLog, mayUseSession } from '../core/session.js';
+import type { MemoryRecord } from '../core/types.js';
 import type { StorageReader, StorageTx } from '../store/driver.js';
 import type { Provenance } from './provenance.js';
 
@@ -69,8 +70,17 @@ export async function enterSession(provenance: Provenance, tx: StorageTx, tenant
  * @returns the head, or null when nothing was read in the session.
  */
 export async function sessionHead(provenance: Provenance, tx: StorageTx, tenant: string, session: string, at: string): Promise<SessionLogEntry | null> {
-  const head = await tx.sessionLogHead(tenant, session);
+  const head = await trustedHead(provenance, tx, tenant, session);
   return head !== null ? head : readInSession(provenance, tx, tenant, session, [], at);
+}
+
+/**
+ * The head of `session`'s log as stored, when re-folding the log gives it (see
+ * SessionLogs.trustedHead: a summary changed outside the API gives later writes no authority).
+ */
+async function trustedHead(provenance: Provenance, tx: StorageTx, tenant: string, session: string): Promise<SessionLogEntry | null> {
+  const trust = (recs: readonly MemoryRecord[]): Promise<ReadonlyMap<string, MemoryRecord>> => provenance.untrustForged(tx, tenant, new Map(recs.map((r) => [r.id, r])));
+  return provenance.sessions.trustedHead(tx, tenant, session, await tx.sessionLogHead(tenant, session), trust);
 }
 
 /**
@@ -81,7 +91,7 @@ export async function sessionHead(provenance: Provenance, tx: StorageTx, tenant:
  * @returns the log's head afterwards (null: nothing was read in the session).
  */
 export async function readInSession(provenance: Provenance, tx: StorageTx, tenant: string, session: string, ids: readonly string[], at: string): Promise<SessionLogEntry | null> {
-  const head = await tx.sessionLogHead(tenant, session);
+  const head = await trustedHead(provenance, tx, tenant, session);
   let fresh = [...new Set(ids)];
   if (head === null) {
     // with an empty log: the reads an older store kept, if any, come first
@@ -110,5 +120,8 @@ export async function appendReads(
     fresh.flatMap((id) => found.get(id) ?? []),
   );
   await tx.appendSessionLog(tenant, session, entries, at);
-  return entries[entries.length - 1] ?? head;
+  const last = entries[entries.length - 1];
+  if (last === undefined) return head;
+  provenance.sessions.appended(tenant, session, last);
+  return last;
 }

@@ -4,6 +4,7 @@
  * `TENANT_REQUIRED`, `SCOPE_REQUIRED`) naming the field.
  */
 import { z } from 'zod';
+import { assertArgumentsWithinLimits } from '../core/argument-limits.js';
 import { AUTHORITIES } from '../core/authority.js';
 import { MemauthError } from '../core/errors.js';
 import { ADMIN_CHAIN } from '../core/identity.js';
@@ -87,7 +88,15 @@ export const schemas = {
     expiresAt: isoDate.optional(),
   }),
   get: z.strictObject({ tenant, id: ident, session: ident.optional(), requester: ident.optional(), exact: z.boolean().optional() }),
-  search: z.strictObject({ tenant, scope: ident, query: z.string().max(10_000), limit: z.number().int().min(1).max(1000).optional(), session: ident.optional(), requester: ident.optional() }),
+  search: z.strictObject({
+    tenant,
+    scope: ident,
+    query: z.string().max(10_000),
+    limit: z.number().int().min(1).max(1000).optional(),
+    mode: z.enum(['lexical', 'semantic', 'hybrid']).optional(),
+    session: ident.optional(),
+    requester: ident.optional(),
+  }),
   list: z.strictObject({
     tenant,
     scope: ident.optional(),
@@ -317,12 +326,15 @@ export function authorizeFast(v: unknown): z.output<typeof schemas.authorize> | 
   return out;
 }
 
-/** {@link parseInput} for `authorize`, with {@link authorizeFast} in front of zod. */
+/**
+ * {@link parseInput} for `authorize`, with {@link authorizeFast} in front of zod.
+ * @throws MemauthError `INVALID_ARGUMENT`, `TENANT_REQUIRED`; `ARGS_TOO_LARGE` for arguments over
+ *   the limits of src/core/argument-limits.ts.
+ */
 export function parseAuthorize(input: unknown): z.output<typeof schemas.authorize> {
   const plain = toPlainJson(input ?? {});
-  if (plain.ok) {
-    const fast = authorizeFast(plain.value);
-    if (fast !== null) return fast;
-  }
-  return parseInput(schemas.authorize, input, 'authorize');
+  const fast = plain.ok ? authorizeFast(plain.value) : null;
+  const a = fast ?? parseInput(schemas.authorize, input, 'authorize');
+  assertArgumentsWithinLimits(a.action, 'authorize');
+  return a;
 }

@@ -4,10 +4,11 @@
  */
 import { type AuditEntry, ChainVerifier, type ChainVerdict, type Checkpoint, checkpointSignatureValid } from '../core/audit.js';
 import { ADMIN_CHAIN, TOKEN_OPS, type TokenProblem, principalMatchesEntries, tokenVerdict } from '../core/identity.js';
-import type { MemoryRecord } from '../core/types.js';
+import type { MemoryRecord, SessionRef } from '../core/types.js';
 import type { StorageDriver } from '../store/driver.js';
 import { corroborationMatchesEntry, recordMatchesEntry } from '../core/row-match.js';
 import { SessionLogs } from './session-logs.js';
+import { type SessionLogProblem, sessionLogProblems } from './verify-sessions.js';
 
 export type RecordProblem =
   | 'no_audit_entry'
@@ -19,6 +20,8 @@ export type RecordProblem =
   | 'confirmation_uses_differ_from_audit'
   // a record written in a session whose session read log no longer hashes to what its entry holds
   | 'session_log_differs_from_audit'
+  // a session log entry that re-folding the log does not give, or a record above its session context (api/verify-sessions.ts)
+  | SessionLogProblem
   // identity rows (core/identity.ts): id `principal:<id>` or the token id
   | 'principal_not_in_audit'
   | 'principal_row_missing'
@@ -93,7 +96,8 @@ async function verifyTenant(driver: StorageDriver, tenant: string, external: rea
   let message = `tenant ${tenant}: ${chain.entries} entries verified`;
   if (!chain.ok) message = `tenant ${tenant}: audit chain broken at entry ${chain.firstBadSeq} (${chain.problem})`;
   else if (checkpoint && !checkpoint.ok) message = `tenant ${tenant}: checkpoint at entry ${checkpoint.seq} fails (${checkpoint.problem})`;
-  else if (bad[0]) message = `tenant ${tenant}: ${/^(principal|token)_/.test(bad[0].problem) ? 'row' : 'record'} ${bad[0].id}: ${bad[0].problem}${bad.length > 1 ? ` (+${bad.length - 1} more)` : ''}`;
+  else if (bad[0])
+    message = `tenant ${tenant}: ${/^(principal|token|session_log_entry)_/.test(bad[0].problem) ? 'row' : 'record'} ${bad[0].id}: ${bad[0].problem}${bad.length > 1 ? ` (+${bad.length - 1} more)` : ''}`;
   if (bad.some((b) => b.problem === 'token_no_audit_entry'))
     message += '; a token with no audit entry was inserted outside memauth or issued before tokens were audited (check memauth token list, then memauth token adopt)';
   return { tenant, ok, chain, checkpoint, records: { checked, bad }, message };
@@ -166,6 +170,9 @@ async function rowProblems(driver: StorageDriver, tenant: string, read: ChainRea
   const seen = new Set<string>();
   const contentKey = await driver.tenantContentKey(tenant);
   const sessions = new SessionLogs();
+  // rows that match their entries, and those of them written in a session: the session logs are re-folded against them
+  const matching = new Set<string>();
+  const contexts: Array<Pick<MemoryRecord, 'id' | 'taint'> & { sessionContext: SessionRef }> = [];
   // keyset paging when the driver offers it (one pass), else OFFSET paging
   let after: string | null = null;
   for (let offset = 0; ; offset += PAGE) {
@@ -180,12 +187,17 @@ async function rowProblems(driver: StorageDriver, tenant: string, read: ChainRea
       if (!entry) bad.push({ id: r.id, problem: 'no_audit_entry' });
       else if (!recordMatchesEntry(r, entry, contentKey) || r.audit.seq !== seq) bad.push({ id: r.id, problem: 'row_differs_from_audit' });
       else if (!sessions.matches(r)) bad.push({ id: r.id, problem: 'session_log_differs_from_audit' });
-      else if (r.status === 'deleted' && !deleted.has(r.id)) bad.push({ id: r.id, problem: 'erased_without_delete' });
-      else if (r.status !== 'deleted' && deleted.has(r.id)) bad.push({ id: r.id, problem: 'erase_missing' });
+      else {
+        matching.add(r.id);
+        if (r.sessionContext !== undefined) contexts.push({ id: r.id, taint: r.taint, sessionContext: r.sessionContext });
+        if (r.status === 'deleted' && !deleted.has(r.id)) bad.push({ id: r.id, problem: 'erased_without_delete' });
+        else if (r.status !== 'deleted' && deleted.has(r.id)) bad.push({ id: r.id, problem: 'erase_missing' });
+      }
     }
     if (page.length < PAGE) break;
   }
   if (chain.ok) for (const id of created.keys()) if (!seen.has(id)) bad.push({ id, problem: 'row_missing' });
+  bad.push(...(await sessionLogProblems(driver, tenant, contexts, matching)));
   for (const c of await driver.corroborationsFor(tenant, [...seen])) {
     const e = c.auditSeq !== undefined ? corroborateEntries.get(c.auditSeq) : undefined;
     if (!e || !corroborationMatchesEntry(c, e)) bad.push({ id: c.id, problem: 'corroboration_not_in_audit' });

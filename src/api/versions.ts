@@ -136,8 +136,12 @@ export interface VersionedHit {
  *
  * @returns at most `limit` entries (a plain hit, or one chain's current versions), in rank order, and how many entries that is.
  */
-export function resolveHits(hits: ReadonlyArray<{ record: MemoryRecord; score: number }>, chains: ReadonlyMap<string, Chain>, limit: number): { hits: VersionedHit[]; entries: number } {
-  const out: VersionedHit[] = [];
+export function resolveHits<H extends { readonly record: MemoryRecord; readonly score: number }>(
+  hits: readonly H[],
+  chains: ReadonlyMap<string, Chain>,
+  limit: number,
+): { hits: (H & { versions?: VersionsView })[]; entries: number } {
+  const out: (H & { versions?: VersionsView })[] = [];
   const seenChains = new Set<string>();
   let entries = 0;
   for (const h of hits) {
@@ -146,13 +150,13 @@ export function resolveHits(hits: ReadonlyArray<{ record: MemoryRecord; score: n
     if (c !== undefined && seenChains.has(c.id)) continue;
     entries++;
     if (c === undefined) {
-      out.push({ record: h.record, score: h.score });
+      out.push(h);
       continue;
     }
     seenChains.add(c.id);
     const view = versionsView(c);
     const recs = new Map(c.versions.map((r) => [r.id, r]));
-    for (const id of c.state.current) out.push({ record: recs.get(id) as MemoryRecord, score: h.score, versions: view });
+    for (const id of c.state.current) out.push({ ...h, record: recs.get(id) as MemoryRecord, versions: view });
   }
   return { hits: out, entries };
 }

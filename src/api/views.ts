@@ -52,6 +52,15 @@ export interface WriteResult {
   /** false when the text was recalled memory echoed back: it resolves to the original, adding nothing. */
   readonly created: boolean;
   readonly echoOf: string | null;
+  /** with an embedder: whether the new record's vector was stored or is pending (the embedder failed; `memauth reindex` embeds it). */
+  readonly embedding?: EmbeddingOutcome;
+}
+
+/** What indexing a record produced: its vector stored, or pending (with the error that left it so). */
+export interface EmbeddingOutcome {
+  readonly status: 'stored' | 'pending';
+  /** why it is pending: the embedder's error code and message (never the key or the text). */
+  readonly error?: { readonly code: string; readonly message: string };
 }
 
 /** Result of {@link Memory.corroborate}. */

@@ -5,7 +5,8 @@
  * {@link OpContext}; `Memory` in memory.ts holds their documentation. Imports from src/core,
  * src/store's port, and api/ modules below the facade.
  */
-import { type Authority, minAuthority } from '../core/authority.js';
+import { type Authority, atLeast, minAuthority } from '../core/authority.js';
+import { assertArgumentsWithinLimits } from '../core/argument-limits.js';
 import { argsHashOf } from '../core/confirmation.js';
 import { MemauthError } from '../core/errors.js';
 import { corroborationOf, memoryRefId } from '../core/facts.js';
@@ -26,6 +27,7 @@ export async function corroborate(ctx: OpContext, input: In<'corroborate'>): Pro
   return refusing(ctx, a.tenant, 'corroborate', () =>
     ctx.store.transaction(a.tenant, async (tx) => {
       const p = await principalIn(ctx, tx, a.tenant, a.principal);
+      assertCanCorroborate(ctx, p);
       const [rec] = await tx.getRecords(a.tenant, [a.recordId]);
       if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(a.recordId)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.recordId });
       if (rec.status === 'deleted') throw new MemauthError('RECORD_DELETED', `record ${a.recordId} is deleted and cannot be corroborated`, { id: a.recordId });
@@ -53,6 +55,19 @@ export async function corroborate(ctx: OpContext, input: In<'corroborate'>): Pro
       return corroborationResult(ctx, tx, a.tenant, rec, c, now);
     }),
   );
+}
+
+/**
+ * A principal whose ceiling is below the corroboration floor can never make a corroboration count
+ * (docs/design.md § Corroboration), so its attempt is refused, not stored: an unbudgeted stream of
+ * void corroborations would only grow the store and muddle the gate's `missing_corroboration`.
+ * @throws Refusal of `CORROBORATOR_BELOW_FLOOR` (403; logged in the chain once the transaction is over).
+ */
+function assertCanCorroborate(ctx: OpContext, p: Principal): void {
+  const floor = ctx.policy.document.corroboration.minAuthority;
+  if (atLeast(p.maxAuthority, floor)) return;
+  const message = `corroborate: principal ${JSON.stringify(p.id)} has ceiling ${p.maxAuthority}, below the corroboration floor ${floor}; its corroboration could never count`;
+  throw new Refusal({ principalId: p.id, ceiling: p.maxAuthority, floor }, new MemauthError('CORROBORATOR_BELOW_FLOOR', message, { principal: p.id, ceiling: p.maxAuthority, floor }));
 }
 
 /**
@@ -86,6 +101,7 @@ const requiresUser = (p: Principal): MemauthError =>
 /** {@link Memory.confirm}: a user's confirmation of one exact action. */
 export async function confirm(ctx: OpContext, input: In<'confirm'>): Promise<Confirmation> {
   const a = parseInput(schemas.confirm, input, 'confirm');
+  assertArgumentsWithinLimits(a.action, 'confirm');
   const p = await principalOrThrow(ctx, ctx.driver, a.tenant, a.principal, 'confirm');
   if (p.kind !== 'user') return refuse(ctx, a.tenant, 'confirm', { principalId: p.id, kind: p.kind, actionType: a.action.type }, requiresUser(p));
   const c = newConfirmation(ctx, a, p);

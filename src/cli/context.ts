@@ -9,7 +9,9 @@ import { dirname, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Memory } from '../api/memory.js';
 import { openMemory } from '../api/open.js';
+import { emptyTenantHint } from '../api/surfaces.js';
 import { MemauthError } from '../core/errors.js';
+import { type EmbedderSettings, embedderOf } from './embedder-config.js';
 
 /** The global options every command sees (`--db`, `--database`, `--policy`, `--tenant`, `--json`). */
 export interface GlobalOptions {
@@ -18,6 +20,10 @@ export interface GlobalOptions {
   readonly policy?: string;
   readonly tenant?: string;
   readonly json?: boolean;
+  readonly embedder?: string;
+  readonly embeddingsUrl?: string;
+  readonly embeddingsModel?: string;
+  readonly embeddingsDimensions?: string;
 }
 
 /** Which store a command opens: an SQLite file, or a PostgreSQL database. */
@@ -61,6 +67,8 @@ export interface Ctx {
   readonly policy: string | undefined;
   readonly tenant: string | undefined;
   readonly json: boolean;
+  /** the embedder settings of the global flags and their variables (src/cli/embedder-config.ts). */
+  readonly embeddings: EmbedderSettings;
   /** write to stdout (a newline is added). */
   out(text: string): void;
   /** write to stderr (a newline is added). */
@@ -107,6 +115,7 @@ export function ctxOf(cmd: Command): Ctx {
     policy: g.policy !== undefined && g.policy !== '' ? g.policy : undefined,
     tenant: g.tenant !== undefined && g.tenant !== '' ? g.tenant : undefined,
     json,
+    embeddings: { embedder: g.embedder, embeddingsUrl: g.embeddingsUrl, embeddingsModel: g.embeddingsModel, embeddingsDimensions: g.embeddingsDimensions },
     out,
     err: (text) => {
       process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
@@ -150,6 +159,19 @@ export async function withMemory<T>(ctx: Ctx, fn: (mem: Memory) => Promise<T>, c
 }
 
 /**
+ * {@link withMemory} for a listing of one tenant: when the list is empty and the tenant holds
+ * nothing at all (a misspelt `--tenant`?), a `hint:` line on stderr says so (stdout keeps its shape).
+ */
+export async function withListing<T>(ctx: Ctx, tenant: string, fn: (mem: Memory) => Promise<readonly T[]>): Promise<readonly T[]> {
+  return withMemory(ctx, async (mem) => {
+    const out = await fn(mem);
+    const hint = out.length === 0 ? await emptyTenantHint(mem, tenant) : undefined;
+    if (hint !== undefined) ctx.err(`hint: ${hint}`);
+    return out;
+  });
+}
+
+/**
  * PostgreSQL options of the CLI: the checkpoint key file ($MEMAUTH_CHECKPOINT_KEY, created with
  * mode 0600 if missing) and the file keeping copies of the checkpoints ($MEMAUTH_CHECKPOINTS).
  * Without a key no checkpoint is signed (verification still checks the chains and any
@@ -181,7 +203,7 @@ export async function openCliMemory(ctx: Ctx, create = false, notice?: (line: st
     const { PostgresDriver } = await import('../store/postgres/driver.js');
     const driver = await PostgresDriver.connect(ctx.store.url, { create, applicationName: 'memauth-cli', ...(notice ? { onNotice: notice } : {}) });
     try {
-      return await openMemory({ driver, ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}), ...pgCheckpointOptions() });
+      return await openMemory({ driver, embedder: embedderOf(ctx.embeddings), ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}), ...pgCheckpointOptions() });
     } catch (e) {
       await driver.close();
       throw e;
@@ -198,7 +220,14 @@ export async function openCliMemory(ctx: Ctx, create = false, notice?: (line: st
     }
   }
   const keyFile = process.env.MEMAUTH_CHECKPOINT_KEY;
-  return openMemory({ path: ctx.db, groupCommit, ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}), ...(keyFile !== undefined && keyFile !== '' ? { checkpointKeyFile: keyFile } : {}) });
+  const embedder = embedderOf(ctx.embeddings);
+  return openMemory({
+    path: ctx.db,
+    groupCommit,
+    embedder,
+    ...(ctx.policy !== undefined ? { policy: ctx.policy } : {}),
+    ...(keyFile !== undefined && keyFile !== '' ? { checkpointKeyFile: keyFile } : {}),
+  });
 }
 
 /**

@@ -25,6 +25,12 @@ export function exitCodeFor(err: unknown): ExitCode {
   return EXIT.UNEXPECTED;
 }
 
+/**
+ * Errors a command has already reported itself (`memauth mcp` prints its startup error before it
+ * answers the MCP client, which may end the process): {@link reportError} only returns their code.
+ */
+export const REPORTED = new WeakSet<Error>();
+
 /** Where error reports go; the real process streams in production, buffers in tests. */
 export interface ErrorSink {
   readonly stdout: (s: string) => void;
@@ -39,6 +45,7 @@ export interface ErrorSink {
  */
 export function reportError(err: unknown, json: boolean, sink: ErrorSink, debug: boolean): ExitCode {
   const code = exitCodeFor(err);
+  if (err instanceof Error && REPORTED.has(err)) return code;
   if (err instanceof MemauthError || err instanceof HttpError) {
     if (json) sink.stdout(`${JSON.stringify({ code: err.code, message: err.message, details: err.details })}\n`);
     else sink.stderr(`error ${err.code}: ${err.message}\n`);

@@ -32,8 +32,11 @@ function fields(rows: ReadonlyArray<readonly [string, string]>): string {
 }
 
 function derivedFromText(r: MemoryRecord): string {
-  if (r.derivedFrom.length === 0) return '(none)';
-  return r.derivedFrom.map((e) => `${e.from} (${e.transform}, ${e.kind})`).join(', ');
+  const edges = r.derivedFrom.map((e) => `${e.from} (${e.transform}, ${e.kind})`);
+  // a record written in a session stores one reference to what the session read before it (memauth lineage lists each)
+  if (r.sessionContext !== undefined)
+    edges.push(`the first ${r.sessionContext.length} records read in session ${JSON.stringify(r.sessionContext.sessionId)} (${r.sessionContext.transform}, session; see lineage)`);
+  return edges.length === 0 ? '(none)' : edges.join(', ');
 }
 
 function isView(r: MemoryRecord): r is RecordView {

@@ -9,10 +9,12 @@ import { benchCommands } from './commands/bench.js';
 import { gateCommands } from './commands/gate.js';
 import { importCommands } from './commands/import.js';
 import { initCommands } from './commands/init.js';
+import { vectorCommands } from './commands/vectors.js';
 import { migrateCommands } from './commands/migrate.js';
 import { policyCommands } from './commands/policy.js';
 import { recordCommands } from './commands/records.js';
 import { serverCommands } from './commands/serve.js';
+import { surfaceCommands } from './commands/surfaces.js';
 import type { RunState } from './context.js';
 import { EXIT, reportError } from './errors.js';
 import { type AnyCommand, registerCommands } from './spec.js';
@@ -23,10 +25,12 @@ export const COMMANDS: readonly AnyCommand[] = [
   ...recordCommands,
   ...gateCommands,
   ...auditCommands,
+  ...surfaceCommands,
   ...importCommands,
   ...policyCommands,
   ...benchCommands,
   ...migrateCommands,
+  ...vectorCommands,
   ...serverCommands,
 ];
 
@@ -45,6 +49,10 @@ export function buildProgram(state: RunState): Command {
     .addOption(new Option('--database <url>', 'store URL: postgres://user@host:port/db or sqlite:FILE (wins over --db)').env('DATABASE_URL'))
     .addOption(new Option('--policy <file>', 'policy JSON file (default: the built-in policy)').env('MEMAUTH_POLICY'))
     .addOption(new Option('--tenant <tenant>', 'tenant; every data command needs one').env('MEMAUTH_TENANT'))
+    .addOption(new Option('--embeddings-url <url>', 'OpenAI-compatible embeddings endpoint (key from $MEMAUTH_EMBEDDINGS_KEY)').env('MEMAUTH_EMBEDDINGS_URL'))
+    .addOption(new Option('--embeddings-model <model>', 'embedding model name').env('MEMAUTH_EMBEDDINGS_MODEL'))
+    .addOption(new Option('--embeddings-dimensions <n>', 'vector length of the model').env('MEMAUTH_EMBEDDINGS_DIMENSIONS'))
+    .addOption(new Option('--embedder <name>', '"test": the deterministic test embedder (CI, demos; not a model)').env('MEMAUTH_EMBEDDER'))
     .option('--json', 'machine-readable JSON on stdout')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showHelpAfterError('(run with --help for usage)')

@@ -57,6 +57,10 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
   TENANT_REQUIRED: input(400, 'no tenant named: every read and write names its tenant (the admin token must name it; the CLI needs --tenant or $MEMAUTH_TENANT)'),
   SCOPE_REQUIRED: input(400, 'no scope named where one is needed (a write, a search, a derivation without inputs)'),
   INVALID_ARGUMENT: input(400, 'an argument is missing, malformed or out of range; `details.field` names it. Nothing was stored. (A request the HTTP framework itself refuses may carry its own 4xx.)'),
+  ARGS_TOO_LARGE: input(
+    400,
+    "an action's arguments (of a decision, dry run or confirmation) hold more than 256 values or 16 KiB of canonical JSON; `details.unit` says which. Nothing was decided or stored: pass bulk data by reference",
+  ),
   UNKNOWN_PRINCIPAL: input(404, 'the principal is not registered in the tenant, or its row does not match its registration in the audit chain', {
     audited: 'partly',
     auditedWhen:
@@ -78,6 +82,13 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
   SESSION_FORBIDDEN: input(403, 'the session belongs to another principal (a session is owned by the principal that used it first)'),
   CONFIRMATION_REQUIRES_USER: input(403, 'only a user principal can confirm an action', { audited: 'always' }),
   CONFIRMATION_USABLE_BY_EXTERNAL: input(403, "a confirmation's usableBy names an external principal; a confirmation is never usable by one"),
+  CORROBORATOR_BELOW_FLOOR: input(
+    403,
+    "the corroborating principal's ceiling is below the policy's corroboration floor (`corroboration.minAuthority`): its corroboration could never count, so it is not recorded",
+    {
+      audited: 'always',
+    },
+  ),
   CONFIRMATION_NOT_FOUND: input(404, 'no confirmation with this id in the tenant', { reserved: true }),
   DECISION_NOT_FOUND: input(404, 'no decision with this id in the tenant (or not one the caller requested)'),
   POLICY_INVALID: input(400, 'the policy document does not validate'),
@@ -97,6 +108,10 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
   EMBEDDER_BAD_RESPONSE: environment(
     502,
     'the embedder answered with something that is not one vector per text of its configured dimensions (wrong count, wrong length, a NaN or infinite value, malformed JSON); `details` says which. Nothing was stored; check the model and `dimensions` setting',
+  ),
+  SEMANTIC_SEARCH_UNAVAILABLE: input(
+    400,
+    'semantic or hybrid search was asked for, but no embedder is configured or the store has no vector index (`details.reason`); search with mode lexical, or configure an embedder (docs/embeddings.md)',
   ),
 });
 
@@ -119,6 +134,7 @@ export const EDGE_ERROR_CODES = [
   'NOT_FOUND',
   'METHOD_NOT_ALLOWED',
   'INVALID_JSON',
+  'INEXACT_NUMBER',
   'UNSUPPORTED_MEDIA_TYPE',
   'BODY_TOO_LARGE',
   'CONTENT_TOO_LONG',
@@ -150,6 +166,10 @@ export const EDGE_ERROR_TABLE: Readonly<Record<EdgeErrorCode, ErrorSpec>> = Obje
   NOT_FOUND: input(404, 'no such route, dashboard file or MCP session'),
   METHOD_NOT_ALLOWED: input(405, 'the route does not take this method', { reserved: true }),
   INVALID_JSON: input(400, 'the body is not valid JSON (or is empty with a JSON content type)'),
+  INEXACT_NUMBER: input(
+    400,
+    'a number in the JSON body is not held exactly by a double (more significant digits than it keeps, an integer past 2^53 - 1, or one too large): pass it as a string; `details.literal` and `details.parsed` say what was written and what it would have read as',
+  ),
   UNSUPPORTED_MEDIA_TYPE: input(415, 'the body is not application/json'),
   BODY_TOO_LARGE: input(413, 'the body exceeds the configured body limit'),
   CONTENT_TOO_LONG: input(413, "a memory's content exceeds the configured maximum length"),

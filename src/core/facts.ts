@@ -131,7 +131,9 @@ export function dependencyFacts(id: string, why: readonly DependencyWhy[], bundl
     lowestAuthority: rec.lowestAuthority,
     actionAuthority: c.actionAuthority,
     status: effectiveStatus(rec, now),
-    corroborationAttempted: (bundle.corroborations.get(id) ?? []).length > 0,
+    // attempted = at least one corroboration that counts (an eligible, independent one), too few for k;
+    // one that can never count (below the floor, the writer's own, in its lineage) is no attempt
+    corroborationAttempted: c.counted.length > 0,
     verified: rec.verified,
   };
 }

@@ -30,7 +30,7 @@ export interface DependencyFacts {
   readonly actionAuthority: Authority;
   /** status at decision time (`expired` when `expiresAt <= now`). */
   readonly status: RecordStatus;
-  /** true when any corroboration was recorded for it (counted or not). */
+  /** true when at least one recorded corroboration counts (eligible and independent) but fewer than k; one that can never count is no attempt. */
   readonly corroborationAttempted: boolean;
   /** true when the record has a write/derive audit entry that matches it; false for rows inserted outside the API. */
   readonly verified: boolean;
@@ -40,6 +40,14 @@ export interface ConfirmationCandidate {
   readonly confirmation: Confirmation;
   readonly usesSoFar: number;
 }
+
+/**
+ * Principal kinds that may request a `high` action: those that act for the user (the user, a
+ * system principal, an agent) — never a tool channel or an external principal, which write
+ * memory but are not asked by anyone to act (docs/design.md § Action gate, Rules). The
+ * application (requester `null`) always may.
+ */
+export const HIGH_REQUESTER_KINDS: ReadonlySet<string> = new Set(['user', 'system', 'agent']);
 
 /** Everything the reference monitor decides on. Plain data: the decision is a pure function of it. */
 export interface GateInput {
@@ -126,7 +134,9 @@ function productOfUserNumbers(v: ValueProvenance): boolean {
  * does an argument the policy does not allow, one named `{resource}`, and an `amount` argument
  * that is an array or object (`metadata_missing`, details `argument_not_allowed`,
  * `amount_not_scalar`; src/core/values.ts `argumentShapeProblems`).
- * `high` additionally: every dependency must have action authority >= `threshold`
+ * `high` additionally: a requester of kind `tool` or `external` is refused outright
+ * (`untrusted_requester`, detail the kind; never lifted by a confirmation — see
+ * {@link HIGH_REQUESTER_KINDS}); every dependency must have action authority >= `threshold`
  * (`untrusted_origin`, or `missing_corroboration` when corroboration was tried but too weak),
  * and every argument value must be supplied by a source of that authority (the user's current
  * turn counts as `user_confirmed`; the action's `resource` is the value `{resource}`) — or, for
@@ -144,6 +154,8 @@ export function decide(input: GateInput): GateResult {
   const hard = new ReasonSet();
   const soft = new ReasonSet();
   const trustedIds = new Set<string>();
+  const requester = input.requester ?? null;
+  if (input.tier === 'high' && requester !== null && !HIGH_REQUESTER_KINDS.has(requester.kind)) hard.add('untrusted_requester', [], { detail: requester.kind });
   for (const arg of input.disallowedArguments ?? []) hard.add('metadata_missing', [], { argument: arg, detail: 'argument_not_allowed' });
   for (const p of argumentShapeProblems(input.action.args, input.argumentTypes ?? {})) hard.add('metadata_missing', [], p);
   for (const d of input.dependencies) {

@@ -173,7 +173,7 @@ export const MODES = ['observe', 'enforce'] as const;
 export type Mode = (typeof MODES)[number];
 export type Outcome = 'allow' | 'deny' | 'would_deny';
 
-export const REASON_CODES = ['untrusted_origin', 'missing_corroboration', 'needs_confirmation', 'metadata_missing', 'deleted_source', 'expired', 'conflict'] as const;
+export const REASON_CODES = ['untrusted_origin', 'missing_corroboration', 'needs_confirmation', 'metadata_missing', 'deleted_source', 'expired', 'untrusted_requester', 'conflict'] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
 /** A structured denial reason: never prose for the model to argue with. */

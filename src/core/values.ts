@@ -45,7 +45,8 @@ export interface ArgumentValue {
 /** The argument path under which an action's `resource` is checked like any argument value. */
 export const RESOURCE_ARGUMENT = '{resource}';
 
-const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** An object key the gate does not check as a value (a plain identifier); any other key is a value. */
+export const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * Flatten `args` to leaf values (strings and finite numbers). Booleans, null and empty strings

@@ -12,6 +12,8 @@ import { type DataSourceTool, type RecalledMemory, type RememberOutput, type Rem
 
 // the framework-neutral gate, its options and result shapes (every export of tool-gate.ts)
 export * from './tool-gate.js';
+// the AI SDK embedder adapter (an `EmbeddingModel` sent with `embedMany`): docs/embeddings.md
+export { fromAiSdk, type AiSdkEmbedderOptions } from '../embed/ai-sdk.js';
 
 /** Options of {@link gateTools}: the gate's options, with data tools typed per tool. */
 export interface GateToolsOptions<T extends ToolSet> extends Omit<ToolGateOptions, 'toolPrincipals'> {

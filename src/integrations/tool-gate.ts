@@ -65,7 +65,7 @@ export interface ToolGateOptions {
 }
 
 /** Reason codes a confirmation cannot lift (docs/design.md § Action gate: hard failures). */
-const HARD: readonly ReasonCode[] = ['deleted_source', 'expired'];
+const HARD: readonly ReasonCode[] = ['deleted_source', 'expired', 'untrusted_requester'];
 
 /** What the model gets back instead of a result when the gate denies a call. Plain JSON. */
 export interface ToolDenial {

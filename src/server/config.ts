@@ -9,6 +9,12 @@ import { MemauthError } from '../core/errors.js';
 
 /** The server's configuration, resolved from flags > environment > config file > defaults. */
 export interface ServerConfig {
+  /**
+   * The config file's `embeddings` (an OpenAI-compatible endpoint: `url`, `model`, `dimensions`,
+   * key from $MEMAUTH_EMBEDDINGS_KEY; or `test: true`), if any; the CLI's flags and variables win
+   * field by field (src/cli/embedder-config.ts).
+   */
+  readonly embeddings?: z.output<typeof EmbeddingsFileSchema>;
   /** interface to listen on (default 127.0.0.1: localhost only). */
   readonly host: string;
   /** TCP port (default 8787; 0 picks a free one). */
@@ -117,8 +123,17 @@ const fields = {
   externalWriteBytesPerMinute: byteSize(100 * 1024 * 1024 * 1024),
 };
 
+/** The config file's `embeddings` object (docs/embeddings.md). */
+export const EmbeddingsFileSchema = z.strictObject({
+  url: z.string().min(1).max(2000).optional(),
+  model: z.string().min(1).max(120).optional(),
+  dimensions: z.number().int().min(1).max(16_000).optional(),
+  test: z.boolean().optional(),
+});
+
 /** The config file (`--config FILE` or `MEMAUTH_CONFIG`): JSON, every field optional, unknown fields refused. */
 export const ConfigFileSchema = z.strictObject({
+  embeddings: EmbeddingsFileSchema.optional(),
   host: fields.host.optional(),
   port: fields.port.optional(),
   db: fields.db.optional(),
@@ -242,5 +257,6 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     externalMaxContentBytes: pick('externalMaxContentBytes') ?? d.externalMaxContentBytes,
     externalWritesPerMinute: pick('externalWritesPerMinute') ?? d.externalWritesPerMinute,
     externalWriteBytesPerMinute: pick('externalWriteBytesPerMinute') ?? d.externalWriteBytesPerMinute,
+    ...(file.embeddings !== undefined ? { embeddings: file.embeddings } : {}),
   });
 }

@@ -2,9 +2,11 @@
  * The decision budget of external principals (pure bookkeeping, no I/O): each external principal
  * of a tenant may have at most `perMinute` decisions recorded per minute (a token bucket of that
  * size, refilled evenly over the minute). A decision is cheap to request and lands in the review
- * queue and the metrics: without a budget one external token could flood both. Agents, tools,
- * people and the application are not limited here (they are the tenant's own). Used by POST
- * /v1/decisions (routes/gate.ts) and the MCP tool `authorize_action` (mcp.ts) alike.
+ * queue and the metrics, and a dry run costs the gate the same work: without a budget one external
+ * token could flood both or keep the process busy. Agents, tools, people and the application are
+ * not limited here (they are the tenant's own). Used by POST /v1/decisions and POST
+ * /v1/decisions/evaluate (routes/gate.ts) and the MCP tools `authorize_action` and `check_action`
+ * (mcp-tools.ts) alike.
  *
  * May import: ./errors.js, ./token-buckets.js, core types.
  */

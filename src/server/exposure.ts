@@ -30,17 +30,50 @@ const AGENT_KINDS: ReadonlySet<string> = new Set(['agent', 'tool', 'external']);
  * text unread (the audit export: sources, evidence, action arguments; the review queue: other
  * principals' actions and the reviewers' notes). The admin, user and system principals — people
  * and operators — may read them; they are never to be fed to a model.
+ * @param why - what makes it an operator's view (in the refusal's message).
  * @throws HttpError `FORBIDDEN` (403) for an agent, tool or external principal.
  */
-export function assertReadsEverything(identity: Identity, what: string): void {
+export function assertReadsEverything(identity: Identity, what: string, why = "it shows every writer's text without a read of it"): void {
   if (identity.kind !== 'principal' || !AGENT_KINDS.has(identity.principal.kind)) return;
   const kind = identity.principal.kind;
-  throw new HttpError(
-    403,
-    'FORBIDDEN',
-    `${kind === 'agent' || kind === 'external' ? 'an' : 'a'} ${kind} principal cannot read ${what}: it shows every writer's text without a read of it; use the admin, a user or a system token`,
-    { kind },
-  );
+  throw new HttpError(403, 'FORBIDDEN', `${kind === 'agent' || kind === 'external' ? 'an' : 'a'} ${kind} principal cannot read ${what}: ${why}; use the admin, a user or a system token`, { kind });
+}
+
+/**
+ * May this caller be shown records' text (docs/design.md § What the model sees)? An external
+ * principal is a source: it writes memory but never reads the tenant's (403 `FORBIDDEN`; its own
+ * writes come back in the write's response). An agent or tool is shown text only as a read marked
+ * in a session — one the gate counts as context — so a read without `session` is refused (400
+ * `INVALID_ARGUMENT`, field `session`), and the unmarked listing is refused outright (403).
+ * The admin, user and system principals — people and operators — read freely.
+ * @param session the request's session, or `'unmarked'` for a surface that never marks reads.
+ * @throws HttpError `FORBIDDEN` (403), `INVALID_ARGUMENT` (400).
+ */
+export function assertMayRead(identity: Identity, what: string, session: string | undefined | 'unmarked'): void {
+  if (identity.kind !== 'principal' || !AGENT_KINDS.has(identity.principal.kind)) return;
+  const { kind, id } = identity.principal;
+  assertNotExternalReader(kind, what);
+  if (session === 'unmarked') assertReadsEverything(identity, what);
+  else if (session === undefined) {
+    throw new HttpError(
+      400,
+      'INVALID_ARGUMENT',
+      `${what}: ${kind} ${JSON.stringify(id)} reads only in a session (pass \`session\`): an unmarked read would let the text steer a later decision unseen`,
+      {
+        field: 'session',
+      },
+    );
+  }
+}
+
+/**
+ * An external principal never reads the tenant's memory ({@link assertMayRead}); MCP tools bound to
+ * one call this directly (their reads are always in the connection's session).
+ * @throws HttpError `FORBIDDEN` (403) for kind `external`.
+ */
+export function assertNotExternalReader(kind: string, what: string): void {
+  if (kind !== 'external') return;
+  throw new HttpError(403, 'FORBIDDEN', `an external principal cannot read ${what}: it is a source that writes memory, not a reader of the tenant's; give a reader an agent principal`, { kind });
 }
 
 /** Is this caller a person (the admin token), who may see every text, labelled? */

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance, LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Memory } from '../api/memory.js';
 import { openMemory } from '../api/open.js';
+import type { Embedder } from '../embed/embedder.js';
 import { parseInput } from '../api/validation.js';
 import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
 import { MemauthError } from '../core/errors.js';
@@ -16,10 +17,12 @@ import { HttpError, errorResponse } from './errors.js';
 import { TenantSlots } from './fairness.js';
 import { WriteBudget } from './write-budget.js';
 import { McpHttp } from './mcp-http.js';
+import { exactJsonBodies } from './json-body.js';
 import { registerDashboard } from './dashboard.js';
 import { buildOpenApi } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
 import { auditRoutes } from './routes/audit.js';
+import { surfaceRoutes } from './routes/surfaces.js';
 import { type AnyRoute, type Auth, type Services, route } from './routes/common.js';
 import { gateRoutes } from './routes/gate.js';
 import { memoryRoutes } from './routes/memories.js';
@@ -48,8 +51,10 @@ export const VERSION: string = (() => {
 export interface StartServerOptions {
   /** settings over {@link DEFAULT_CONFIG} (resolve flags/env/file first with `resolveConfig`). */
   readonly config?: Partial<ServerConfig>;
-  /** an already open store; default: `openMemory({path: config.db, policy: config.policy, groupCommit: true})`, closed by `close()`. */
+  /** an already open store; default: `openMemory({path: config.db, policy: config.policy, groupCommit: true, embedder})`, closed by `close()`. */
   readonly memory?: Memory;
+  /** the embedder of the store opened from `config.db` (semantic and hybrid search); default none. */
+  readonly embedder?: Embedder | null;
   /** create an admin token when the store has none unrevoked (default true); it is returned once as `adminToken`. */
   readonly ensureAdminToken?: boolean;
   /** where the JSON request log goes (default: stderr). */
@@ -98,7 +103,7 @@ function fastifyError(e: unknown): HttpError | null {
 
 /** The REST routes, in documentation order. */
 export function apiRoutes(): AnyRoute[] {
-  return [...adminRoutes, ...memoryRoutes, ...gateRoutes, ...auditRoutes, ...reviewRoutes];
+  return [...adminRoutes, ...memoryRoutes, ...gateRoutes, ...auditRoutes, ...surfaceRoutes, ...reviewRoutes];
 }
 
 /**
@@ -124,6 +129,7 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
   });
   // JSON only: a text/plain body is 415 UNSUPPORTED_MEDIA_TYPE, not a string to validate
   app.removeContentTypeParser('text/plain');
+  exactJsonBodies(app);
   app.decorateRequest('identity', null);
   app.decorateRequest('errorCode', null);
 
@@ -288,6 +294,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       // group commit: concurrent requests share one COMMIT (fsync); each response is sent only
       // after the COMMIT that includes its write (src/store/sqlite/group-commit.ts)
       groupCommit: true,
+      embedder: options.embedder ?? null,
       ...(config.policy !== undefined ? { policy: config.policy } : {}),
       ...(config.checkpointKeyFile !== undefined ? { checkpointKeyFile: config.checkpointKeyFile } : {}),
     }));

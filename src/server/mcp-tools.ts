@@ -17,7 +17,7 @@ import { schemas } from '../api/validation.js';
 import type { AuditReport } from '../api/verify.js';
 import type { Decision, Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
-import { type ReplayView, recordFor } from './exposure.js';
+import { type ReplayView, assertNotExternalReader, recordFor } from './exposure.js';
 import { decisionText, evaluationText, modelJson, recordLine, result, versionsLine } from './mcp-text.js';
 import { assertMayDelete, checkContent } from './routes/common.js';
 
@@ -40,6 +40,8 @@ export interface ToolCall {
   admitDecision(): void;
   /** count one stored record of `content` against the connection's write budget; throws `CONTENT_TOO_LONG` or `RATE_LIMITED` past it. */
   admitWrite(content: string): void;
+  /** run a read of at most `maxMarks` records in the connection's session, charged to its write budget (`RATE_LIMITED` past it; `INVALID_ARGUMENT` over 100 hits for an external principal). */
+  chargedRead<T>(maxMarks: number, run: () => Promise<T>, marked: (r: T) => number): Promise<T>;
   /** the audit verification of the connection's tenant, in the server's expensive-request slots (`TOO_MANY_REQUESTS` when full). */
   verifyAudit(): Promise<AuditReport>;
 }
@@ -94,7 +96,12 @@ const rememberInput = described(schemas.write.pick({ scope: true, content: true,
   expiresAt: TEXT.expiresAt,
   reason: TEXT.reason,
 });
-const recallInput = described(schemas.search.pick({ scope: true, query: true, limit: true }), { scope: TEXT.scope, query: 'words to search for', limit: 'most hits to return' });
+const recallInput = described(schemas.search.pick({ scope: true, query: true, limit: true, mode: true }), {
+  scope: TEXT.scope,
+  query: 'what to search for (words, or a description when an embedder is configured)',
+  limit: 'most hits to return',
+  mode: 'lexical | semantic | hybrid (default hybrid when the server has an embedder, else lexical)',
+});
 const summarizeInput = described(
   schemas.derive.pick({ from: true, content: true, scope: true, narrowInputs: true, expiresAt: true, reason: true }).extend({ transform: schemas.derive.shape.transform.default('summarize') }),
   {
@@ -126,8 +133,13 @@ async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise
 
 /** `recall` → `Memory.search` (hits marked read in the session). */
 async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<CallToolResult> {
-  const hits = await c.mem.search({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id });
-  const shown = hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
+  assertNotExternalReader(c.principal.kind, 'memory (recall)');
+  const r = await c.chargedRead(
+    a.limit ?? 10,
+    () => c.mem.searchWithInfo({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id }),
+    (x) => x.hits.length,
+  );
+  const shown = r.hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
   const seen = new Set<string>();
   const line = (h: (typeof shown)[number]): string => {
     const chain = h.versions?.chain;
@@ -135,12 +147,20 @@ async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<Cal
     if (chain !== undefined) seen.add(chain);
     return recordLine(h.record) + once;
   };
-  return result(shown.length === 0 ? 'no memory matches' : shown.map(line).join('\n'), { hits: shown });
+  return result(shown.length === 0 ? 'no memory matches' : shown.map(line).join('\n'), { mode: r.mode, reason: r.reason, hits: shown });
 }
 
 /** `get_memory` → `Memory.get` (marked read in the session). */
 async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult> {
-  const v = recordFor(true, await c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }));
+  assertNotExternalReader(c.principal.kind, 'a memory record');
+  const v = recordFor(
+    true,
+    await c.chargedRead(
+      1,
+      () => c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }),
+      () => 1,
+    ),
+  );
   return result(recordLine(v, `; action authority ${v.actionAuthority}`) + versionsLine(v.versions), { ...v });
 }
 
@@ -168,6 +188,7 @@ async function summarizeIntoMemory(c: ToolCall, a: z.output<typeof summarizeInpu
 
 /** `check_action` → `Memory.evaluate` (dry run: records and consumes nothing). */
 async function checkAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
+  c.admitDecision();
   const e = await c.mem.evaluate({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context });
   return result(evaluationText(e), { ...e });
 }
@@ -211,7 +232,7 @@ export const MCP_TOOLS: readonly AnyTool[] = [
   tool({
     name: 'recall',
     title: 'Recall',
-    description: 'Full-text search of one scope, best first; each hit shows its authority and taint. Hits count as read in this session.',
+    description: 'Search one scope (by words, or by meaning when the server has an embedder), best first; each hit shows its authority and taint. Hits count as read in this session.',
     input: recallInput,
     readOnly: false,
     handler: recall,

@@ -10,6 +10,7 @@ import { AUTHORITIES } from '../core/authority.js';
 import { AUDIT_OPS } from '../core/audit.js';
 import { CHANNELS, MODES, PRINCIPAL_KINDS, REASON_CODES, TIERS, TRANSFORMS } from '../core/types.js';
 import { schemas } from '../api/validation.js';
+import { surfaceQueries, surfaceResponses } from './surface-schemas.js';
 
 const ident = schemas.get.shape.id;
 const authority = z.enum(AUTHORITIES);
@@ -101,6 +102,7 @@ export const queries = {
     after: z.coerce.number().int().min(0).optional().describe('only entries with a larger seq (e.g. those past the last signed checkpoint); default 0: all'),
   }),
   ListTokens: z.strictObject({ tenant: ident.optional().describe("list this tenant's tokens; without it, the admin tokens") }),
+  ...surfaceQueries,
 } as const;
 
 /** Path-parameter schemas. */
@@ -307,16 +309,28 @@ export const responses = {
     token: IssuedToken.nullable(),
     created: z.boolean().describe('false: the principal already existed with the same kind, domain and ceiling; nothing was changed and no token issued'),
   }),
-  PrincipalList: z.strictObject({ principals: z.array(Principal) }),
+  PrincipalList: z.strictObject({ principals: z.array(Principal), hint: z.string().optional().describe('set for the admin when the tenant has no principals and no records (a misspelt tenant?)') }),
   TokenInfo,
   IssuedToken,
   TokenRotated: z.strictObject({ ...IssuedToken.shape, revoked: TokenInfo }),
   TokenList: z.strictObject({ tokens: z.array(TokenInfo) }),
   MemoryRecord,
   RecordView,
-  WriteResult: z.strictObject({ record: MemoryRecord, created: z.boolean(), echoOf: z.string().nullable() }),
-  RecordList: z.strictObject({ records: z.array(MemoryRecord) }),
-  SearchResult: z.strictObject({ hits: z.array(z.strictObject({ record: MemoryRecord, score: z.number(), versions: VersionsView })) }),
+  WriteResult: z.strictObject({
+    record: MemoryRecord,
+    created: z.boolean(),
+    echoOf: z.string().nullable(),
+    embedding: z.strictObject({ status: z.enum(['stored', 'pending']), error: z.strictObject({ code: z.string(), message: z.string() }).optional() }).optional(),
+  }),
+  RecordList: z.strictObject({ records: z.array(MemoryRecord), hint: z.string().optional() }),
+  SearchResult: z.strictObject({
+    mode: z.enum(['lexical', 'semantic', 'hybrid']),
+    reason: z.string(),
+    embedder: z.string().nullable(),
+    hits: z.array(
+      z.strictObject({ record: MemoryRecord, score: z.number(), ranks: z.strictObject({ lexical: z.number().int().nullable(), semantic: z.number().int().nullable() }), versions: VersionsView }),
+    ),
+  }),
   SupersedeResult: z.strictObject({
     record: MemoryRecord,
     current: z.array(z.string()).describe("the chain's current versions, highest authority first"),
@@ -341,7 +355,7 @@ export const responses = {
   Confirmation,
   Decision,
   Evaluation,
-  DecisionList: z.strictObject({ decisions: z.array(Decision) }),
+  DecisionList: z.strictObject({ decisions: z.array(Decision), hint: z.string().optional() }),
   ReplayResult,
   AuditReport: z.strictObject({ ok: z.boolean(), tenants: z.array(TenantAuditReport) }),
   AuditEntry,
@@ -392,6 +406,7 @@ export const responses = {
       .describe('every lane of the queue, in review order, with how many decisions it holds (all statuses)'),
     nextCursor: z.string().nullable().describe('pass as `cursor` for the next page; null when this page reaches the end of the queue'),
   }),
+  ...surfaceResponses,
 } as const;
 
 export type ResponseName = keyof typeof responses;

@@ -8,6 +8,7 @@ import type { TokenFields } from '../core/identity.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { SessionLogEntry } from '../core/session.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal, Tier } from '../core/types.js';
+import type { VectorStore } from './vector.js';
 
 /** A search hit: the record and its BM25 score (lower is better in SQLite, normalised to higher-is-better). */
 export interface SearchHit {
@@ -61,6 +62,8 @@ export interface StorageReader {
   sessionLogHead(tenant: string, sessionId: string): Promise<SessionLogEntry | null>;
   /** For each session of `lengths`: the record ids of its log's entries with `ord <= length`, in order — in one batched read. */
   sessionLogPrefixes(tenant: string, lengths: ReadonlyMap<string, number>): Promise<Map<string, string[]>>;
+  /** Up to `limit` entries of the tenant's session logs after (`after.sessionId`, `after.ord`) (null: from the first), by session id then ord — for a pass over every log (audit verification). */
+  sessionLogAfter(tenant: string, after: { sessionId: string; ord: number } | null, limit: number): Promise<Array<SessionLogEntry & { sessionId: string }>>;
   /** Which of `ids` the session log holds. */
   sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>>;
   getDecision(tenant: string, id: string): Promise<Decision | null>;
@@ -194,15 +197,88 @@ export interface ReviewStore {
  * The storage port (STYLE.md: port and drivers). SQLite (`src/store/sqlite/`) is the embedded
  * default; PostgreSQL lives under its own path. Every driver passes one conformance suite.
  */
-export interface StorageDriver extends StorageReader, ReviewStore {
+export interface StorageDriver extends StorageReader, ReviewStore, SurfaceStore {
   readonly kind: string;
   /** Run `fn` atomically while holding the tenant's audit-chain lock. Rolls back on throw. */
   transaction<T>(tenant: string, fn: (tx: StorageTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * Optional: the store's vector index for semantic search (src/store/vector.ts), null or absent
+   * when it has none. A driver that has one erases a record's vectors in `eraseRecord`.
+   */
+  readonly vectors?: VectorStore | null;
+  /** Optional: one line on vector search (backend, or why there is none) for `memauth init`/`serve`. */
+  readonly vectorNote?: string;
   /**
    * Optional, for read caches (`src/store/cache.ts`): called inside a transaction; equal values
    * at two points mean nothing changed in between but this connection's own writes, none of them
    * rolled back. A driver without it gets no caching.
    */
   changeToken?(): string;
+}
+
+/**
+ * A write path of the inventory ({@link SurfaceStore}): the index of the policy source rule a
+ * record's source matched (first match wins), `self` for `principal:<writer>` that no rule
+ * matched, `default` for a source nothing matched (the policy's `defaultSourceAuthority`).
+ */
+export type SurfacePath = number | 'self' | 'default';
+
+/** What {@link SurfaceStore.surfaceCounts} counts: a time window and the policy's source rules, in order. */
+export interface SurfaceQuery {
+  /** ISO-8601 bounds: records created and decisions taken in [since, until). */
+  readonly since: string;
+  readonly until: string;
+  /** the policy's source rules in order: a glob (`*` = any run of characters) and, when bound, the principals it applies to. */
+  readonly rules: readonly { readonly match: string; readonly principals: readonly string[] | null }[];
+  /** the most records (newest first) and decisions (newest first) read in the window. */
+  readonly maxRecords: number;
+  readonly maxDecisions: number;
+}
+
+/** Records written in the window by one principal through one path at one origin authority. */
+export interface SurfaceWriteCount {
+  readonly principal: string;
+  readonly path: SurfacePath;
+  readonly authority: string;
+  readonly writes: number;
+  /** of them, erased since (deleted, or swept after expiry). */
+  readonly erased: number;
+  /** of them, carrying an `expiresAt` (retention). */
+  readonly expiring: number;
+  readonly lastAt: string;
+}
+
+/**
+ * Decisions of the window that depended on a record written by `principal` (or through `path`):
+ * per tier and outcome, how many decisions and how many dependencies (a decision counts once per
+ * surface however many of its records it cites).
+ */
+export interface SurfaceDependencyCount {
+  readonly principal: string | null;
+  readonly path: SurfacePath | null;
+  readonly tier: Tier;
+  readonly outcome: 'allow' | 'deny' | 'would_deny';
+  readonly decisions: number;
+  readonly dependencies: number;
+}
+
+/** The counts behind the write-surface inventory (src/api/surfaces.ts). */
+export interface SurfaceCounts {
+  readonly writes: readonly SurfaceWriteCount[];
+  readonly byPrincipal: readonly SurfaceDependencyCount[];
+  readonly byPath: readonly SurfaceDependencyCount[];
+  /** records and decisions read in the window; fewer than the maximum means every one was counted. */
+  readonly recordsRead: number;
+  readonly decisionsRead: number;
+}
+
+/** The write-surface inventory's aggregates, computed by the store with bounded queries (src/store/sql/surfaces.ts). */
+export interface SurfaceStore {
+  /**
+   * Per surface over a window: the records written (newest `maxRecords` of the window at most)
+   * and the decisions that depended on them (newest `maxDecisions` at most). Reads are bounded:
+   * a window scan over an index, then one GROUP BY with as many groups as principals × rules.
+   */
+  surfaceCounts(tenant: string, q: SurfaceQuery): Promise<SurfaceCounts>;
 }

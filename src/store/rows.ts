@@ -5,9 +5,9 @@
  */
 import type { AuditEntry, AuditOp, Checkpoint } from '../core/audit.js';
 import type { Authority } from '../core/authority.js';
-import { withSessionEdges } from '../core/session.js';
+import { type SessionLogEntry, withSessionEdges } from '../core/session.js';
 import type { ReviewNoteRow, TokenRow } from './driver.js';
-import type { Channel, Confirmation, Corroboration, DerivationEdge, MemoryRecord, Principal, PrincipalKind, SessionRef } from '../core/types.js';
+import type { Channel, Confirmation, Corroboration, DerivationEdge, EdgeKind, MemoryRecord, Principal, PrincipalKind, SessionRef, Taint, Transform } from '../core/types.js';
 
 /** A database row keyed by column name. */
 export type Row = Record<string, unknown>;
@@ -152,6 +152,26 @@ export async function walkLineage(getRecords: (ids: readonly string[]) => Promis
       for (const e of r.derivedFrom) if (!out.has(e.from)) next.push(e.from);
     }
     frontier = [...new Set(next)];
+  }
+  return out;
+}
+
+/** A `session_log` row as an entry (its summary is JSON). */
+export function toLogEntry(row: Row): SessionLogEntry {
+  return { ord: Number(row.ord), recordId: str(row.record_id), hash: str(row.hash), summary: JSON.parse(str(row.summary)) as Taint };
+}
+
+/**
+ * A lineage map from the rows of a one-statement lineage walk (the drivers' recursive statements):
+ * one row per (record, edge) in edge order, `from_id` NULL for a record without edges.
+ */
+export function lineageFromRows(rows: readonly Row[]): Map<string, DerivationEdge[]> {
+  const out = new Map<string, DerivationEdge[]>();
+  for (const row of rows) {
+    const id = str(row.id);
+    const list = out.get(id) ?? [];
+    if (row.from_id !== null) list.push({ from: str(row.from_id), transform: str(row.transform) as Transform, kind: str(row.kind) as EdgeKind });
+    out.set(id, list);
   }
   return out;
 }

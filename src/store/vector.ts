@@ -52,3 +52,40 @@ export function checkK(k: number): void {
 export function byScoreThenId(a: VectorHit, b: VectorHit): number {
   return b.score - a.score || (a.recordId < b.recordId ? -1 : a.recordId > b.recordId ? 1 : 0);
 }
+
+/** A record still to embed under an embedder (no vector for its current content hash). */
+export interface PendingRecord {
+  readonly id: string;
+  readonly scope: string;
+  readonly content: string;
+  readonly contentHash: string;
+}
+
+/** Which implementation answers vector queries: sqlite-vec, pgvector, or an exact scan in SQL. */
+export type VectorBackend = 'sqlite-vec' | 'pgvector' | 'exact';
+
+/**
+ * A store's vector index as the facade uses it (src/api/embeddings.ts). Vectors are derived
+ * artifacts: written under the record's tenant, keyed by (record id, content hash, embedder),
+ * erased with the record by the driver's `eraseRecord` in the same transaction.
+ */
+export interface VectorStore {
+  readonly backend: VectorBackend;
+  /** One line for `memauth init`/`serve`: which backend runs and what that means. */
+  readonly note: string;
+  /**
+   * Stores vectors in a transaction holding the tenant's lock, only for records that are still
+   * active with the item's content hash (a record deleted or changed meanwhile gets none).
+   *
+   * @returns how many vectors were stored.
+   * @throws MemauthError INVALID_ARGUMENT for a wrong length, a non-finite value, or an embedder
+   *   already indexed with other dimensions.
+   */
+  put(tenant: string, embedder: string, dimensions: number, items: readonly VectorItem[]): Promise<number>;
+  /** The `k` nearest vectors of the tenant's scope (filtered before ranking), best first. */
+  knn(tenant: string, embedder: string, scope: string, query: Float32Array, k: number): Promise<VectorHit[]>;
+  /** Active records of the tenant with no vector under `embedder` for their content hash, `id > after`, by id, at most `limit`. */
+  pending(tenant: string, embedder: string, after: string | null, limit: number): Promise<PendingRecord[]>;
+  /** How many vectors the tenant has under `embedder`. */
+  count(tenant: string, embedder: string): Promise<number>;
+}

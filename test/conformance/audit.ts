@@ -335,7 +335,8 @@ export function audit(f: StoreFactory): void {
       await env.raw.query('UPDATE records SET origin_principal = ? WHERE id = ?', [P.mallory, root.id]);
       const d = await mem.authorize(ask);
       assert.equal(d.outcome, 'deny', 'a forged ancestor row made two corroborations independent');
-      assert.ok(codes(d).includes('missing_corroboration'), codes(d).join(','));
+      // an unverified lineage makes every corroboration void: no attempt counts, the note is plainly untrusted
+      assert.ok(codes(d).includes('untrusted_origin') && !codes(d).includes('missing_corroboration'), codes(d).join(','));
       assert.notEqual((await mem.get({ tenant: T, id: tip.id })).actionAuthority, 'trusted_tool_verified');
       // the note's own row is genuine and still counts as such; only the lift is gone
       assert.equal(d.dependencies.find((x) => x.memoryId === tip.id)?.lowestAuthority, tip.taint.lowestAuthority);

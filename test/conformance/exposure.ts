@@ -33,14 +33,17 @@ export function exposure(f: StoreFactory): void {
   const setup = () => setupWith(f);
 
   describe("a corroboration's evidence is not shown as part of a record of higher authority", () => {
-    test("an external principal's evidence (account number, instructions) is withheld from get; the payment from it is denied", async (t) => {
+    test("a low-authority corroboration's evidence (account number, instructions) is withheld from get; the payment from it is denied", async (t) => {
       const env = await setup();
       t.after(env.dispose);
       const { mem } = env;
       const fact = (await mem.write({ tenant: T, scope: 'vendors', principal: P.bank, content: 'Acme settles to ACCT-ACME-01.', source: 'bankapi:acct/77' })).record;
       assert.equal(fact.taint.lowestAuthority, 'trusted_tool_verified');
-      const c = await mem.corroborate({ tenant: T, recordId: fact.id, principal: P.mallory, evidence: EVIL_EVIDENCE });
+      // the external principal itself is refused (below the corroboration floor); a trusted tool citing the page is stored at the page's authority
+      await expectCode(() => mem.corroborate({ tenant: T, recordId: fact.id, principal: P.mallory, evidence: EVIL_EVIDENCE }), 'CORROBORATOR_BELOW_FLOOR');
+      const c = await mem.corroborate({ tenant: T, recordId: fact.id, principal: P.browser, evidence: EVIL_EVIDENCE });
       assert.equal(c.counted, false);
+      assert.equal(c.corroboration.authority, 'external_untrusted');
       const ok = await mem.corroborate({ tenant: T, recordId: fact.id, principal: P.registry, evidence: 'registry:acme' });
       const S = 'ses-evidence';
       const view = await mem.get({ tenant: T, id: fact.id, session: S });

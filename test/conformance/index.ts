@@ -25,8 +25,10 @@ import { requesters } from './requesters.js';
 import { reviewQueue } from './review-queue.js';
 import { searchRanking } from './search-ranking.js';
 import { store } from './store.js';
+import { surfaces } from './surfaces.js';
 import { triggers } from './triggers.js';
 import { valueCases } from './values.js';
+import { vectors } from './vectors.js';
 import { versionCases } from './versions.js';
 
 export type { StoreFactory } from './common.js';
@@ -46,6 +48,8 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] review queue: lanes and keyset pages`, () => reviewQueue(f));
   describe(`[${f.name}] keyed content hashes`, () => contentHash(f));
   describe(`[${f.name}] search ranking against a reference`, () => searchRanking(f));
+  describe(`[${f.name}] write-surface inventory: rule matching in SQL, bounded counts`, () => surfaces(f));
   describe(`[${f.name}] drivers agree: each statement written once`, () => drifts(f));
+  describe(`[${f.name}] semantic and hybrid search`, () => vectors(f));
   describe(`[${f.name}] versions: supersede without suppression`, () => versionCases(f));
 }

@@ -197,7 +197,11 @@ async function runOp(env: Env, clock: ReturnType<typeof manualClock>, s: RunStat
           if (!ev) return null;
           evidence = `memory:${ev}`;
         }
-        await mem.corroborate({ tenant, recordId: id, principal: CORROBORATORS[op.p] as string, evidence });
+        const principal = CORROBORATORS[op.p] as string;
+        // the principals below the corroboration floor (external, agent) are refused and store nothing
+        await mem.corroborate({ tenant, recordId: id, principal, evidence }).catch((e: unknown) => {
+          if (!(isMemauthError(e, 'CORROBORATOR_BELOW_FLOOR') && (principal === P.mallory || principal === P.agent))) throw e;
+        });
         return null;
       }
       case 'confirm': {

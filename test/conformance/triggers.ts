@@ -146,20 +146,8 @@ export function triggers(f: StoreFactory): void {
     test('the triggers are all installed', async () => {
       const names = await raw.triggerNames();
       for (const t of ['records_provenance_immutable', 'records_session_context_immutable', 'records_erase_only', 'records_no_delete']) assert.ok(names.includes(t), t);
-      for (const t of [
-        'derivations',
-        'audit',
-        'corroborations',
-        'confirmations',
-        'confirmation_uses',
-        'decisions',
-        'policies',
-        'principals',
-        'checkpoints',
-        'session_reads',
-        'session_log',
-        'review_notes',
-      ]) {
+      // every protected table but records (whose triggers are named above) refuses UPDATE and DELETE
+      for (const t of PROTECTED_TABLES.filter((x) => x !== 'records')) {
         assert.ok(names.includes(`${t}_no_update`), `${t}_no_update`);
         assert.ok(names.includes(`${t}_no_delete`), `${t}_no_delete`);
       }

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { type Memory, type PolicyInput, SqliteDriver, openMemory } from '../../src/index.js';
+import { type Embedder, type Memory, type PolicyInput, SqliteDriver, openMemory } from '../../src/index.js';
 import { PostgresDriver } from '../../src/store/postgres/index.js';
 import { scopeKeyOf } from '../../src/store/sqlite/driver.js';
 import { toDollar } from '../../src/store/sql/dialect.js';
@@ -57,6 +57,8 @@ export interface OpenOptions {
   readonly checkpointKey?: string | false;
   /** the facade's read cache (default on, as openMemory's). */
   readonly cache?: boolean;
+  /** an embedder (semantic and hybrid search); default none. */
+  readonly embedder?: Embedder;
 }
 
 export interface Env {
@@ -66,8 +68,8 @@ export interface Env {
   readonly dir: string;
   /** the sidecar file with copies of every signed checkpoint. */
   readonly checkpointFile: string;
-  /** open another memory on the same store (same options); the caller closes it. */
-  reopen(): Promise<Memory>;
+  /** open another memory on the same store (same options, `more` replacing some); the caller closes it. */
+  reopen(more?: OpenOptions): Promise<Memory>;
   /** close the memory (idempotent). */
   close(): Promise<void>;
   /** close and remove everything this env created. */
@@ -85,6 +87,7 @@ const memOpts = (opts: OpenOptions) => ({
   ...(opts.clock ? { clock: opts.clock } : {}),
   ...(opts.checkpointKey !== undefined ? { checkpointKey: opts.checkpointKey } : {}),
   ...(opts.cache !== undefined ? { cache: opts.cache } : {}),
+  ...(opts.embedder !== undefined ? { embedder: opts.embedder } : {}),
 });
 
 // ------------------------------------------------------------------ SQLite
@@ -157,7 +160,7 @@ async function openSqlite(opts: OpenOptions): Promise<Env> {
     raw,
     dir,
     checkpointFile: `${file}.checkpoints`,
-    reopen: () => openMemory({ path: file, ...memOpts(opts) }),
+    reopen: (more: OpenOptions = {}) => openMemory({ path: file, ...memOpts({ ...opts, ...more }) }),
     close,
     dispose: async () => {
       await close();
@@ -188,7 +191,8 @@ export function postgresStore(server: Promise<{ url: string; dataDir: string | n
       const checkpointFile = path.join(dir, 'checkpoints.jsonl');
       // like the SQLite file's <db>.key: one checkpoint key for every process that opens this store
       const key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-      const connect = async (): Promise<Memory> => openMemory({ driver: await PostgresDriver.connect(url, { schema, poolSize: 4 }), checkpointFile, checkpointKey: key, ...memOpts(opts) });
+      const connect = async (more: OpenOptions = {}): Promise<Memory> =>
+        openMemory({ driver: await PostgresDriver.connect(url, { schema, poolSize: 4 }), checkpointFile, checkpointKey: key, ...memOpts({ ...opts, ...more }) });
       const mem = await connect();
       const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
       await client.connect();

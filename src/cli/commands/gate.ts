@@ -4,7 +4,7 @@
  */
 import { MemauthError } from '../../core/errors.js';
 import { EXIT } from '../errors.js';
-import { type Ctx, commaList, jsonObject, positiveInt, requireTenant, withMemory } from '../context.js';
+import { type Ctx, commaList, jsonObject, positiveInt, requireTenant, withListing, withMemory } from '../context.js';
 import { formatConfirmation, formatDecision, formatDecisions, formatReplay } from '../format.js';
 import { type AnyCommand, command } from '../spec.js';
 
@@ -72,7 +72,7 @@ async function authorizeCommand(ctx: Ctx, o: AuthorizeFlags): Promise<number> {
 /** `decisions` → `Memory.listDecisions`. */
 async function decisionsCommand(ctx: Ctx, o: { limit?: number }): Promise<void> {
   const tenant = requireTenant(ctx);
-  const ds = await withMemory(ctx, (mem) => mem.listDecisions({ tenant, limit: o.limit ?? 20 }));
+  const ds = await withListing(ctx, tenant, (mem) => mem.listDecisions({ tenant, limit: o.limit ?? 20 }));
   ctx.emit(ds, () => formatDecisions(ds));
 }
 

@@ -7,13 +7,14 @@ import { resolve } from 'node:path';
 import { checkpointKeyWarning, loadPolicyFile } from '../../api/open.js';
 import { TokenService } from '../../server/tokens.js';
 import { type Ctx, openCliMemory, withMemory } from '../context.js';
+import { searchLine } from '../embedder-config.js';
 import { type AnyCommand, command } from '../spec.js';
 
 /** `init` on PostgreSQL (`--database postgres://…`): create or migrate the schema. */
 async function initPostgres(ctx: Ctx): Promise<void> {
   const notices: string[] = [];
   const mem = await openCliMemory(ctx, true, (line) => notices.push(line));
-  let pgInfo: { database: string; kind: 'postgres'; serverVersion: string | null; vector: unknown; policyVersion: string; policyName: string; adminToken: string | null };
+  let pgInfo: { database: string; kind: 'postgres'; serverVersion: string | null; vector: unknown; search: string; policyVersion: string; policyName: string; adminToken: string | null };
   try {
     const driver = mem.driver as unknown as { capabilities?: { vector: unknown; serverVersion: string } };
     const admin = await new TokenService(mem.driver).ensureAdmin();
@@ -22,6 +23,7 @@ async function initPostgres(ctx: Ctx): Promise<void> {
       kind: 'postgres',
       serverVersion: driver.capabilities?.serverVersion ?? null,
       vector: driver.capabilities?.vector ?? null,
+      search: searchLine(mem),
       policyVersion: mem.policy.version,
       policyName: mem.policy.document.name,
       adminToken: admin?.token ?? null,
@@ -33,6 +35,7 @@ async function initPostgres(ctx: Ctx): Promise<void> {
     [
       `ready ${pgInfo.database} (PostgreSQL ${pgInfo.serverVersion ?? '?'}; schema created or up to date)`,
       ...notices.map((n) => `note             ${n}`),
+      `search           ${pgInfo.search}`,
       `checkpoint key   ${process.env.MEMAUTH_CHECKPOINT_KEY ?? '(none: no checkpoints are signed; set MEMAUTH_CHECKPOINT_KEY=FILE, the same file on every server)'}`,
       `policy           ${pgInfo.policyName} ${pgInfo.policyVersion}`,
       ...(pgInfo.adminToken !== null ? [`admin token      ${pgInfo.adminToken} (for memauth serve; shown once, only its hash is stored)`] : []),
@@ -59,6 +62,7 @@ async function initSqlite(ctx: Ctx): Promise<void> {
         checkpoints: ctx.db === ':memory:' ? null : resolve(`${ctx.db}.checkpoints`),
         policyVersion: mem.policy.version,
         policyName: mem.policy.document.name,
+        search: searchLine(mem),
         adminToken: admin?.token ?? null,
       };
     },
@@ -70,6 +74,7 @@ async function initSqlite(ctx: Ctx): Promise<void> {
       `checkpoint key   ${info.key ?? '(in memory)'} (keep it secret; mode 0600)`,
       `checkpoints      ${info.checkpoints ?? '(in memory)'}`,
       `policy           ${info.policyName} ${info.policyVersion}`,
+      `search           ${info.search}`,
       ...(info.adminToken !== null ? [`admin token      ${info.adminToken} (for memauth serve; shown once, only its hash is stored)`] : []),
       'next: memauth --tenant T principal add <id> --kind user --domain D',
     ].join('\n'),

@@ -6,9 +6,17 @@
 import { AUTHORITIES } from '../../core/authority.js';
 import { MemauthError } from '../../core/errors.js';
 import { PRINCIPAL_KINDS, TRANSFORMS } from '../../core/types.js';
-import { type Ctx, commaList, positiveInt, readContent, requireTenant, withMemory } from '../context.js';
+import { type Ctx, commaList, positiveInt, readContent, requireTenant, withListing, withMemory } from '../context.js';
 import { formatCorroboration, formatDeleted, formatHits, formatLineageDot, formatLineageTree, formatPrincipals, formatRecord, formatRecords, formatWrite } from '../format.js';
 import { type AnyCommand, command, group } from '../spec.js';
+import type { SearchMode } from '../../api/search.js';
+import { InvalidArgumentError } from 'commander';
+
+/** Commander parser for `--mode`. */
+function searchMode(value: string): SearchMode {
+  if (value !== 'lexical' && value !== 'semantic' && value !== 'hybrid') throw new InvalidArgumentError('must be lexical, semantic or hybrid');
+  return value;
+}
 
 /** `{key: value}` when the value is given, else `{}` (optional fields stay absent). */
 const given = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value !== undefined ? ({ [key]: value } as { [P in K]?: V }) : {});
@@ -45,7 +53,7 @@ async function principalAdd(ctx: Ctx, o: PrincipalFlags, id: string): Promise<vo
 /** `principal list` → `Memory.listPrincipals`. */
 async function principalList(ctx: Ctx): Promise<void> {
   const tenant = requireTenant(ctx);
-  const ps = await withMemory(ctx, (mem) => mem.listPrincipals({ tenant }));
+  const ps = await withListing(ctx, tenant, (mem) => mem.listPrincipals({ tenant }));
   ctx.emit(ps, () => formatPrincipals(ps));
 }
 
@@ -135,17 +143,17 @@ async function getCommand(ctx: Ctx, o: { session?: string; exact?: boolean }, id
 }
 
 /** `search <query>` → `Memory.search`. */
-async function searchCommand(ctx: Ctx, o: { scope: string; limit?: number; session?: string }, query: string): Promise<void> {
+async function searchCommand(ctx: Ctx, o: { scope: string; limit?: number; session?: string; mode?: SearchMode }, query: string): Promise<void> {
   const tenant = requireTenant(ctx);
-  const hits = await withMemory(ctx, (mem) => mem.search({ tenant, scope: o.scope, query, ...given('limit', o.limit), ...given('session', o.session) }));
-  ctx.emit(hits, () => formatHits(hits));
+  const r = await withMemory(ctx, (mem) => mem.searchWithInfo({ tenant, scope: o.scope, query, ...given('limit', o.limit), ...given('session', o.session), ...given('mode', o.mode) }));
+  ctx.emit(r, () => `mode ${r.mode} (${r.reason})\n${formatHits(r.hits)}`);
 }
 
 /** `list` → `Memory.list`. */
 async function listCommand(ctx: Ctx, o: { scope?: string; includeDeleted?: boolean; allVersions?: boolean; limit?: number }): Promise<void> {
   const tenant = requireTenant(ctx);
   const flags = { ...(o.includeDeleted === true ? { includeDeleted: true } : {}), ...(o.allVersions === true ? { allVersions: true } : {}) };
-  const rs = await withMemory(ctx, (mem) => mem.list({ tenant, ...given('scope', o.scope), ...flags, ...given('limit', o.limit) }));
+  const rs = await withListing(ctx, tenant, (mem) => mem.list({ tenant, ...given('scope', o.scope), ...flags, ...given('limit', o.limit) }));
   ctx.emit(rs, () => formatRecords(rs));
 }
 
@@ -248,9 +256,10 @@ export const recordCommands: readonly AnyCommand[] = [
   command({
     name: 'search',
     arg: '<query>',
-    description: 'full-text search in one scope; with --session the hits count as read there',
+    description: 'search one scope (lexical, semantic or hybrid); with --session the hits count as read there',
     options: [
       { flags: '--scope <scope>', description: 'scope to search', required: true },
+      { flags: '--mode <mode>', description: 'lexical | semantic | hybrid (default hybrid with an embedder, else lexical)', parse: searchMode },
       { flags: '--limit <n>', description: 'at most n hits (default 10)', parse: positiveInt },
       { flags: '--session <id>', description: 'mark hits as read in this session' },
     ],

@@ -11,9 +11,12 @@ import { MemauthError } from '../../core/errors.js';
 import { resolveConfig, type ServerConfig } from '../../server/config.js';
 import { VERSION, startServer } from '../../server/http.js';
 import { createMcpServer, mcpPrincipal } from '../../server/mcp.js';
+import { answerStartupError } from '../../server/mcp-startup-error.js';
 import { TokenService } from '../../server/tokens.js';
 import type { Memory } from '../../api/memory.js';
 import { type Ctx, ctxOf, namedStore, openCliMemory } from '../context.js';
+import { REPORTED, reportError } from '../errors.js';
+import { embedderOf, mergeSettings, searchLine, settingsOfFile } from '../embedder-config.js';
 import { type AnyCommand, group, rawCommand } from '../spec.js';
 
 /** The explicit command-line values (not env, not defaults) of the options named in `keys`. */
@@ -88,11 +91,15 @@ async function serveCommand(cmd: Command, o: ServeFlags): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
-  pgStore = await postgresMemory({ ...ctxOf(cmd), policy: config.policy }, true);
+  const base = ctxOf(cmd);
+  // flags and variables win over the config file's `embeddings`, field by field
+  const embeddings = mergeSettings(base.embeddings, settingsOfFile(config.embeddings));
+  const embedder = embedderOf(embeddings);
+  pgStore = await postgresMemory({ ...base, policy: config.policy, embeddings }, true);
   const keyWarning = pgStore ? null : checkpointKeyWarning(config.db, config.checkpointKeyFile);
   if (keyWarning !== null) process.stderr.write(`${keyWarning}\n`);
   try {
-    srv = await startServer({ config, ...(pgStore ? { memory: pgStore.mem } : {}) });
+    srv = await startServer({ config, embedder, ...(pgStore ? { memory: pgStore.mem } : {}) });
   } catch (e) {
     if (pgStore) await pgStore.mem.close();
     if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE')
@@ -113,6 +120,7 @@ async function announce(srv: Awaited<ReturnType<typeof startServer>>, where: str
     out(`memauth admin token: ${srv.adminToken.token}`);
   }
   out(`memauth listening on ${srv.url} (db ${where}; OpenAPI ${srv.url}/openapi.json; MCP ${srv.url}/mcp)`);
+  out(`memauth search: ${searchLine(srv.memory)}`);
   const unaudited = await new TokenService(srv.memory.driver).unaudited();
   if (unaudited.length > 0)
     process.stderr.write(
@@ -120,11 +128,43 @@ async function announce(srv: Awaited<ReturnType<typeof startServer>>, where: str
     );
 }
 
-/** `mcp` → `createMcpServer` (src/server/mcp.ts) over stdio, bound to the principal of --token. */
+/**
+ * `mcp` → `createMcpServer` (src/server/mcp.ts) over stdio, bound to the principal of --token.
+ * When it cannot start (no token, a bad store or policy, a token that is not an agent's), the
+ * client gets the reason as the answer to its `initialize` (src/server/mcp-startup-error.ts)
+ * instead of a closed pipe; the error is then reported on stderr with its exit code.
+ */
 async function mcpCommand(cmd: Command, o: { token?: string; session?: string }): Promise<void> {
+  let started: Awaited<ReturnType<typeof startMcp>>;
+  try {
+    started = await startMcp(cmd, o);
+  } catch (e) {
+    // on stderr at once (the MCP host's log), then to the client, which may end the process
+    reportError(e, false, { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) }, process.env.MEMAUTH_DEBUG === '1');
+    if (e instanceof Error) REPORTED.add(e);
+    await answerStartupError(e);
+    throw e;
+  }
+  const { mem, server, label } = started;
+  try {
+    const transport = new StdioServerTransport();
+    const done = new Promise<void>((resolve) => {
+      transport.onclose = () => resolve();
+      process.stdin.once('end', () => resolve());
+    });
+    await server.connect(transport);
+    process.stderr.write(`memauth mcp: ${label} (stdio)\n`);
+    await done;
+    await server.close();
+  } finally {
+    await mem.close();
+  }
+}
+
+/** Open the store, check the token and build the MCP server of `memauth mcp` (the store is closed again when this throws). */
+async function startMcp(cmd: Command, o: { token?: string; session?: string }) {
   if (o.token === undefined || o.token === '') throw new MemauthError('INVALID_ARGUMENT', 'memauth mcp needs a principal token: --token mat_… or $MEMAUTH_TOKEN', { field: 'token' });
   const ctx = ctxOf(cmd);
-  const db = ctx.db;
   const mem = (await postgresMemory(ctx, false))?.mem ?? (await openCliMemory(ctx, false, undefined, true));
   const token = o.token;
   try {
@@ -141,17 +181,10 @@ async function mcpCommand(cmd: Command, o: { token?: string; session?: string })
         await tokens.authenticate(token);
       },
     });
-    const transport = new StdioServerTransport();
-    const done = new Promise<void>((resolve) => {
-      transport.onclose = () => resolve();
-      process.stdin.once('end', () => resolve());
-    });
-    await server.connect(transport);
-    process.stderr.write(`memauth mcp: ${principal.kind} ${principal.id} in tenant ${tenant} on ${db} (stdio)\n`);
-    await done;
-    await server.close();
-  } finally {
+    return { mem, server, label: `${principal.kind} ${principal.id} in tenant ${tenant} on ${ctx.db}` };
+  } catch (e) {
     await mem.close();
+    throw e;
   }
 }
 

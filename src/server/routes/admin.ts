@@ -3,7 +3,7 @@
  */
 import { HttpError } from '../errors.js';
 import { params, queries, requests } from '../schemas.js';
-import { type AnyRoute, created, ok, route, tenantFor } from './common.js';
+import { type AnyRoute, created, ok, route, tenantFor, tenantHint } from './common.js';
 
 /** Identity, policy, principals and tokens. Managing principals and tokens needs the admin token. */
 export const adminRoutes: readonly AnyRoute[] = [
@@ -62,7 +62,11 @@ export const adminRoutes: readonly AnyRoute[] = [
     auth: 'any',
     query: queries.Tenant,
     responses: { 200: 'PrincipalList' },
-    handler: async ({ identity, query, services }) => ok({ principals: await services.mem.listPrincipals({ tenant: tenantFor(identity, query.tenant) }) }),
+    handler: async ({ identity, query, services }) => {
+      const tenant = tenantFor(identity, query.tenant);
+      const principals = await services.mem.listPrincipals({ tenant });
+      return ok({ principals, ...(await tenantHint(identity, services, tenant, principals.length === 0)) });
+    },
   }),
   route({
     method: 'GET',

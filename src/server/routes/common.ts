@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import type { Memory } from '../../api/memory.js';
+import { emptyTenantHint } from '../../api/surfaces.js';
 import { MemauthError } from '../../core/errors.js';
 import type { Principal } from '../../core/types.js';
 import type { ServerConfig } from '../config.js';
@@ -104,6 +105,16 @@ export function tenantFor(identity: Identity, named: string | undefined): string
   }
   if (named === undefined) throw new MemauthError('TENANT_REQUIRED', 'the admin token must name the tenant (tenant in the body, or ?tenant= for GET and DELETE)', { field: 'tenant' });
   return named;
+}
+
+/**
+ * `{hint}` for the admin when a listing came back empty and its tenant holds nothing at all (no
+ * principal, no record: a misspelt `?tenant=`), else `{}`. A principal token's tenant exists.
+ */
+export async function tenantHint(identity: Identity, services: Services, tenant: string, empty: boolean): Promise<{ hint?: string }> {
+  if (!empty || identity.kind !== 'admin') return {};
+  const hint = await emptyTenantHint(services.mem, tenant);
+  return hint === undefined ? {} : { hint };
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Identity } from '../tokens.js';
 import { HttpError } from '../errors.js';
 import { agentOf, assertDecisionVisible, decisionVisible, replayFor } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
-import { type AnyRoute, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
+import { type AnyRoute, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 /**
  * The gate input of a POST /v1/decisions(/evaluate) body: tenant and requester from the token, a
@@ -101,12 +101,16 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'evaluateAction',
     tag: 'gate',
     summary: 'Dry run of the action gate: the decision it would make now, with nothing recorded (no decision, no audit entry, no confirmation consumed, no read marked)',
-    description: `${GATE_DESCRIPTION} \`confirmationId\` names the confirmation a POST /v1/decisions would use now; it is not consumed.`,
+    description: `${GATE_DESCRIPTION} \`confirmationId\` names the confirmation a POST /v1/decisions would use now; it is not consumed. A dry run costs an external principal as much as a decision: it counts against the same \`externalDecisionsPerMinute\` (RATE_LIMITED, 429, with \`Retry-After\`).`,
     auth: 'any',
     body: requests.DecisionCreate,
     responses: { 200: 'Evaluation' },
-    errors: [404],
-    handler: async ({ identity, body, services }) => ok(await services.mem.evaluate(gateInput(identity, body))),
+    errors: [404, 429],
+    handler: async ({ identity, body, services }) => {
+      const input = gateInput(identity, body);
+      services.decisionBudget.admit(input.tenant, identity.kind === 'principal' ? identity.principal : null);
+      return ok(await services.mem.evaluate(input));
+    },
   }),
   route({
     method: 'GET',
@@ -120,8 +124,9 @@ export const gateRoutes: readonly AnyRoute[] = [
     responses: { 200: 'DecisionList' },
     handler: async ({ identity, query, services }) => {
       const agent = agentOf(identity);
-      const decisions = await services.mem.listDecisions({ tenant: tenantFor(identity, query.tenant), limit: query.limit });
-      return ok({ decisions: decisions.filter((d) => decisionVisible(agent, d)) });
+      const tenant = tenantFor(identity, query.tenant);
+      const decisions = await services.mem.listDecisions({ tenant, limit: query.limit });
+      return ok({ decisions: decisions.filter((d) => decisionVisible(agent, d)), ...(await tenantHint(identity, services, tenant, decisions.length === 0)) });
     },
   }),
   route({

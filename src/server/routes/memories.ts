@@ -3,8 +3,14 @@
  * call the facade).
  */
 import { params, queries, requests } from '../schemas.js';
-import { agentOf, lineageFor, recordFor, viewFor } from '../exposure.js';
-import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, writerFor } from './common.js';
+import { agentOf, assertMayRead, lineageFor, recordFor, viewFor } from '../exposure.js';
+import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
+
+/** Hits of a search that names no `limit` (Memory.search's default). */
+const SEARCH_DEFAULT_LIMIT = 10;
+
+const READS_CHARGED =
+  ' For an external principal a read in a session is charged to its write budget (`externalWritesPerMinute`, `externalWriteBytesPerMinute`): a session it has not used before costs one record and 256 bytes, each hit 64 bytes; past it RATE_LIMITED (429) with `Retry-After`, before anything is marked.';
 
 const DELETED_HASH =
   "A deleted record's `contentHash` is shown to the admin, user and system tokens only; an agent, tool or external principal's token gets the string `withheld` (the keyed hash of erased text would let it test guesses).";
@@ -78,15 +84,20 @@ export const memoryRoutes: readonly AnyRoute[] = [
     path: '/v1/memories/search',
     operationId: 'searchMemories',
     tag: 'memories',
-    summary: 'Full-text search (BM25) in one scope; hits are marked read in `session`',
-    description: "A session belongs to the principal whose token used it first (the admin token may use any): another principal's session is SESSION_FORBIDDEN (403).",
+    summary: 'Search one scope — `mode` lexical (BM25), semantic or hybrid (default hybrid with an embedder); hits are marked read in `session`',
+    description: `A session belongs to the principal whose token used it first (the admin token may use any): another principal's session is SESSION_FORBIDDEN (403). An external principal may ask for at most 100 hits (\`limit\`; INVALID_ARGUMENT, 400).${READS_CHARGED}`,
     auth: 'any',
     body: requests.Search,
     responses: { 200: 'SearchResult' },
+    errors: [429],
     handler: async ({ identity, body, services }) => {
+      assertMayRead(identity, 'memory search', body.session);
       const agent = agentOf(identity) !== null;
-      const hits = await services.mem.search({ ...body, tenant: tenantFor(identity, body.tenant), requester: requesterOf(identity) });
-      return ok({ hits: hits.map((h) => ({ ...h, record: recordFor(agent, h.record) })) });
+      const tenant = tenantFor(identity, body.tenant);
+      const principal = identity.kind === 'principal' ? identity.principal : null;
+      const run = () => services.mem.searchWithInfo({ ...body, tenant, requester: requesterOf(identity) });
+      const r = await services.writeBudget.chargedRead(tenant, principal, body.session, body.limit ?? SEARCH_DEFAULT_LIMIT, run, (x) => x.hits.length);
+      return ok({ ...r, hits: r.hits.map((h) => ({ ...h, record: recordFor(agent, h.record) })) });
     },
   }),
   route({
@@ -94,14 +105,18 @@ export const memoryRoutes: readonly AnyRoute[] = [
     path: '/v1/memories',
     operationId: 'listMemories',
     tag: 'memories',
-    summary: 'List records, newest first (does not mark reads)',
+    summary: 'List records, newest first (does not mark reads: the admin, user and system tokens only)',
     description: DELETED_HASH,
     auth: 'any',
     query: queries.ListMemories,
     responses: { 200: 'RecordList' },
     handler: async ({ identity, query, services }) => {
+      assertMayRead(identity, 'the memory listing', 'unmarked');
       const agent = agentOf(identity) !== null;
-      return ok({ records: (await services.mem.list({ ...query, tenant: tenantFor(identity, query.tenant) })).map((r) => recordFor(agent, r)) });
+      services.writeBudget.checkPage(identity.kind === 'principal' ? identity.principal : null, query.limit ?? 100);
+      const tenant = tenantFor(identity, query.tenant);
+      const records = await services.mem.list({ ...query, tenant });
+      return ok({ records: records.map((r) => recordFor(agent, r)), ...(await tenantHint(identity, services, tenant, records.length === 0)) });
     },
   }),
   route({
@@ -110,20 +125,19 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'getMemory',
     tag: 'memories',
     summary: 'One record (the current version of its chain unless `exact`) with its action authority, corroborations, deleted sources and versions; marked read in `session`',
-    description: `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. ${DELETED_HASH}`,
+    description: `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. ${DELETED_HASH}${READS_CHARGED}`,
     auth: 'any',
     params: params.Id,
     query: queries.GetMemory,
     responses: { 200: 'RecordView' },
     errors: [404],
     handler: async ({ identity, params: p, query, services }) => {
+      assertMayRead(identity, 'a memory record', query.session);
       const tenant = tenantFor(identity, query.tenant);
-      return ok(
-        recordFor(
-          agentOf(identity) !== null,
-          await viewFor(identity, services.mem, tenant, await services.mem.get({ tenant, id: p.id, session: query.session, exact: query.exact, requester: requesterOf(identity) })),
-        ),
-      );
+      const principal = identity.kind === 'principal' ? identity.principal : null;
+      const run = () => services.mem.get({ tenant, id: p.id, session: query.session, exact: query.exact, requester: requesterOf(identity) });
+      const record = await services.writeBudget.chargedRead(tenant, principal, query.session, 1, run, () => 1);
+      return ok(recordFor(agentOf(identity) !== null, await viewFor(identity, services.mem, tenant, record)));
     },
   }),
   route({
@@ -139,7 +153,11 @@ export const memoryRoutes: readonly AnyRoute[] = [
     query: queries.Tenant,
     responses: { 200: 'LineageGraph' },
     errors: [404],
-    handler: async ({ identity, params: p, query, services }) => ok(lineageFor(identity, services.mem, await services.mem.lineageGraph({ tenant: tenantFor(identity, query.tenant), id: p.id }))),
+    handler: async ({ identity, params: p, query, services }) => {
+      // lineage nodes carry no text for a principal token, so only the external source is refused
+      if (identity.kind === 'principal' && identity.principal.kind === 'external') assertMayRead(identity, 'a lineage graph', 'unmarked');
+      return ok(lineageFor(identity, services.mem, await services.mem.lineageGraph({ tenant: tenantFor(identity, query.tenant), id: p.id })));
+    },
   }),
   route({
     method: 'DELETE',

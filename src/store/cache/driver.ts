@@ -8,7 +8,7 @@
 import type { SessionLogEntry } from '../../core/session.js';
 import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import type { Confirmation, Corroboration, Decision, DerivationEdge, MemoryRecord, Principal } from '../../core/types.js';
-import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, SearchHit, StorageDriver, StorageTx, TokenRow } from '../driver.js';
+import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, SearchHit, StorageDriver, StorageTx, SurfaceCounts, SurfaceQuery, TokenRow } from '../driver.js';
 import { CacheState, Overlay } from './state.js';
 import { CachedTx } from './tx.js';
 import type { CacheOptions, ChangeTracking } from './types.js';
@@ -182,6 +182,9 @@ export class CachingDriver {
   sessionLogPrefixes(tenant: string, lengths: ReadonlyMap<string, number>): Promise<Map<string, string[]>> {
     return this.inner.sessionLogPrefixes(tenant, lengths);
   }
+  sessionLogAfter(tenant: string, after: { sessionId: string; ord: number } | null, limit: number): Promise<Array<SessionLogEntry & { sessionId: string }>> {
+    return this.inner.sessionLogAfter(tenant, after, limit);
+  }
   sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>> {
     return this.inner.sessionLogHas(tenant, sessionId, ids);
   }
@@ -196,6 +199,9 @@ export class CachingDriver {
   }
   countQueuedDecisions(tenant: string): Promise<QueuedDecisionCount[]> {
     return this.inner.countQueuedDecisions(tenant);
+  }
+  surfaceCounts(tenant: string, q: SurfaceQuery): Promise<SurfaceCounts> {
+    return this.inner.surfaceCounts(tenant, q);
   }
   auditHead(tenant: string): Promise<{ seq: number; hash: string } | null> {
     return this.inner.auditHead(tenant);

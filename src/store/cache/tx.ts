@@ -228,9 +228,9 @@ export class CachedTx {
   sessionOwner(tenant: string, sessionId: string): Promise<{ owner: string | null } | null> {
     return this.tx.sessionOwner(tenant, sessionId);
   }
-  sessionLogHead(tenant: string, sessionId: string): Promise<SessionLogEntry | null> {
-    return this.tx.sessionLogHead(tenant, sessionId);
-  }
+  sessionLogHead = (tenant: string, sessionId: string): Promise<SessionLogEntry | null> => this.tx.sessionLogHead(tenant, sessionId);
+  sessionLogAfter = (tenant: string, after: { sessionId: string; ord: number } | null, limit: number): Promise<Array<SessionLogEntry & { sessionId: string }>> =>
+    this.tx.sessionLogAfter(tenant, after, limit);
   sessionLogPrefixes = (tenant: string, lengths: ReadonlyMap<string, number>): Promise<Map<string, string[]>> => this.tx.sessionLogPrefixes(tenant, lengths);
   sessionLogHas = (tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>> => this.tx.sessionLogHas(tenant, sessionId, ids);
   getDecision(tenant: string, id: string): Promise<Decision | null> {

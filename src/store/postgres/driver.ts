@@ -24,6 +24,8 @@ import { PgGroupCommit, type PgGroupCommitOptions } from './group-commit.js';
 import { pgExecutor, pgNative } from './native.js';
 import { type PostgresCapabilities, checkVersion, detect, migrate } from './setup.js';
 import { PgTx } from './tx.js';
+import { PgVectors } from './vectors.js';
+import type { VectorStore } from '../vector.js';
 
 export { mapPgError, type PostgresTarget } from './errors.js';
 export type { PostgresCapabilities } from './setup.js';
@@ -97,6 +99,10 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
   private readonly group: PgGroupCommit | null;
   private readonly guarded = new WeakSet<pg.PoolClient>();
   private closed = false;
+  /** the vector index (pgvector or exact scan); null when it cannot be used ({@link vectorNote} says why). */
+  vectors: VectorStore | null = null;
+  /** one line on vector search for `memauth init`/`serve`. */
+  vectorNote = 'vector search: not available';
 
   private constructor(pool: pg.Pool, target: PostgresTarget, capabilities: PostgresCapabilities, group: PostgresOptions['groupCommit']) {
     super(pgExecutor(pool, target), postgresDialect, pgNative);
@@ -143,8 +149,17 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
       }
       if (opts.migrate !== false) await migrate(pool, target);
       const capabilities = await detect(pool);
-      if (!capabilities.vector.available) opts.onNotice?.(capabilities.vector.message);
-      return new PostgresDriver(pool, target, capabilities, opts.groupCommit);
+      const d = new PostgresDriver(pool, target, capabilities, opts.groupCommit);
+      const v = await PgVectors.open(pool, (tenant, fn) =>
+        d.onClient('BEGIN ISOLATION LEVEL READ COMMITTED', async (c) => {
+          await d.lock(c, tenant);
+          return fn(c);
+        }),
+      );
+      d.vectors = v.vectors;
+      d.vectorNote = v.vectors !== null ? v.vectors.note : `vector search: not available (${v.reason}); search is lexical`;
+      if (v.vectors?.backend !== 'pgvector') opts.onNotice?.(d.vectorNote);
+      return d;
     } catch (e) {
       await pool.end().catch(() => undefined);
       throw mapPgError(e, target);

@@ -6,9 +6,9 @@
  * May import: pg (types), core types, ../driver.js, ../rows.js, ../sql/*, ./errors.js, ./schema.js.
  */
 import { createHash } from 'node:crypto';
-import type { DerivationEdge, EdgeKind, Transform } from '../../core/types.js';
+import type { DerivationEdge } from '../../core/types.js';
 import type { SearchHit } from '../driver.js';
-import { type Row, searchTokens, str } from '../rows.js';
+import { type Row, lineageFromRows, searchTokens } from '../rows.js';
 import { type Stmt, postgresDialect } from '../sql/dialect.js';
 import type { NativeReads, SqlExecutor, SqlReader } from '../sql/reader.js';
 import { RECORD_COLUMNS } from '../sql/statements.js';
@@ -63,21 +63,14 @@ async function search(r: SqlReader, tenant: string, scope: string, query: string
 
 /** The lineage DAG in one statement; like the SQLite driver's walk, it never leaves the tenant. */
 async function lineage(r: SqlReader, tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
-  const out = new Map<string, DerivationEdge[]>();
-  if (ids.length === 0) return out;
+  if (ids.length === 0) return new Map();
   const text = `WITH RECURSIVE l(id) AS (
        SELECT id FROM records WHERE tenant = $1 AND id = ANY($2::text[])
        UNION
        SELECT r.id FROM l JOIN derivations d ON d.record_id = l.id JOIN records r ON r.id = d.from_id AND r.tenant = $1
      )
      SELECT l.id, d.from_id, d.transform, d.kind FROM l LEFT JOIN derivations d ON d.record_id = l.id ORDER BY l.id, d.ord`;
-  for (const row of await r.rows({ text, values: [tenant, [...new Set(ids)]] })) {
-    const id = str(row.id);
-    const list = out.get(id) ?? [];
-    if (row.from_id !== null) list.push({ from: str(row.from_id), transform: str(row.transform) as Transform, kind: str(row.kind) as EdgeKind });
-    out.set(id, list);
-  }
-  return out;
+  return lineageFromRows(await r.rows({ text, values: [tenant, [...new Set(ids)]] }));
 }
 
 /** PostgreSQL's own reads (see {@link NativeReads}). */

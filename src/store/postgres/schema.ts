@@ -224,6 +224,30 @@ ALTER TABLE records ADD COLUMN session_context ${T};
 CREATE TRIGGER records_session_context_immutable BEFORE UPDATE OF session_context ON records FOR EACH ROW
   EXECUTE FUNCTION memauth_refuse('a record''s origin, derivation and taint cannot be updated');
 `,
+  // the write-surface inventory, as SQLite's: the newest records of a window across every scope
+  `
+CREATE INDEX IF NOT EXISTS records_tenant_created ON records (tenant, created_at);
+`,
+  // 9: the vector index (src/store/postgres/vector-index.ts): pgvector's type when the extension
+  // exists or can be created here, else real[] with an exact scan. Vectors are derived rows,
+  // erased with their record (the driver's eraseRecord).
+  `
+DO $$
+DECLARE ns text;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AND EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN
+    BEGIN
+      CREATE EXTENSION IF NOT EXISTS vector;
+    EXCEPTION WHEN others THEN NULL;
+    END;
+  END IF;
+  SELECT quote_ident(n.nspname) INTO ns FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector';
+  CREATE TABLE IF NOT EXISTS vector_indexes (id serial PRIMARY KEY, embedder text NOT NULL UNIQUE, dimensions integer NOT NULL CHECK (dimensions > 0));
+  EXECUTE format('CREATE TABLE IF NOT EXISTS record_vectors (index_id integer NOT NULL REFERENCES vector_indexes (id), tenant text NOT NULL, record_id text NOT NULL, '
+    'content_hash text NOT NULL, scope text NOT NULL, embedding %s NOT NULL, PRIMARY KEY (tenant, record_id, index_id))', CASE WHEN ns IS NULL THEN 'real[]' ELSE ns || '.vector' END);
+  CREATE INDEX IF NOT EXISTS record_vectors_scope ON record_vectors (tenant, index_id, scope);
+END $$;
+`,
   // versions, as in SQLite's migration of the same name: a version's chain and the version it
   // replaced, fixed at write time, and the index that finds a chain's versions.
   `

@@ -24,8 +24,7 @@ export interface PostgresCapabilities {
   readonly fullTextSearch: 'tsvector';
   /**
    * pgvector: whether the `vector` extension can be created on this server, and whether it is.
-   * memauth has no embeddings API yet on any store, so this is reported only; without it
-   * nothing is lost.
+   * Without it semantic search runs as an exact scan over real[] (the driver's `vectorNote`).
    */
   readonly vector: { readonly available: boolean; readonly installed: boolean; readonly version: string | null; readonly message: string };
 }
@@ -97,7 +96,7 @@ export async function detect(pool: pg.Pool): Promise<PostgresCapabilities> {
   const installed = available && row.installed_version !== null;
   const version = available ? str(row.installed_version ?? row.default_version) : null;
   const message = !available
-    ? 'pgvector (the "vector" extension) is not available on this PostgreSQL server. memauth does not use vector similarity yet on any store, so nothing is missing; to prepare, install the server package (Debian: postgresql-15-pgvector).'
-    : `pgvector ${version} is ${installed ? 'installed' : 'available (not installed)'}; memauth does not use vector similarity yet on any store.`;
+    ? 'pgvector (the "vector" extension) is not available on this PostgreSQL server: semantic search uses an exact scan in SQL (install pgvector, docs/embeddings.md).'
+    : `pgvector ${version} is ${installed ? 'installed' : 'available (not installed)'}.`;
   return { serverVersion: str((v.rows[0] as Row).v), fullTextSearch: 'tsvector', vector: { available, installed, version, message } };
 }

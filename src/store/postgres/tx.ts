@@ -128,6 +128,12 @@ export class PgTx extends SqlTx {
     return entries;
   }
 
+  /** Erase the record's content and, in the same transaction, every vector of it (src/store/postgres/vector-index.ts). */
+  override async eraseRecord(tenant: string, id: string, at: string): Promise<void> {
+    await super.eraseRecord(tenant, id, at);
+    await this.rows({ text: 'DELETE FROM record_vectors WHERE tenant = $1 AND record_id = $2', values: [tenant, id] });
+  }
+
   override async appendAudit(e: AuditEntry): Promise<void> {
     await super.appendAudit(e);
     this.memo.heads.set(e.tenant, { seq: e.seq, hash: e.hash });

@@ -15,7 +15,7 @@
  */
 import { MemauthError } from '../../core/errors.js';
 import { normalize } from '../../core/vector-math.js';
-import { type VectorHit, type VectorItem, byScoreThenId, checkK, checkVector } from '../vector.js';
+import { type PendingRecord, type VectorHit, type VectorItem, byScoreThenId, checkK, checkVector } from '../vector.js';
 
 /** What the index needs of a `pg.Pool`, `pg.PoolClient` or `pg.Client`. */
 export interface Queryable {
@@ -153,6 +153,32 @@ export class PgVectorIndex {
   async deleteRecord(tenant: string, recordId: string): Promise<number> {
     const r = await this.db.query('DELETE FROM record_vectors WHERE tenant = $1 AND record_id = $2 RETURNING 1', [tenant, recordId]);
     return r.rows.length;
+  }
+
+  /** The same index (mode, pgvector schema) on another connection, e.g. a transaction's client. */
+  on(db: Queryable): PgVectorIndex {
+    return new PgVectorIndex(db, this.mode, this.ns);
+  }
+
+  /** Of `items`, those whose record is active in `tenant` with the item's content hash. */
+  async current<T extends { recordId: string; contentHash: string }>(tenant: string, items: readonly T[]): Promise<T[]> {
+    if (items.length === 0) return [];
+    const r = await this.db.query(`SELECT id, content_hash FROM records WHERE tenant = $1 AND status = 'active' AND id = ANY($2::text[])`, [tenant, items.map((i) => i.recordId)]);
+    const live = new Map(r.rows.map((x) => [x.id as string, x.content_hash as string]));
+    return items.filter((it) => live.get(it.recordId) === it.contentHash);
+  }
+
+  /** Active records of `tenant` with no vector under `embedder` for their content hash, `id > after`, by id, at most `limit`. */
+  async pending(tenant: string, embedder: string, after: string | null, limit: number): Promise<PendingRecord[]> {
+    const r = await this.db.query(
+      `SELECT r.id, r.scope, r.content, r.content_hash FROM records r
+       WHERE r.tenant = $1 AND r.status = 'active' AND r.id > $2
+         AND NOT EXISTS (SELECT 1 FROM record_vectors v JOIN vector_indexes i ON i.id = v.index_id
+                         WHERE v.tenant = r.tenant AND v.record_id = r.id AND i.embedder = $3 AND v.content_hash = r.content_hash)
+       ORDER BY r.id LIMIT $4`,
+      [tenant, after ?? '', embedder, limit],
+    );
+    return r.rows.map((x) => ({ id: x.id as string, scope: x.scope as string, content: x.content as string, contentHash: x.content_hash as string }));
   }
 
   /** How many vectors `tenant` has under `embedder`. */

@@ -9,11 +9,12 @@
 import type { AuditEntry, AuditOp, Checkpoint } from '../../core/audit.js';
 import { ADMIN_CHAIN } from '../../core/identity.js';
 import type { SessionLogEntry } from '../../core/session.js';
-import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Taint, Tier, Transform } from '../../core/types.js';
-import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, RequesterSide, ReviewNoteRow, SearchHit, StorageReader, TokenRow } from '../driver.js';
-import { type Row, byAtThenId, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toReviewNote, toToken, withSessionLineage } from '../rows.js';
+import type { Confirmation, Corroboration, Decision, DerivationEdge, EdgeKind, MemoryRecord, Principal, Tier, Transform } from '../../core/types.js';
+import type { ListRecordsOptions, QueuedDecisionCount, QueuedDecisionsQuery, RequesterSide, ReviewNoteRow, SearchHit, StorageReader, SurfaceCounts, SurfaceQuery, TokenRow } from '../driver.js';
+import { type Row, byAtThenId, str, toAudit, toCheckpoint, toConfirmation, toCorroboration, toPrincipal, toRecord, toLogEntry, toReviewNote, toToken, withSessionLineage } from '../rows.js';
 import { type Dialect, type Stmt, chunks } from './dialect.js';
 import * as S from './statements.js';
+import { surfaceCounts } from './surfaces.js';
 
 /** How a driver runs statements. */
 export interface SqlExecutor {
@@ -164,7 +165,12 @@ export class SqlReader implements StorageReader {
 
   async sessionLogHead(tenant: string, sessionId: string): Promise<SessionLogEntry | null> {
     const r = await this.one(S.sessionLogHead(this.dialect, tenant, sessionId));
-    return r === undefined ? null : { ord: Number(r.ord), recordId: str(r.record_id), hash: str(r.hash), summary: JSON.parse(str(r.summary)) as Taint };
+    return r === undefined ? null : toLogEntry(r);
+  }
+
+  async sessionLogAfter(tenant: string, after: { sessionId: string; ord: number } | null, limit: number): Promise<Array<SessionLogEntry & { sessionId: string }>> {
+    const rows = await this.rows(S.sessionLogAfter(this.dialect, tenant, after?.sessionId ?? '', after?.ord ?? 0, limit));
+    return rows.map((r) => ({ sessionId: str(r.session_id), ...toLogEntry(r) }));
   }
 
   async sessionLogPrefixes(tenant: string, lengths: ReadonlyMap<string, number>): Promise<Map<string, string[]>> {
@@ -267,5 +273,10 @@ export class SqlReader implements StorageReader {
   /** The tenant's review notes, oldest first (src/server/routes/review.ts). */
   async listReviewNotes(tenant: string): Promise<ReviewNoteRow[]> {
     return (await this.rows(S.reviewNotes(this.dialect, tenant))).map(toReviewNote);
+  }
+
+  /** The write-surface inventory's counts over a window (see SurfaceStore.surfaceCounts; ./surfaces.ts). */
+  async surfaceCounts(tenant: string, q: SurfaceQuery): Promise<SurfaceCounts> {
+    return surfaceCounts(this.dialect, (s) => this.rows(s), tenant, q);
   }
 }

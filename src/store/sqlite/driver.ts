@@ -19,6 +19,8 @@ import { joinLane, leaveLane } from './lane.js';
 import { SqliteExec, mapSqliteError, scopeKeyOf, sqliteNative } from './native.js';
 import { APPLICATION_ID, MIGRATIONS, type Migration } from './schema.js';
 import { SearchIndexes } from './search-index.js';
+import { SqliteVectors } from './vectors.js';
+import type { VectorStore } from '../vector.js';
 import { LOCK_WAIT_MS, SqliteTransactions } from './transactions.js';
 
 export { ftsQuery, mapSqliteError, scopeKeyOf } from './native.js';
@@ -74,6 +76,10 @@ export class SqliteDriver extends SqlReader implements StorageDriver, RowStore {
   private readonly indexes: SearchIndexes;
   private readonly txs: SqliteTransactions;
   private readonly group: GroupCommit | null;
+  /** the vector index (sqlite-vec); null when the extension cannot be loaded here ({@link vectorNote} says why). */
+  vectors: VectorStore | null = null;
+  /** one line on vector search for `memauth init`/`serve`. */
+  vectorNote = 'vector search: not available';
 
   private constructor(path: string, db: Database.Database, group: SqliteOptions['groupCommit']) {
     const sql = new SqliteExec(db, path);
@@ -123,12 +129,21 @@ export class SqliteDriver extends SqlReader implements StorageDriver, RowStore {
         db.pragma('recursive_triggers = ON');
       }
       d.migrate(opts.readonly ?? false);
+      if (!opts.readonly) d.openVectors();
     } catch (e) {
       db.close();
       throw mapSqliteError(e, opts.path);
     }
     d.txs.lane = joinLane(opts.path);
     return d;
+  }
+
+  /** Loads sqlite-vec and its tables; without it the store works and search stays lexical. */
+  private openVectors(): void {
+    const v = SqliteVectors.open(this.db, this);
+    this.vectors = v.vectors;
+    this.txs.vectors = v.vectors?.index ?? null;
+    this.vectorNote = v.vectors !== null ? v.vectors.note : `vector search: not available (${v.reason}); search is lexical`;
   }
 
   private migrate(readonly: boolean): void {

@@ -1,7 +1,7 @@
 /**
  * What the SQLite driver does its own way: running a statement (better-sqlite3, prepared once
  * and cached, synchronously), its errors, full-text search over the tenant's FTS5 table
- * (./search-index.ts) and lineage walked a generation at a time. Everything else is the shared
+ * (./search-index.ts) and lineage in one recursive statement. Everything else is the shared
  * SQL of src/store/sql/.
  *
  * May import: better-sqlite3 (types), core, ../driver.js, ../rows.js, ../sql/*, ./search-index.js.
@@ -9,7 +9,8 @@
 import type Database from 'better-sqlite3';
 import { MemauthError } from '../../core/errors.js';
 import type { SearchHit } from '../driver.js';
-import { type Row, searchTokens, walkLineage } from '../rows.js';
+import type { DerivationEdge } from '../../core/types.js';
+import { type Row, lineageFromRows, searchTokens } from '../rows.js';
 import type { Stmt } from '../sql/dialect.js';
 import type { NativeReads, SqlExecutor, SqlReader } from '../sql/reader.js';
 import type { SearchIndexes } from './search-index.js';
@@ -144,7 +145,7 @@ async function search(indexes: SearchIndexes, r: SqlReader, tenant: string, scop
   if (q === null || limit < 1) return [];
   const table = indexes.tableOf(tenant);
   if (table === null) return [];
-  const match = `scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${q})`;
+  const match = onlyScope(indexes, tenant, scope) ? `content : (${q})` : `scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${q})`;
   const window = Math.max(2 * limit, limit + 16);
   const rows = indexes.stmt(searchSql(table, 'window')).all(match, window, tenant, scope, now) as Row[];
   let hits = rows.filter((x) => x.id !== null && x.id !== undefined).slice(0, limit);
@@ -162,6 +163,21 @@ async function search(indexes: SearchIndexes, r: SqlReader, tenant: string, scop
   return recs.map((record, i) => ({ record, score: -Number((hits[i] as Row).score) }));
 }
 
+/**
+ * Whether the tenant has no record outside `scope` (two index look-ups on `records (tenant,
+ * scope, …)`). Then a search matches the words alone: the scope key in the MATCH costs a pass over
+ * every posting of the scope's key — BM25 counts the rows of each phrase of the query, and the AND
+ * steps through the key's doclist — O(records in the scope) per search, even for a word in one
+ * record. Scores are the same either way (the key's column has weight 0 and the row's length
+ * counts every column), and the row filter still checks tenant and scope, so the answer is the
+ * same; a record written to another scope in between only sends a candidate to the row filter.
+ */
+function onlyScope(indexes: SearchIndexes, tenant: string, scope: string): boolean {
+  return indexes.stmt(OTHER_SCOPE_SQL).get(tenant, scope, tenant, scope) === undefined;
+}
+
+const OTHER_SCOPE_SQL = `SELECT 1 AS x WHERE EXISTS (SELECT 1 FROM records WHERE tenant = ? AND scope < ?) OR EXISTS (SELECT 1 FROM records WHERE tenant = ? AND scope > ?)`;
+
 /** The row filter of a search: the tenant's scope's active, unexpired records (`r` is `records`). */
 const SEARCH_ROW_FILTER = `r.rowid = f.fts_rowid AND r.tenant = ? AND r.scope = ? AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > ?)`;
 
@@ -178,6 +194,25 @@ function searchSql(table: string, kind: 'window' | 'tie' | 'all'): string {
   return `SELECT f.score AS score, r.* FROM (${scored}${bound}) AS f JOIN records r ON ${SEARCH_ROW_FILTER} ORDER BY f.score, r.id LIMIT ?`;
 }
 
+/**
+ * The lineage DAG of `ids` in one statement (the PostgreSQL driver's walk, in SQLite): every record
+ * of the tenant reachable upward from `ids` over derivation edges, each with its stored edges in
+ * order (edges to a parent outside the tenant included, the parent itself not: the walk never
+ * leaves the tenant). A chain of depth d is one statement, not d round trips. The ids travel as one
+ * JSON array (no IN-list limit).
+ */
+async function lineage(r: SqlReader, tenant: string, ids: readonly string[]): Promise<Map<string, DerivationEdge[]>> {
+  if (ids.length === 0) return new Map();
+  return lineageFromRows(await r.rows({ text: LINEAGE_SQL, values: [JSON.stringify([...new Set(ids)]), tenant, tenant] }));
+}
+
+const LINEAGE_SQL = `WITH RECURSIVE l(id) AS (
+  SELECT r.id FROM json_each(?) AS j JOIN records r ON r.id = j.value AND +r.tenant = ?
+  UNION
+  SELECT r.id FROM l JOIN derivations d ON d.record_id = l.id JOIN records r ON r.id = d.from_id AND +r.tenant = ?
+)
+SELECT l.id AS id, d.from_id AS from_id, d.transform AS transform, d.kind AS kind FROM l LEFT JOIN derivations d ON d.record_id = l.id ORDER BY l.id, d.ord`;
+
 /** SQLite's own reads over the driver's search indexes (see {@link NativeReads}). */
 export function sqliteNative(indexes: SearchIndexes, path = ''): NativeReads {
   return {
@@ -185,6 +220,6 @@ export function sqliteNative(indexes: SearchIndexes, path = ''): NativeReads {
       search(indexes, r, tenant, scope, query, limit, now).catch((e: unknown) => {
         throw mapSqliteError(e, path);
       }),
-    lineage: (r, tenant, ids) => walkLineage((batch) => r.getRecords(tenant, batch), ids),
+    lineage,
   };
 }

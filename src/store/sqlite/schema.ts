@@ -186,6 +186,11 @@ ALTER TABLE records ADD COLUMN session_context TEXT;
 CREATE TRIGGER records_session_context_immutable BEFORE UPDATE OF session_context ON records
 BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s origin, derivation and taint cannot be updated'); END;
 `,
+  // the write-surface inventory (sql/surfaces.ts) counts the newest records of a time window
+  // across every scope: an index keeps that off the tenant's older records
+  `
+CREATE INDEX IF NOT EXISTS records_tenant_created ON records (tenant, created_at);
+`,
   // versions (core/versions.ts): a version written by supersede names its chain (version_of, the
   // chain's first record) and the version it replaced (supersedes); both are in its write entry
   // and never change. The index finds a chain's versions.

@@ -4,7 +4,7 @@
  * {@link SqliteTx}, and the bookkeeping behind {@link SqliteTransactions.changeToken} for read
  * caches. Group commit (./group-commit.ts) runs its batches through the same primitives.
  *
- * May import: core/errors, ../driver.js, ../sql/reader.js, ./lane.js, ./native.js, ./search-index.js, ./tx.js.
+ * May import: core/errors, ../driver.js, ../sql/reader.js, ./lane.js, ./native.js, ./search-index.js, ./tx.js, ./vector-index.js.
  */
 import { MemauthError } from '../../core/errors.js';
 import type { StorageTx } from '../driver.js';
@@ -12,6 +12,7 @@ import type { NativeReads } from '../sql/reader.js';
 import type { FileLane } from './lane.js';
 import { type SqliteExec, mapSqliteError } from './native.js';
 import type { SearchIndexes } from './search-index.js';
+import type { SqliteVectorIndex } from './vector-index.js';
 import { SqliteTx } from './tx.js';
 
 /** How long a transaction waits for the file's write lock, in ms (SQLite's busy_timeout and the in-process {@link FileLane}). */
@@ -31,6 +32,8 @@ export class SqliteTransactions {
   private nonce = 0;
   /** the file's in-process write lane, shared with every other driver on the same file. */
   lane: FileLane | null = null;
+  /** the vector index (sqlite-vec), whose entries a record's erasure removes; null when sqlite-vec cannot load. */
+  vectors: SqliteVectorIndex | null = null;
 
   constructor(
     readonly path: string,
@@ -41,7 +44,7 @@ export class SqliteTransactions {
 
   /** A transaction object for the transaction now open. */
   newTx(): SqliteTx {
-    return new SqliteTx(this.sql, this.indexes, this.native);
+    return new SqliteTx(this.sql, this.indexes, this.native, this.vectors);
   }
 
   /**

@@ -20,7 +20,7 @@ import type Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { MemauthError } from '../../core/errors.js';
 import { normalize } from '../../core/vector-math.js';
-import { type VectorHit, type VectorItem, byScoreThenId, checkK, checkVector } from '../vector.js';
+import { type PendingRecord, type VectorHit, type VectorItem, byScoreThenId, checkK, checkVector } from '../vector.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS vector_indexes (id INTEGER PRIMARY KEY, embedder TEXT NOT NULL UNIQUE, dimensions INTEGER NOT NULL CHECK (dimensions > 0));
@@ -176,6 +176,28 @@ export class SqliteVectorIndex {
     if (e === null) return [...records];
     const q = this.db.prepare('SELECT content_hash FROM vector_rows WHERE tenant = ? AND record_id = ? AND index_id = ?').pluck();
     return records.filter((r) => q.get(tenant, r.recordId, e.id) !== r.contentHash);
+  }
+
+  /**
+   * Active records of `tenant` with no vector under `embedder` for their current content hash,
+   * `id > after` (all when null), by id, at most `limit`: what a resumable reindex still has to embed.
+   */
+  pending(tenant: string, embedder: string, after: string | null, limit: number): PendingRecord[] {
+    const e = this.entry(embedder);
+    return this.db
+      .prepare(
+        `SELECT r.id, r.scope, r.content, r.content_hash AS contentHash FROM records r
+         WHERE r.tenant = ? AND r.status = 'active' AND r.id > ?
+           AND NOT EXISTS (SELECT 1 FROM vector_rows v WHERE v.tenant = r.tenant AND v.record_id = r.id AND v.index_id = ? AND v.content_hash = r.content_hash)
+         ORDER BY r.id LIMIT ?`,
+      )
+      .all(tenant, after ?? '', e?.id ?? -1, limit) as PendingRecord[];
+  }
+
+  /** Of `items`, those whose record is active in `tenant` with the item's content hash. */
+  current<T extends { recordId: string; contentHash: string }>(tenant: string, items: readonly T[]): T[] {
+    const q = this.db.prepare("SELECT content_hash FROM records WHERE tenant = ? AND id = ? AND status = 'active'").pluck();
+    return items.filter((it) => q.get(tenant, it.recordId) === it.contentHash);
   }
 
   /** How many vectors `tenant` has under `embedder`. */

@@ -1,0 +1,88 @@
+/**
+ * Session read logs against the chain (docs/design.md § Audit log, § Derivation and taint): every
+ * session's log re-folded from its entries — each running hash recomputed from the record ids and
+ * each running taint summary from the records' taints, as the facade folded them when it appended
+ * the entry — and every record written in a session checked to carry at least the taint of the log
+ * prefix it refers to. A summary changed outside the API (which would let a later write in that
+ * session take a taint it never had) is found here. Part of api/verify.ts; imports from src/core
+ * and src/store's port.
+ */
+import { atLeast } from '../core/authority.js';
+import { hashCanonical } from '../core/canonical.js';
+import { EMPTY_LOG_HASH, foldTaint, logHash } from '../core/session.js';
+import type { MemoryRecord, SessionRef, Taint } from '../core/types.js';
+import type { StorageReader } from '../store/driver.js';
+
+export type SessionLogProblem =
+  // a log entry whose ordinal, running hash or running summary is not what re-folding the log gives
+  | 'session_log_entry_differs'
+  // a record written in a session whose taint is above the summary of the log prefix it refers to
+  | 'taint_above_session_context';
+
+const PAGE = 5000;
+
+/** A session's log as re-folded so far. */
+interface Fold {
+  sessionId: string;
+  ord: number;
+  hash: string;
+  summary: Taint | null;
+  /** false from the first entry that differs on (nothing after it is checked). */
+  ok: boolean;
+}
+
+/** Does `t` carry at least `context` (what a record derived from it must): authority no higher, every channel and source, no later oldest source? */
+function covers(t: Taint, context: Taint): boolean {
+  if (!atLeast(context.lowestAuthority, t.lowestAuthority)) return false;
+  if (context.channels.some((c) => !t.channels.includes(c)) || context.sources.some((s) => !t.sources.includes(s))) return false;
+  return t.oldestSourceAt <= context.oldestSourceAt;
+}
+
+/**
+ * Re-fold every session log of `tenant` (docs/design.md § Audit log).
+ *
+ * @param contexts - the records written in a session whose rows match their audit entries (their
+ *   `sessionContext` and taint are the audited ones).
+ * @param matching - ids of the records whose rows match their audit entries: an entry for any
+ *   other record is folded with `external_untrusted`, as the facade appended it (api/sessions.ts).
+ * @returns the problems found: a log entry as `session:<id>#<ord>` (the first that differs in its
+ *   session), a record by its id.
+ */
+export async function sessionLogProblems(
+  driver: StorageReader,
+  tenant: string,
+  contexts: ReadonlyArray<Pick<MemoryRecord, 'id' | 'taint'> & { sessionContext: SessionRef }>,
+  matching: ReadonlySet<string>,
+): Promise<Array<{ id: string; problem: SessionLogProblem }>> {
+  const bad: Array<{ id: string; problem: SessionLogProblem }> = [];
+  // the records to check at each (session, length)
+  const at = new Map<string, Array<{ id: string; taint: Taint }>>();
+  for (const r of contexts) {
+    const k = JSON.stringify([r.sessionContext.sessionId, r.sessionContext.length]);
+    at.set(k, [...(at.get(k) ?? []), { id: r.id, taint: r.taint }]);
+  }
+  let fold: Fold | null = null;
+  for (let after: { sessionId: string; ord: number } | null = null; ;) {
+    const page = await driver.sessionLogAfter(tenant, after, PAGE);
+    const records = new Map((await driver.getRecords(tenant, [...new Set(page.map((e) => e.recordId))])).map((r) => [r.id, r]));
+    for (const e of page) {
+      if (fold === null || fold.sessionId !== e.sessionId) fold = { sessionId: e.sessionId, ord: 0, hash: EMPTY_LOG_HASH, summary: null, ok: true };
+      if (!fold.ok) continue;
+      const r = records.get(e.recordId);
+      const taint = r === undefined ? null : matching.has(r.id) ? r.taint : { ...r.taint, lowestAuthority: 'external_untrusted' as const };
+      fold.hash = logHash(fold.hash, e.recordId);
+      fold.summary = taint === null ? null : foldTaint(fold.summary, taint);
+      fold.ord += 1;
+      if (e.ord !== fold.ord || e.hash !== fold.hash || fold.summary === null || hashCanonical(e.summary) !== hashCanonical(fold.summary)) {
+        fold.ok = false;
+        bad.push({ id: `session:${e.sessionId}#${e.ord}`, problem: 'session_log_entry_differs' });
+        continue;
+      }
+      for (const c of at.get(JSON.stringify([e.sessionId, e.ord])) ?? []) if (!covers(c.taint, fold.summary)) bad.push({ id: c.id, problem: 'taint_above_session_context' });
+    }
+    const last = page[page.length - 1];
+    if (page.length < PAGE || last === undefined) break;
+    after = { sessionId: last.sessionId, ord: last.ord };
+  }
+  return bad;
+}
