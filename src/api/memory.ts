@@ -11,14 +11,14 @@ import type { Checkpoint } from '../core/audit.js';
 import { MemauthError } from '../core/errors.js';
 import type { Policy } from '../core/policy.js';
 import type { Confirmation, Decision, MemoryRecord, Principal } from '../core/types.js';
-import { type CacheOptions, CachingDriver } from '../store/cache.js';
+import { CachingDriver } from '../store/cache.js';
 import type { StorageDriver } from '../store/driver.js';
-import type { Embedder } from '../embed/embedder.js';
 import { type ReindexProgress, type ReindexResult, type SearchSetup, indexerFor, reindexTenant } from './embeddings.js';
 import { type RankedHit, type SearchResult, searchWithInfo } from './search.js';
 import * as admin from './admin.js';
 import { gate } from './authorize.js';
 import { type In, newId } from './context.js';
+import type { MemoryOptions } from './options.js';
 import * as decisions from './decisions.js';
 import { Provenance } from './provenance.js';
 import * as records from './records.js';
@@ -31,32 +31,7 @@ import * as vouching from './vouching.js';
 import type { CorroborateResult, LineageGraph, OpTiming, RecordView, WriteResult } from './views.js';
 
 export type { CorroborateResult, LineageGraph, OpTiming, RecordView, WriteResult } from './views.js';
-
-/** Options of the {@link Memory} constructor (most callers use `openMemory`). */
-export interface MemoryOptions {
-  /** the store; its transactions go through a read cache when it supports one (see `cache`). */
-  readonly driver: StorageDriver;
-  /** the loaded policy every decision and audit entry records. */
-  readonly policy: Policy;
-  /** clock, for tests of expiry; default `() => new Date()`. */
-  readonly clock?: () => Date;
-  /** Ed25519 private key (PEM) for signed checkpoints; without one, `checkpoint()` refuses. */
-  readonly checkpointKey?: string | null;
-  /** called with each new checkpoint so it can be kept outside the database (e.g. a sidecar file). */
-  readonly onCheckpoint?: (c: Checkpoint) => void;
-  /** externally kept checkpoints, the newest per tenant is used by `verifyAudit`. */
-  readonly externalCheckpoints?: () => Checkpoint[];
-  /** the embedder for semantic and hybrid search (src/embed/): records are embedded on write; none: search is lexical. */
-  readonly embedder?: Embedder | null;
-  /** called after each write, derive and authorize with where its time went (benchmarks); off by default. */
-  readonly onTiming?: (t: OpTiming) => void;
-  /**
-   * Read cache for transactions (`src/store/cache.ts`): on by default when the driver can report
-   * changes (SQLite can); `false` turns it off. It is emptied whenever anything but this facade
-   * changed the store, so it never serves what the store no longer holds.
-   */
-  readonly cache?: boolean | CacheOptions;
-}
+export type { MemoryOptions } from './options.js';
 
 /**
  * memauth's library facade: a memory store whose action authority is bound to write-time

@@ -11,6 +11,7 @@ import { AUDIT_OPS } from '../core/audit.js';
 import { CHANNELS, MODES, PRINCIPAL_KINDS, REASON_CODES, TIERS, TRANSFORMS } from '../core/types.js';
 import { schemas } from '../api/validation.js';
 import { surfaceQueries, surfaceResponses } from './surface-schemas.js';
+import { VersionsView } from './version-schemas.js';
 
 const ident = schemas.get.shape.id;
 const authority = z.enum(AUTHORITIES);
@@ -153,26 +154,6 @@ const CorroborationView = Corroboration.extend({
   evidenceRef: z.string().nullable().describe('null when withheld from this caller'),
   evidenceWithheld: z.boolean().describe("the evidence is below the corroboration floor or the record's lowest authority: agents are not shown it"),
 });
-const VersionsView = z
-  .strictObject({
-    chain: z.string(),
-    current: z.array(z.string()).describe('the current versions, highest authority first'),
-    conflict: z.boolean().describe('more than one current version: they compete'),
-    history: z.array(
-      z.strictObject({
-        id: z.string(),
-        supersedes: z.string().nullable(),
-        principalId: z.string(),
-        actionAuthority: authority,
-        status: z.enum(['active', 'deleted', 'expired']),
-        createdAt: z.string(),
-        current: z.boolean(),
-        content: z.string().nullable().describe('the content of a current version; null otherwise'),
-      }),
-    ),
-  })
-  .optional()
-  .describe("present when the record's chain has more than one version");
 const RecordView = z.strictObject({
   ...recordShape,
   actionAuthority: authority.describe('lowestAuthority, or lifted by k independent trusted corroborations'),
