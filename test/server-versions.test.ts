@@ -44,7 +44,7 @@ test('HTTP: an external "update" competes; get, search and the gate show the con
   assert.equal(s.body.conflict, true);
   assert.deepEqual(s.body.record.version, { of: fact, supersedes: fact });
   const page = s.body.record.id;
-  const g = await client(srv.url, tok.agent).get(`/v1/memories/${page}`);
+  const g = await client(srv.url, tok.agent).get(`/v1/memories/${page}?session=s-versions`);
   assert.equal(g.status, 200, g.text);
   assert.equal(g.body.versions.conflict, true);
   assert.deepEqual(
@@ -54,7 +54,7 @@ test('HTTP: an external "update" competes; get, search and the gate show the con
       [page, 'external_untrusted'],
     ],
   );
-  const hits = await client(srv.url, tok.agent).post('/v1/memories/search', { scope: 'pay', query: 'ACCT-EVIL-9', limit: 1 });
+  const hits = await client(srv.url, tok.agent).post('/v1/memories/search', { scope: 'pay', query: 'ACCT-EVIL-9', limit: 1, session: 's-versions' });
   assert.equal(hits.status, 200, hits.text);
   assert.deepEqual(hits.body.hits.map((h: { record: { id: string } }) => h.record.id).sort(), [fact, page].sort());
   const d = await client(srv.url, tok.alice).post('/v1/decisions', { action: { type: 'pay', args: { to: 'ACCT-ALICE-1' } }, dependsOn: [fact], context: 'declared' });
