@@ -68,7 +68,7 @@ export interface GateInput {
   readonly argumentTypes?: Readonly<Record<string, ArgumentType>>;
   /**
    * Version conflicts among the dependencies (core/versions.ts `versionConflicts`): each the
-   * dependencies in one chain with competing current versions, and those versions.
+   * dependencies in one chain with competing current versions or replaced, and its current versions.
    */
   readonly conflicts?: readonly (readonly string[])[];
   /** minimum action authority for `high` (trusted_tool_verified). */
@@ -143,8 +143,8 @@ function productOfUserNumbers(v: ValueProvenance): boolean {
  * an amount, the exact decimal product of a quantity and a unit price the user's turn marks as
  * such ("50 units at $10 each"; src/core/values.ts `findProduct`); a value supplied only by lower
  * sources is `untrusted_origin`, one supplied by nothing `metadata_missing` (detail `value_unsourced`);
- * a dependency whose record has competing current versions is `conflict` (`conflicts`, naming
- * the dependency and the competing versions). Authority failures and conflicts (not hard
+ * a dependency whose record has competing current versions, or is a version no longer current,
+ * is `conflict` (`conflicts`, naming the dependency and the chain's current versions). Authority failures and conflicts (not hard
  * ones) are lifted by exactly one matching, unexpired, unused scoped confirmation that admits the
  * requester (core/confirmation.ts); otherwise
  * `needs_confirmation` names what it would have to cover. In `observe` mode a denial is

@@ -48,8 +48,9 @@ export function currentVersions(versions: readonly VersionFacts[]): ChainState {
 
 /**
  * The version conflicts among an action's dependencies (docs/design.md § Action gate § Reasons):
- * for each chain in conflict that holds a dependency, the dependencies in it and its current
- * versions, sorted — one `conflict` reason each.
+ * for each chain that holds a dependency and is in conflict, or holds a dependency that is no
+ * longer current (a replaced version: its value was updated, so it must not drive an action
+ * unseen), the dependencies in it and its current versions, sorted — one `conflict` reason each.
  *
  * @param chainOf - the chain id of each dependency that is part of a chain of several versions.
  * @param chains - the state of each such chain.
@@ -59,7 +60,7 @@ export function versionConflicts(dependencyIds: readonly string[], chainOf: Read
   for (const id of dependencyIds) {
     const chain = chainOf.get(id);
     const state = chain === undefined ? undefined : chains.get(chain);
-    if (chain === undefined || state === undefined || !state.conflict) continue;
+    if (chain === undefined || state === undefined || (!state.conflict && state.current.includes(id))) continue;
     const g = groups.get(chain) ?? new Set(state.current);
     g.add(id);
     groups.set(chain, g);

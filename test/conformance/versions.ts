@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import { MemauthError, type Memory } from '../../src/index.js';
 import { P, T, codes } from '../helpers.js';
 import { type StoreFactory, expectImmutable, setupWith } from './common.js';
+import { versionAttackCases } from './versions-attacks.js';
 
 const pay = (to: string) => ({ type: 'pay', args: { to } });
 
@@ -45,6 +46,7 @@ async function payeeConflict(mem: Memory): Promise<{ alice: string; page: string
 /** Register the version cases for the factory's store. */
 export function versionCases(f: StoreFactory): void {
   const setup = () => setupWith(f);
+  versionAttackCases(f);
 
   describe("an external page cannot suppress the user's fact", () => {
     test("the user's fact still drives the payment; the conflict is visible in get, search and list, and reported by the gate", async (t) => {
