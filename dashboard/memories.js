@@ -130,7 +130,7 @@ export async function recordPage(id) {
     `Record ${rec.id}`,
     h('p', authorityOf('action', rec.actionAuthority), ' ', authorityOf('origin', rec.origin.authority), ' ', authorityOf('taint', rec.taint.lowestAuthority), ' ', statusBadge(rec.status)),
     h('section', { 'aria-labelledby': 'h-content' }, h('h2', { id: 'h-content' }, 'Content'), rec.content === null ? h('p.muted', 'Deleted: the content is erased; its hash and provenance are kept.') : h('pre.content', rec.content)),
-    rec.versions ? h('section', { 'aria-labelledby': 'h-versions' }, h('h2', { id: 'h-versions' }, 'Versions'), versionsTable(rec.versions)) : null,
+    rec.versions ? h('section', { 'aria-labelledby': 'h-versions' }, h('h2', { id: 'h-versions' }, 'Versions'), versionsTable(rec.versions, rec.id)) : null,
     h(
       'section',
       { 'aria-labelledby': 'h-origin' },

@@ -39,7 +39,7 @@ function recordItem(r) {
     h('p.src-head', bad ? h('strong.untrusted-mark', '✖ Untrusted — '): null, `${r.derivedFrom.length || r.sessionContext ? 'derived record' : 'record'} written by `, h('strong', r.origin.principalId), ' from ', h('span.mono.source', r.origin.sourceRef || '(no source)'), ' · ', recordLink(r.id)),
     h('p', excerpt),
     h('p.auths', authorityOf('origin', r.origin.authority), ' ', authorityOf('taint', r.taint.lowestAuthority), ' ', authorityOf('action', r.actionAuthority)),
-    r.versions?.conflict ? versionsTable(r.versions) : null,
+    r.versions && (r.versions.conflict || !r.versions.current.includes(r.id)) ? versionsTable(r.versions, r.id) : null,
   );
 }
 
