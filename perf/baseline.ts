@@ -10,6 +10,7 @@ import type { OpTiming } from '../src/api/memory.js';
 import type { Decision, DerivationEdge, MemoryRecord } from '../src/core/types.js';
 import type { SearchHit, StorageTx } from '../src/store/driver.js';
 import { SqliteDriver, type SqliteOptions } from '../src/store/sqlite/driver.js';
+import type { SqliteVectorIndex } from '../src/store/sqlite/vector-index.js';
 
 const newId = (prefix: string): string => `${prefix}_${randomUUID().replace(/-/g, '')}`;
 
@@ -95,6 +96,24 @@ export class BaselineStore {
     await this.driver.transaction(tenant, async (tx) => {
       for (const i of items) await tx.insertRecord(plainRecord(tenant, i.scope, i.content, i.principal, [], at));
     });
+  }
+
+  /**
+   * Insert a record and its vector in one transaction: the row, its FTS entry and the sqlite-vec
+   * row written straight into `index` (no liveness check, no second transaction).
+   */
+  async writeWithVector(
+    input: { tenant: string; scope: string; principal: string; content: string },
+    index: SqliteVectorIndex,
+    embedder: { id: string; dimensions: number },
+    vector: Float32Array,
+  ): Promise<MemoryRecord> {
+    const r = plainRecord(input.tenant, input.scope, input.content, input.principal, [], new Date().toISOString());
+    await this.driver.transaction(input.tenant, async (tx) => {
+      await tx.insertRecord(r);
+      index.upsert(input.tenant, embedder.id, embedder.dimensions, [{ recordId: r.id, scope: r.scope, contentHash: r.contentHash, vector }]);
+    });
+    return r;
   }
 
   /** Insert a record with derivation edges to `from` (no read of the inputs, no taint). */

@@ -7,8 +7,8 @@
  * missed; `--json` prints the same as JSON. A benchmark, not a test: nothing here asserts a time.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -20,6 +20,7 @@ import { DEFAULT_POLICY, type Policy, type PolicyInput, loadPolicy } from '../sr
 import { SqliteDriver } from '../src/store/sqlite/driver.js';
 import { BaselineStore } from './baseline.js';
 import { Corpus } from './corpus.js';
+import { machine } from './machine.js';
 import { Profiler, selfTimes } from './profile.js';
 import { type Summary, fmtBytes, fmtNs, fmtRate, fmtRatio, nowNs, summarize } from './stats.js';
 
@@ -816,31 +817,6 @@ function rssSection(opts: Options, dir: string, progress: Progress): void {
 }
 
 // ---------------------------------------------------------------------------- report
-
-function cpuModel(): string {
-  try {
-    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
-    if (m?.[1]) return m[1].trim();
-  } catch {
-    // not Linux
-  }
-  return cpus()[0]?.model ?? 'unknown';
-}
-
-function machine(): Record<string, unknown> {
-  const db = SqliteDriver.open({ path: ':memory:' });
-  const sqlite = String((db.unsafeDatabase().prepare('SELECT sqlite_version() AS v').get() as { v: unknown }).v);
-  void db.close();
-  return {
-    cpu: cpuModel(),
-    nproc: availableParallelism(),
-    ramGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
-    node: process.version,
-    sqlite,
-    os: `${process.platform} ${release()}`,
-    loadavgAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
-  };
-}
 
 function fmtValue(r: Row, v: number | null): string {
   if (v === null) return '—';

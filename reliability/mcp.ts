@@ -145,7 +145,12 @@ export async function run(o: Options): Promise<SuiteResult> {
           ];
           for (const t of tries) {
             const res = (await t()) as Res;
-            tally.ok(res.status === 201 && res.body.outcome !== 'allow' && res.body.confirmationId === null, () => `${thief} (bound ${bound}) used ${cnf}: ${res.status} ${res.text.slice(0, 200)}`);
+            // an external thief may not even cite the rule (it reads nothing): FORBIDDEN before the gate
+            const refused = thief === 'mallory' && res.status === 403 && res.body.code === 'FORBIDDEN';
+            tally.ok(
+              refused || (res.status === 201 && res.body.outcome !== 'allow' && res.body.confirmationId === null),
+              () => `${thief} (bound ${bound}) used ${cnf}: ${res.status} ${res.text.slice(0, 200)}`,
+            );
           }
           if (thief !== 'agent2') {
             const m = await mcp(c, thief);

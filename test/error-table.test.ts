@@ -159,6 +159,7 @@ test('codes marked never (and the unlogged cases of partly) leave the audit chai
       ['SESSION_FORBIDDEN', () => mem.get({ tenant: T, id: w.record.id, session: 'sess-agent', requester: P.browser })],
       ['INVALID_ARGUMENT', () => mem.confirm({ tenant: T, principal: P.alice, action: { type: 'pay' } })],
       ['CONFIRMATION_USABLE_BY_EXTERNAL', () => mem.confirm({ tenant: T, principal: P.alice, action: { type: 'pay', args: {} }, usableBy: [P.mallory] })],
+      ['CONFIRMATION_USABLE_BY_TOOL', () => mem.confirm({ tenant: T, principal: P.alice, action: { type: 'pay', args: {} }, usableBy: [P.browser] })],
       ['DECISION_NOT_FOUND', () => mem.replay({ tenant: T, decisionId: 'dec_missing' })],
       ['UNKNOWN_PRINCIPAL', () => mem.evaluate({ tenant: T, action: { type: 'pay', args: {} }, userTurn: { principal: 'nobody', text: 'pay' } })],
     ];

@@ -123,20 +123,63 @@ describe('attacker text exposure through the server', () => {
     }
   });
 
-  test("an external token's payment resting on a trusted record is denied: it may not request a high action (untrusted_requester)", async () => {
+  test("an external token's payment is denied whatever it cites: it may not request a high action (untrusted_requester)", async () => {
     const m = client(srv.url, tok.mallory as string);
     const action = { type: 'pay', args: { to: 'ACCT-ACME-01', amount: 30 } };
-    const d = await m.post('/v1/decisions', { action, dependsOn: [rule] });
+    const d = await m.post('/v1/decisions', { action, dependsOn: [page] });
     assert.equal(d.status, 201, d.text);
     assert.equal(d.body.outcome, 'deny');
-    assert.deepEqual(
-      d.body.reasons.map((r: { code: string }) => r.code),
-      ['untrusted_requester'],
+    assert.ok(
+      d.body.reasons.some((r: { code: string }) => r.code === 'untrusted_requester'),
+      d.text,
     );
-    const dry = await m.post('/v1/decisions/evaluate', { action, dependsOn: [rule] });
-    assert.equal(dry.body.outcome, 'deny', dry.text);
+    // naming the user's rule, which would supply the account, is refused before the gate runs
+    expectError(await m.post('/v1/decisions', { action, dependsOn: [rule] }), 403, 'FORBIDDEN');
     // the same action from the agent is allowed (the rule is the user's), so the requester alone decides it
     const ok = await client(srv.url, tok.assistant as string).post('/v1/decisions/evaluate', { action, dependsOn: [rule], session: 'req-1' });
     assert.equal(ok.body.outcome, 'allow', ok.text);
+  });
+
+  test('an external token cites only records it wrote: no word oracle through a dry run, no lineage or writer through derive and delete', async () => {
+    const m = client(srv.url, tok.mallory as string);
+    const guesses = { type: 'send_email', args: { a: 'Acme', b: 'ACCT-ACME-01', c: 'net', d: 'zebra' } };
+    const missing = `${rule.slice(0, -3)}${rule.endsWith('zzz') ? 'yyy' : 'zzz'}`;
+    const answers = [];
+    for (const id of [rule, missing]) {
+      for (const path of ['/v1/decisions/evaluate', '/v1/decisions']) {
+        const r = await m.post(path, { action: guesses, dependsOn: [id] });
+        expectError(r, 403, 'FORBIDDEN');
+        assert.ok(!r.text.includes('recordIds') && !r.text.includes('alice'), r.text);
+        answers.push(r.body.message.replace(id, '<id>'));
+      }
+      const dv = await m.post('/v1/derivations', { from: [id], content: 'x', transform: 'summarize', scope: 'vendors' });
+      expectError(dv, 403, 'FORBIDDEN');
+      assert.ok(!dv.text.includes('alice'), dv.text);
+      const del = await m.del(`/v1/memories/${id}`);
+      expectError(del, 403, 'FORBIDDEN');
+      assert.ok(!del.text.includes('alice'), del.text);
+      answers.push(dv.body.message.replace(id, '<id>'), del.body.message.replace(id, '<id>'));
+    }
+    // another principal's record answers exactly like a missing one (no existence oracle)
+    assert.deepEqual(answers.slice(0, 4), answers.slice(4));
+    // its own record it may cite
+    const own = await m.post('/v1/decisions/evaluate', { action: guesses, dependsOn: [page] });
+    assert.equal(own.status, 200, own.text);
+    const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok.mallory}` } } });
+    const c = new Client({ name: 'memauth-test', version: '1.0.0' });
+    await c.connect(transport);
+    try {
+      for (const [name, args] of [
+        ['summarize_into_memory', { from: [rule], content: 'x', scope: 'vendors' }],
+        ['forget', { id: rule }],
+      ] as const) {
+        const r = (await c.callTool({ name, arguments: args })) as CallToolResult;
+        assert.equal(r.isError, true, textOf(r));
+        assert.ok(!textOf(r).includes('alice'), textOf(r));
+      }
+    } finally {
+      await c.close().catch(() => undefined);
+    }
+    assert.equal((await client(srv.url, admin).get(`/v1/memories/${rule}?tenant=acme`)).body.status, 'active', 'the refused delete erased nothing');
   });
 });

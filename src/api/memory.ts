@@ -256,7 +256,7 @@ export class Memory {
    * @param input.usableBy - the principals whose requests may use it (never an `external` one);
    *   omitted: the default of core/confirmation.ts `requesterAdmitted`.
    * @throws `CONFIRMATION_REQUIRES_USER` (logged) when the principal is not a user,
-   *   `CONFIRMATION_USABLE_BY_EXTERNAL` / `UNKNOWN_PRINCIPAL` for a bad `usableBy`,
+   *   `CONFIRMATION_USABLE_BY_EXTERNAL` / `CONFIRMATION_USABLE_BY_TOOL` / `UNKNOWN_PRINCIPAL` for a bad `usableBy`,
    *   `INVALID_ARGUMENT` without args/argsHash or with a TTL above the policy's maximum.
    */
   async confirm(input: In<'confirm'>): Promise<Confirmation> {

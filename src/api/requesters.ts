@@ -30,8 +30,9 @@ export async function resolveRequester(src: StorageReader, tenant: string, id: s
 /**
  * The `usableBy` list of a new confirmation, deduplicated and sorted: every id a registered
  * principal of the tenant, none of kind `external` (an external principal never uses a
- * confirmation).
- * @throws MemauthError `UNKNOWN_PRINCIPAL`, `CONFIRMATION_USABLE_BY_EXTERNAL`.
+ * confirmation) or `tool` (a channel carrying others' text; it may not request a high action
+ * either: core/gate.ts `HIGH_REQUESTER_KINDS`). docs/design.md § Human confirmation.
+ * @throws MemauthError `UNKNOWN_PRINCIPAL`, `CONFIRMATION_USABLE_BY_EXTERNAL`, `CONFIRMATION_USABLE_BY_TOOL`.
  */
 export async function usableByChecked(src: StorageReader, tenant: string, ids: readonly string[]): Promise<string[]> {
   const list = [...new Set(ids)].sort();
@@ -41,6 +42,12 @@ export async function usableByChecked(src: StorageReader, tenant: string, ids: r
       throw new MemauthError('UNKNOWN_PRINCIPAL', `confirm: usableBy names ${JSON.stringify(id)}, not a principal of tenant ${JSON.stringify(tenant)}`, { tenant, principal: id, field: 'usableBy' });
     if (p.kind === 'external') {
       throw new MemauthError('CONFIRMATION_USABLE_BY_EXTERNAL', `confirm: usableBy names ${JSON.stringify(id)}, an external principal; a confirmation is never usable by an external principal`, {
+        principal: id,
+        field: 'usableBy',
+      });
+    }
+    if (p.kind === 'tool') {
+      throw new MemauthError('CONFIRMATION_USABLE_BY_TOOL', `confirm: usableBy names ${JSON.stringify(id)}, a tool principal; a confirmation acts for the user and is never usable by a tool channel`, {
         principal: id,
         field: 'usableBy',
       });

@@ -82,6 +82,10 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
   SESSION_FORBIDDEN: input(403, 'the session belongs to another principal (a session is owned by the principal that used it first)'),
   CONFIRMATION_REQUIRES_USER: input(403, 'only a user principal can confirm an action', { audited: 'always' }),
   CONFIRMATION_USABLE_BY_EXTERNAL: input(403, "a confirmation's usableBy names an external principal; a confirmation is never usable by one"),
+  CONFIRMATION_USABLE_BY_TOOL: input(
+    403,
+    "a confirmation's usableBy names a tool principal: a tool is a channel that carries others' text, never one that acts for the user; name the agent or application that requests the action",
+  ),
   CORROBORATOR_BELOW_FLOOR: input(
     403,
     "the corroborating principal's ceiling is below the policy's corroboration floor (`corroboration.minAuthority`): its corroboration could never count, so it is not recorded",

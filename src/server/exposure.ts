@@ -17,7 +17,7 @@ import type { LineageGraph, Memory, RecordView } from '../api/memory.js';
 import type { ReplayResult } from '../api/replay.js';
 import type { Authority } from '../core/authority.js';
 import { MemauthError } from '../core/errors.js';
-import type { Decision, MemoryRecord } from '../core/types.js';
+import type { Decision, MemoryRecord, Principal } from '../core/types.js';
 import { type CorroborationView, corroborationViews, mayShowText } from '../core/exposure.js';
 import { HttpError } from './errors.js';
 import type { Identity } from './tokens.js';
@@ -74,6 +74,29 @@ export function assertMayRead(identity: Identity, what: string, session: string 
 export function assertNotExternalReader(kind: string, what: string): void {
   if (kind !== 'external') return;
   throw new HttpError(403, 'FORBIDDEN', `an external principal cannot read ${what}: it is a source that writes memory, not a reader of the tenant's; give a reader an agent principal`, { kind });
+}
+
+/**
+ * An external principal reads nothing ({@link assertMayRead}), so it may cite — name as a
+ * decision's dependency, a derivation's input or a record to delete — only records it wrote
+ * itself. A response about another principal's record (which argument values it supplies, its
+ * taint sources, its writer) would read it by other means: guessed values in a dry run would
+ * learn its words one by one (docs/design.md § What the model sees). Another principal's record
+ * and a missing id answer the same (no existence oracle). Any other caller: nothing checked.
+ * @param ids - the ids cited, in request order; `field` names where (`dependsOn`, `from`, `id`).
+ * @throws HttpError `FORBIDDEN` (403), details `{kind, field, ids}` (the ids it may not cite).
+ */
+export async function assertCitesOwn(mem: Memory, tenant: string, caller: Pick<Principal, 'id' | 'kind'> | null, ids: readonly string[] | undefined, field: string): Promise<void> {
+  if (caller === null || caller.kind !== 'external' || ids === undefined || ids.length === 0) return;
+  const own = new Set((await mem.driver.getRecords(tenant, [...new Set(ids)])).filter((r) => r.origin.principalId === caller.id).map((r) => r.id));
+  const refused = [...new Set(ids)].filter((id) => !own.has(id));
+  if (refused.length === 0) return;
+  throw new HttpError(
+    403,
+    'FORBIDDEN',
+    `${field}: an external principal may cite only records it wrote (it reads none of the tenant's memory); not its own or not in the tenant: ${refused.map((id) => JSON.stringify(id)).join(', ')}`,
+    { kind: caller.kind, field, ids: refused },
+  );
 }
 
 /** Is this caller a person (the admin token), who may see every text, labelled? */

@@ -106,7 +106,7 @@ export class McpHttp {
     await this.makeRoom(tenant, principal.id);
     const id = randomUUID();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id });
-    const server = createMcpServer({ mem: this.mem, tenant, principal, session: `mcp_${id}`, config: this.config, version: this.version, ...this.bound(tenant, principal, `mcp_${id}`) });
+    const server = createMcpServer({ mem: this.mem, tenant, principal, session: `mcp_${id}`, config: this.config, version: this.version, ...this.bound(tenant, principal) });
     transport.onclose = () => {
       this.sessions.delete(id);
     };
@@ -144,14 +144,13 @@ export class McpHttp {
   }
 
   /** The server's budgets and expensive-request slots, bound to one connection's principal (the same as over HTTP). */
-  private bound(tenant: string, principal: Principal, session: string): Pick<McpBinding, 'admitDecision' | 'admitWrite' | 'chargedRead' | 'expensive'> {
+  private bound(tenant: string, principal: Principal): Pick<McpBinding, 'admitDecision' | 'admitWrite' | 'expensive'> {
     const l = this.limits;
     if (l === undefined) return {};
     const slots = l.expensive.for(principal);
     return {
       admitDecision: () => l.decisionBudget.admit(tenant, principal),
       admitWrite: (content) => l.writeBudget.admit(tenant, principal, content),
-      chargedRead: (maxMarks, run, marked) => l.writeBudget.chargedRead(tenant, principal, session, maxMarks, run, marked),
       expensive: (operation, fn) => slots.run(tenant, operation, fn),
     };
   }

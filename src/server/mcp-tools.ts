@@ -17,7 +17,7 @@ import { schemas } from '../api/validation.js';
 import type { AuditReport } from '../api/verify.js';
 import type { Decision, Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
-import { type ReplayView, assertNotExternalReader, recordFor } from './exposure.js';
+import { type ReplayView, assertCitesOwn, assertNotExternalReader, recordFor } from './exposure.js';
 import { decisionText, evaluationText, modelJson, recordLine, result, versionsLine } from './mcp-text.js';
 import { assertMayDelete, checkContent } from './routes/common.js';
 
@@ -40,8 +40,6 @@ export interface ToolCall {
   admitDecision(): void;
   /** count one stored record of `content` against the connection's write budget; throws `CONTENT_TOO_LONG` or `RATE_LIMITED` past it. */
   admitWrite(content: string): void;
-  /** run a read of at most `maxMarks` records in the connection's session, charged to its write budget (`RATE_LIMITED` past it; `INVALID_ARGUMENT` over 100 hits for an external principal). */
-  chargedRead<T>(maxMarks: number, run: () => Promise<T>, marked: (r: T) => number): Promise<T>;
   /** the audit verification of the connection's tenant, in the server's expensive-request slots (`TOO_MANY_REQUESTS` when full). */
   verifyAudit(): Promise<AuditReport>;
 }
@@ -134,11 +132,7 @@ async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise
 /** `recall` → `Memory.search` (hits marked read in the session). */
 async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<CallToolResult> {
   assertNotExternalReader(c.principal.kind, 'memory (recall)');
-  const r = await c.chargedRead(
-    a.limit ?? 10,
-    () => c.mem.searchWithInfo({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id }),
-    (x) => x.hits.length,
-  );
+  const r = await c.mem.searchWithInfo({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id });
   const shown = r.hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
   const seen = new Set<string>();
   const line = (h: (typeof shown)[number]): string => {
@@ -153,20 +147,14 @@ async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<Cal
 /** `get_memory` → `Memory.get` (marked read in the session). */
 async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult> {
   assertNotExternalReader(c.principal.kind, 'a memory record');
-  const v = recordFor(
-    true,
-    await c.chargedRead(
-      1,
-      () => c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }),
-      () => 1,
-    ),
-  );
+  const v = recordFor(true, await c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }));
   return result(recordLine(v, `; action authority ${v.actionAuthority}`) + versionsLine(v.versions), { ...v });
 }
 
-/** `supersede_memory` → `Memory.supersede` as the connection's principal, in its session. */
+/** `supersede_memory` → `Memory.supersede` as the connection's principal, in its session (an external principal: only its own records). */
 async function supersedeMemory(c: ToolCall, a: z.output<typeof supersedeInput>): Promise<CallToolResult> {
   checkContent(c.config, a.content);
+  await assertCitesOwn(c.mem, c.tenant, c.principal, [a.id], 'id');
   c.admitWrite(a.content);
   const r = await c.mem.supersede({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
   const state = r.conflict
@@ -182,6 +170,7 @@ async function supersedeMemory(c: ToolCall, a: z.output<typeof supersedeInput>):
 async function summarizeIntoMemory(c: ToolCall, a: z.output<typeof summarizeInput>): Promise<CallToolResult> {
   checkContent(c.config, a.content);
   c.admitWrite(a.content);
+  await assertCitesOwn(c.mem, c.tenant, c.principal, a.from, 'from');
   const r = await c.mem.derive({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
   return result(`stored ${recordLine(r)}`, { ...r });
 }

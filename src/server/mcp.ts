@@ -51,8 +51,6 @@ export interface McpBinding {
   readonly admitDecision?: () => void;
   /** called before each stored record (remember, derive) with its content; throws to refuse (the server's write budget, src/server/write-budget.ts). */
   readonly admitWrite?: (content: string) => void;
-  /** runs a read that marks at most `maxMarks` records read in the session, charged to the server's write budget (src/server/write-budget.ts `chargedRead`); throws to refuse. */
-  readonly chargedRead?: <T>(maxMarks: number, run: () => Promise<T>, marked: (r: T) => number) => Promise<T>;
   /** runs a whole-log operation (verify_audit, replay_decision and their resources) in the server's expensive-request slots (src/server/fairness.ts); throws `TOO_MANY_REQUESTS` to refuse. */
   readonly expensive?: <T>(operation: string, fn: () => Promise<T>) => Promise<T>;
   readonly version: string;
@@ -120,8 +118,7 @@ function toolCall(b: McpBinding): ToolCall {
   const verifyAudit = () => expensive('verifyAudit', () => mem.verifyAudit({ tenant }));
   const admitDecision = b.admitDecision ?? ((): void => undefined);
   const admitWrite = b.admitWrite ?? ((): void => undefined);
-  const chargedRead = b.chargedRead ?? (<T>(_maxMarks: number, run: () => Promise<T>): Promise<T> => run());
-  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn, verifyAudit, admitDecision, admitWrite, chargedRead };
+  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn, verifyAudit, admitDecision, admitWrite };
 }
 
 /**

@@ -86,9 +86,10 @@ export function requesters(f: StoreFactory): void {
       assert.equal((await mem.authorize({ tenant: T, action: PAY, session: S, requester: P.agent })).outcome, 'allow');
     });
 
-    test('usableBy never names an external principal, and names only registered principals', async (t) => {
+    test('usableBy never names an external principal or a tool channel, and names only registered principals', async (t) => {
       const { mem } = await scenario(t);
       await expectCode(() => mem.confirm({ tenant: T, principal: P.alice, action: PAY, usableBy: [P.agent, P.mallory] }), 'CONFIRMATION_USABLE_BY_EXTERNAL');
+      await expectCode(() => mem.confirm({ tenant: T, principal: P.alice, action: PAY, usableBy: [P.agent, P.browser] }), 'CONFIRMATION_USABLE_BY_TOOL');
       await expectCode(() => mem.confirm({ tenant: T, principal: P.alice, action: PAY, usableBy: ['nobody'] }), 'UNKNOWN_PRINCIPAL');
       await expectCode(() => mem.authorize({ tenant: T, action: PAY, requester: 'nobody' }), 'UNKNOWN_PRINCIPAL');
     });

@@ -38,3 +38,24 @@ export function scoreRetrieval(runs: readonly { readonly ranked: readonly string
   const mean = (x: number): number => (n === 0 ? 0 : x / n);
   return { queries: n, recallAt1: mean(r1), recallAt5: mean(r5), recallAt10: mean(r10), mrr: mean(mrr) };
 }
+
+/** The figures of {@link RetrievalScores}, in table order, with their labels. */
+export const FIGURES = [
+  ['recallAt1', 'R@1'],
+  ['recallAt5', 'R@5'],
+  ['recallAt10', 'R@10'],
+  ['mrr', 'MRR'],
+] as const;
+
+/**
+ * The figures on which `worse` is below `better` — `memauth eval retrieval --check` requires none
+ * for hybrid against lexical.
+ *
+ * @returns one line per figure below, e.g. `R@5: hybrid 12.0 < lexical 16.8` (recalls in %, MRR 0..1); empty when none is.
+ */
+export function figuresBelow(worse: { readonly name: string; readonly scores: RetrievalScores }, better: { readonly name: string; readonly scores: RetrievalScores }): string[] {
+  const fmt = (key: (typeof FIGURES)[number][0], x: number): string => (key === 'mrr' ? x.toFixed(3) : (100 * x).toFixed(1));
+  return FIGURES.filter(([key]) => worse.scores[key] < better.scores[key]).map(
+    ([key, label]) => `${label}: ${worse.name} ${fmt(key, worse.scores[key])} < ${better.name} ${fmt(key, better.scores[key])}`,
+  );
+}

@@ -11,6 +11,7 @@ import { MemauthError } from '../../core/errors.js';
 import type { Principal } from '../../core/types.js';
 import type { ServerConfig } from '../config.js';
 import { HttpError } from '../errors.js';
+import { assertCitesOwn } from '../exposure.js';
 import type { DecisionBudget } from '../decision-budget.js';
 import type { TenantSlots } from '../fairness.js';
 import type { WriteBudget } from '../write-budget.js';
@@ -151,10 +152,12 @@ export function checkContent(config: Pick<ServerConfig, 'maxContentChars'>, cont
 /**
  * Deletion rule of the server: the admin, `user` and `system` principals may delete any record of
  * their tenant; any other principal only records it wrote (`FORBIDDEN`, 403). An unknown id is
- * `RECORD_NOT_FOUND` (404).
+ * `RECORD_NOT_FOUND` (404) — except for an external principal, which reads nothing: another's
+ * record and an unknown id are both `FORBIDDEN` without the writer ({@link assertCitesOwn}).
  */
 export async function assertMayDelete(mem: Memory, tenant: string, caller: Principal | null, id: string): Promise<void> {
   if (caller === null || caller.kind === 'user' || caller.kind === 'system') return;
+  await assertCitesOwn(mem, tenant, caller, [id], 'id');
   const [rec] = await mem.driver.getRecords(tenant, [id]);
   if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(id)} in tenant ${JSON.stringify(tenant)}`, { id });
   if (rec.origin.principalId !== caller.id) {

@@ -5,9 +5,9 @@
 import type { z } from 'zod';
 import type { Identity } from '../tokens.js';
 import { HttpError } from '../errors.js';
-import { agentOf, assertDecisionVisible, decisionVisible, replayFor } from '../exposure.js';
+import { agentOf, assertCitesOwn, assertDecisionVisible, decisionVisible, replayFor } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
-import { type AnyRoute, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
+import { type AnyRoute, type Services, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 /**
  * The gate input of a POST /v1/decisions(/evaluate) body: tenant and requester from the token, a
@@ -35,8 +35,22 @@ function gateInput(identity: Identity, body: z.output<typeof requests.DecisionCr
   return { ...body, tenant, userTurn, requester: requesterOf(identity) };
 }
 
+/**
+ * {@link gateInput}, charged to an external principal's decision budget, with its `dependsOn` limited
+ * to records it wrote (an external principal reads nothing: naming another's record would make the
+ * decision's value tracing an oracle for that record's words).
+ * @throws HttpError `RATE_LIMITED` (429), `FORBIDDEN` (403), and those of {@link gateInput}.
+ */
+async function checkedGateInput(identity: Identity, body: z.output<typeof requests.DecisionCreate>, services: Services) {
+  const input = gateInput(identity, body);
+  const caller = identity.kind === 'principal' ? identity.principal : null;
+  services.decisionBudget.admit(input.tenant, caller);
+  await assertCitesOwn(services.mem, input.tenant, caller, body.dependsOn, 'dependsOn');
+  return input;
+}
+
 const GATE_DESCRIPTION =
-  "Dependencies: `dependsOn`, every session record that supplies an argument value, and (unless `context: declared`) every record read in the session. `userTurn` is the user's current turn: only that user principal (it defaults to the caller) or the admin may give it (USER_TURN_NOT_CALLER, 403). The token's principal is the decision's `requester`: the session must be its own (SESSION_FORBIDDEN, 403), and only a confirmation that admits it is used (never by an external principal).";
+  "Dependencies: `dependsOn`, every session record that supplies an argument value, and (unless `context: declared`) every record read in the session. `userTurn` is the user's current turn: only that user principal (it defaults to the caller) or the admin may give it (USER_TURN_NOT_CALLER, 403). The token's principal is the decision's `requester`: the session must be its own (SESSION_FORBIDDEN, 403), and only a confirmation that admits it is used (never by an external principal). An external principal reads nothing, so its `dependsOn` may name only records it wrote (FORBIDDEN, 403, for any other id, existing or not).";
 
 const DECISIONS_SEEN =
   "An agent, tool or external principal's token sees only the decisions it requested (`requester`); another principal's decision answers like a missing one (DECISION_NOT_FOUND, 404). The admin, user and system tokens see every decision.";
@@ -67,7 +81,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     tag: 'gate',
     summary: 'A human confirmation scoped to one exact action (user principals only): single-use by default, expiring',
     description:
-      "Only a user principal's token can confirm (CONFIRMATION_REQUIRES_USER, 403, logged). `memoryIds`, when given, must name records of the same tenant. `usableBy` names the principals whose requests may use it (never an external one: CONFIRMATION_USABLE_BY_EXTERNAL, 403); without it, user, system and agent principals and the admin token may (never tool or external principals).",
+      "Only a user principal's token can confirm (CONFIRMATION_REQUIRES_USER, 403, logged). `memoryIds`, when given, must name records of the same tenant. `usableBy` names the principals whose requests may use it (never an external or tool one: CONFIRMATION_USABLE_BY_EXTERNAL / CONFIRMATION_USABLE_BY_TOOL, 403); without it, user, system and agent principals and the admin token may (never tool or external principals).",
     auth: 'principal',
     body: requests.ConfirmationCreate,
     responses: { 201: 'Confirmation' },
@@ -90,8 +104,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     responses: { 201: 'Decision' },
     errors: [404, 429],
     handler: async ({ identity, body, services }) => {
-      const input = gateInput(identity, body);
-      services.decisionBudget.admit(input.tenant, identity.kind === 'principal' ? identity.principal : null);
+      const input = await checkedGateInput(identity, body, services);
       return created(await services.mem.authorize(input));
     },
   }),
@@ -107,8 +120,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     responses: { 200: 'Evaluation' },
     errors: [404, 429],
     handler: async ({ identity, body, services }) => {
-      const input = gateInput(identity, body);
-      services.decisionBudget.admit(input.tenant, identity.kind === 'principal' ? identity.principal : null);
+      const input = await checkedGateInput(identity, body, services);
       return ok(await services.mem.evaluate(input));
     },
   }),

@@ -3,14 +3,8 @@
  * call the facade).
  */
 import { params, queries, requests } from '../schemas.js';
-import { agentOf, assertMayRead, lineageFor, recordFor, viewFor } from '../exposure.js';
+import { agentOf, assertCitesOwn, assertMayRead, lineageFor, recordFor, viewFor } from '../exposure.js';
 import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
-
-/** Hits of a search that names no `limit` (Memory.search's default). */
-const SEARCH_DEFAULT_LIMIT = 10;
-
-const READS_CHARGED =
-  ' For an external principal a read in a session is charged to its write budget (`externalWritesPerMinute`, `externalWriteBytesPerMinute`): a session it has not used before costs one record and 256 bytes, each hit 64 bytes; past it RATE_LIMITED (429) with `Retry-After`, before anything is marked.';
 
 const DELETED_HASH =
   "A deleted record's `contentHash` is shown to the admin, user and system tokens only; an agent, tool or external principal's token gets the string `withheld` (the keyed hash of erased text would let it test guesses).";
@@ -44,7 +38,8 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'deriveMemory',
     tag: 'memories',
     summary: 'Derive a record (summarize, extract, merge, dedup, rewrite, import, embed); taint = min over every input',
-    description: "Inputs are `from` plus every record read in `session` (unless `narrowInputs` is proven by verbatim extraction). Every `from` id must be in the token's tenant (404 otherwise).",
+    description:
+      "Inputs are `from` plus every record read in `session` (unless `narrowInputs` is proven by verbatim extraction). Every `from` id must be in the token's tenant (404 otherwise); an external principal's only records it wrote (FORBIDDEN, 403, for any other id, existing or not).",
     auth: 'principal',
     body: requests.Derivation,
     responses: { 201: 'MemoryRecord' },
@@ -54,6 +49,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
       services.writeBudget.admit(tenant, principal, body.content);
+      await assertCitesOwn(services.mem, tenant, principal, body.from, 'from');
       return created(await services.mem.derive({ ...body, tenant, principal: principal.id, requester: principal.id }));
     },
   }),
@@ -64,7 +60,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     tag: 'memories',
     summary: "Write a new version of a record as the token's principal (write rules); it competes with current versions it does not outrank",
     description:
-      "The record must be a current version in the token's tenant (404 otherwise; RECORD_DELETED or RECORD_SUPERSEDED, 409, with `details.current`). The new version hides the current versions whose action authority is at most its own; below one of them it competes (`conflict: true`) and reads and the gate show both. A chain at its version limit takes only a version that outranks every current one (TOO_MANY_VERSIONS, 409).",
+      "The record must be a current version in the token's tenant (404 otherwise; RECORD_DELETED or RECORD_SUPERSEDED, 409, with `details.current`). The new version hides the current versions whose action authority is at most its own; below one of them it competes (`conflict: true`) and reads and the gate show both. A chain at its version limit takes only a version that outranks every current one (TOO_MANY_VERSIONS, 409). An external principal, which reads nothing, may supersede only records it wrote (FORBIDDEN, 403, as for an unknown id).",
     auth: 'principal',
     params: params.Id,
     body: requests.Supersede,
@@ -74,6 +70,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
+      await assertCitesOwn(services.mem, tenant, principal, [p.id], 'id');
       services.writeBudget.admit(tenant, principal, body.content);
       const r = await services.mem.supersede({ ...body, id: p.id, tenant, principal: principal.id, requester: principal.id });
       return created({ ...r, record: recordFor(agentOf(identity) !== null, r.record) });
@@ -85,7 +82,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'searchMemories',
     tag: 'memories',
     summary: 'Search one scope — `mode` lexical (BM25), semantic or hybrid (default hybrid with an embedder); hits are marked read in `session`',
-    description: `A session belongs to the principal whose token used it first (the admin token may use any): another principal's session is SESSION_FORBIDDEN (403). An external principal may ask for at most 100 hits (\`limit\`; INVALID_ARGUMENT, 400).${READS_CHARGED}`,
+    description: `A session belongs to the principal whose token used it first (the admin token may use any): another principal's session is SESSION_FORBIDDEN (403). An external principal reads nothing (FORBIDDEN, 403).`,
     auth: 'any',
     body: requests.Search,
     responses: { 200: 'SearchResult' },
@@ -94,9 +91,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       assertMayRead(identity, 'memory search', body.session);
       const agent = agentOf(identity) !== null;
       const tenant = tenantFor(identity, body.tenant);
-      const principal = identity.kind === 'principal' ? identity.principal : null;
-      const run = () => services.mem.searchWithInfo({ ...body, tenant, requester: requesterOf(identity) });
-      const r = await services.writeBudget.chargedRead(tenant, principal, body.session, body.limit ?? SEARCH_DEFAULT_LIMIT, run, (x) => x.hits.length);
+      const r = await services.mem.searchWithInfo({ ...body, tenant, requester: requesterOf(identity) });
       return ok({ ...r, hits: r.hits.map((h) => ({ ...h, record: recordFor(agent, h.record) })) });
     },
   }),
@@ -113,7 +108,6 @@ export const memoryRoutes: readonly AnyRoute[] = [
     handler: async ({ identity, query, services }) => {
       assertMayRead(identity, 'the memory listing', 'unmarked');
       const agent = agentOf(identity) !== null;
-      services.writeBudget.checkPage(identity.kind === 'principal' ? identity.principal : null, query.limit ?? 100);
       const tenant = tenantFor(identity, query.tenant);
       const records = await services.mem.list({ ...query, tenant });
       return ok({ records: records.map((r) => recordFor(agent, r)), ...(await tenantHint(identity, services, tenant, records.length === 0)) });
@@ -125,7 +119,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'getMemory',
     tag: 'memories',
     summary: 'One record (the current version of its chain unless `exact`) with its action authority, corroborations, deleted sources and versions; marked read in `session`',
-    description: `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. ${DELETED_HASH}${READS_CHARGED}`,
+    description: `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. ${DELETED_HASH}`,
     auth: 'any',
     params: params.Id,
     query: queries.GetMemory,
@@ -134,9 +128,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     handler: async ({ identity, params: p, query, services }) => {
       assertMayRead(identity, 'a memory record', query.session);
       const tenant = tenantFor(identity, query.tenant);
-      const principal = identity.kind === 'principal' ? identity.principal : null;
-      const run = () => services.mem.get({ tenant, id: p.id, session: query.session, exact: query.exact, requester: requesterOf(identity) });
-      const record = await services.writeBudget.chargedRead(tenant, principal, query.session, 1, run, () => 1);
+      const record = await services.mem.get({ tenant, id: p.id, session: query.session, exact: query.exact, requester: requesterOf(identity) });
       return ok(recordFor(agentOf(identity) !== null, await viewFor(identity, services.mem, tenant, record)));
     },
   }),

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { REVIEW_LANES, reviewQueuePage } from '../../api/decisions.js';
 import { computeMetricsSeries } from '../../api/metrics-series.js';
 import type { Memory } from '../../api/memory.js';
-import { confirmationMismatch } from '../../core/confirmation.js';
+import { DEFAULT_USABLE_KINDS, confirmationMismatch } from '../../core/confirmation.js';
 import type { Decision, PrincipalKind, ReasonCode } from '../../core/types.js';
 import type { RequesterSide, ReviewNoteRow } from '../../store/driver.js';
 import { HttpError } from '../errors.js';
@@ -47,12 +47,12 @@ async function requesterView(mem: Memory, tenant: string, d: Pick<Decision, 'req
 
 /**
  * A denial a user can lift with a scoped confirmation: only soft reasons (needs_confirmation is
- * added only then), requested by the application or a registered principal that is not
- * `external` (a confirmation is never usable by an external principal, so approving one would
- * only hand it to someone else).
+ * added only then), requested by the application or a registered user, system or agent principal
+ * (core/confirmation.ts `DEFAULT_USABLE_KINDS`: a confirmation is never usable by an external
+ * principal or a tool channel, so approving their request would only hand it to someone else).
  */
 export const approvable = (d: Pick<Decision, 'outcome' | 'reasons'>, requester: RequesterView = { id: null, kind: null }): boolean =>
-  d.outcome === 'deny' && d.reasons.some((r) => r.code === 'needs_confirmation') && (requester.id === null || (requester.kind !== null && requester.kind !== 'external'));
+  d.outcome === 'deny' && d.reasons.some((r) => r.code === 'needs_confirmation') && (requester.id === null || (requester.kind !== null && DEFAULT_USABLE_KINDS.has(requester.kind)));
 
 /** The memory a confirmation approving `d` is bound to: the untrusted records its denial named. */
 const approvedMemoryIds = (d: Pick<Decision, 'reasons'>): string[] => [...new Set(d.reasons.filter((r) => r.code === 'needs_confirmation').flatMap((r) => r.memoryIds))].sort();
@@ -146,7 +146,7 @@ export const reviewRoutes: readonly AnyRoute[] = [
     tag: 'review',
     summary: "Approve a blocked decision once: a user's scoped confirmation for exactly its action, bound to its requester and to the records its denial named",
     description:
-      "Only a user principal's token (CONFIRMATION_REQUIRES_USER, 403). The confirmation binds the action type, resource and exact arguments, `memoryIds` = the untrusted records the denial named (a later session that read anything else untrusted cannot use it), `usableBy` = the decision's requester (the admin token / application: `[]`), single use, expiring. A decision that is not approvable — allowed, a hard denial, or requested by an external or unregistered principal — is NOT_APPROVABLE (409).",
+      "Only a user principal's token (CONFIRMATION_REQUIRES_USER, 403). The confirmation binds the action type, resource and exact arguments, `memoryIds` = the untrusted records the denial named (a later session that read anything else untrusted cannot use it), `usableBy` = the decision's requester (the admin token / application: `[]`), single use, expiring. A decision that is not approvable — allowed, a hard denial, or requested by an external, tool or unregistered principal (none may use a confirmation) — is NOT_APPROVABLE (409).",
     auth: 'principal',
     params: params.Id,
     body: requests.ReviewApprove,
