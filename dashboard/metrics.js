@@ -7,7 +7,7 @@ import { announce, fmtTime, h, table } from './ui.js';
 const METRICS = [
   ['originCoverage', 'Origin coverage', 'records whose origin is complete and matches the audit chain'],
   ['taintRetention', 'Taint retention', 'derived records that kept every input’s taint'],
-  ['launderingAsr', 'Laundering ASR', 'exposed decisions that proceeded without a confirmation (lower is better for high); requests of the application, agents, tools and people — external principals’ are in their own table below'],
+  ['launderingAsr', 'Laundering ASR', 'exposed decisions that proceeded without a confirmation (lower is better for high); requests of the application, agents and people — external principals’ and tools’ are in their own table below'],
   ['legitimateUtility', 'Legitimate utility', 'clean decisions that proceeded'],
   ['corroborationValidity', 'Corroboration validity', 'recorded corroborations that count'],
   ['highRiskDependencyRate', 'High-risk dependency rate', 'dependencies below trusted_tool_verified'],
@@ -45,7 +45,7 @@ export async function metricsPage() {
       return;
     }
     const totals = TIERS.map((t) => h('tr', h('th', { scope: 'row' }, t), h('td', String(sum(t, (x) => x.decisions))), h('td', String(sum(t, (x) => x.external.decisions)))));
-    out.replaceChildren(tierLegend(), h('div.charts', charts), table('Decisions per tier in these windows', ['Tier', 'Own (application, agents, tools, people)', 'External principals'], totals), externalTable(series, sum));
+    out.replaceChildren(tierLegend(), h('div.charts', charts), table('Decisions per tier in these windows', ['Tier', 'Own (application, agents, people)', 'External principals and tools'], totals), externalTable(series, sum));
     announce('Metrics drawn');
   };
   buckets.addEventListener('change', draw);

@@ -39,19 +39,43 @@ function recordItem(r) {
     h('p.src-head', bad ? h('strong.untrusted-mark', '✖ Untrusted — '): null, `${r.derivedFrom.length || r.sessionContext ? 'derived record' : 'record'} written by `, h('strong', r.origin.principalId), ' from ', h('span.mono.source', r.origin.sourceRef || '(no source)'), ' · ', recordLink(r.id)),
     h('p', excerpt),
     h('p.auths', authorityOf('origin', r.origin.authority), ' ', authorityOf('taint', r.taint.lowestAuthority), ' ', authorityOf('action', r.actionAuthority)),
+    vouchers(r),
     r.versions && (r.versions.conflict || !r.versions.current.includes(r.id)) ? versionsTable(r.versions, r.id) : null,
   );
 }
 
-/** The arguments table: each argument, its exact value, and the records (untrusted first) or the user's turn that supplied it. */
+/** Who vouched for a record and with what evidence: a corroboration counts by the rules, but only a person can judge whether its evidence is about this record. */
+function vouchers(r) {
+  const list = r.corroborations ?? [];
+  if (list.length === 0) return null;
+  return h(
+    'ul.vouchers',
+    { 'aria-label': 'Corroborations' },
+    list.map((c) => h('li', 'vouched for by ', h('strong', c.principalId), ` (${c.domain}, ${c.authority}) citing `, h('span.mono', c.evidenceRef ?? '(withheld)'), ' · ', h('time', { datetime: c.at }, fmtTime(c.at)))),
+  );
+}
+
+/**
+ * The rows of the arguments table: one per value the gate traced, under the path it traced it at
+ * (`payee.account`, `image[0]`, `{resource}`) — so a nested value or the resource shows its own
+ * suppliers — then each top-level argument no traced value lies under (a decision recorded
+ * before values were traced: every argument, with no supplier).
+ */
+function valueRows(d) {
+  const traced = (d.values ?? []).map((v) => ({ path: v.argument, value: v.value, v }));
+  const top = (path) => path.replace(/^\{resource\}$/, '').split(/[.[]/)[0];
+  const covered = new Set(traced.map((t) => top(t.path)));
+  const untraced = Object.entries(d.action.args).filter(([name]) => !covered.has(name)).map(([name, value]) => ({ path: name, value, v: undefined }));
+  return [...traced, ...untraced];
+}
+
+/** The arguments table: each traced value, its exact text, and the records (untrusted first) or the user's turn that supplied it. */
 function argumentsBlock(d, records) {
-  const byArg = new Map((d.values ?? []).map((v) => [v.argument, v]));
-  const rows = Object.entries(d.action.args).map(([name, value]) => {
-    const v = byArg.get(name);
+  const rows = valueRows(d).map(({ path, value, v }) => {
     const ids = suppliers(v);
     const list = h('ul.sources', ids.length ? h('li.muted', 'Loading the records…') : h('li.muted', v?.userTurn ? 'the user’s own turn' : 'no record supplied it'));
     if (ids.length) void recordsOf(records, ids).then((rs) => list.replaceChildren(...rs.sort((a, b) => Number(!isUntrusted(a.actionAuthority ?? 'external_untrusted')) - Number(!isUntrusted(b.actionAuthority ?? 'external_untrusted'))).map(recordItem), ...(v?.userTurn ? [h('li', 'and the user’s own turn')] : [])));
-    return h('tr', h('th', { scope: 'row' }, h('code', name)), h('td', h('span.mono.value', typeof value === 'string' ? value : JSON.stringify(value)), warningList(value)), h('td', list));
+    return h('tr', { 'data-argument': path }, h('th', { scope: 'row' }, h('code', path)), h('td', h('span.mono.value', typeof value === 'string' ? value : JSON.stringify(value)), warningList(value)), h('td', list));
   });
   const argIds = new Set(d.values?.flatMap(suppliers) ?? []);
   const others = d.dependencies.filter((x) => !argIds.has(x.memoryId)).map((x) => x.memoryId);

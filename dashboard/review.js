@@ -1,5 +1,5 @@
-// The review queue page: the lanes of GET /v1/review (requests of the application, agents, tools
-// and people before those of external principals; high tier first; blocked before would_deny),
+// The review queue page: the lanes of GET /v1/review (requests of the application, agents and
+// and people before those of external principals and tools; high tier first; blocked before would_deny),
 // paged by cursor, with a count per lane; identical denials shown once. Cards: review-card.js.
 import { api, session } from './api.js';
 import { errorBox, page } from './layout.js';
@@ -10,8 +10,8 @@ import { announce, h, table } from './ui.js';
 const QUEUE_PAGE = 50;
 
 const SIDE_TITLE = {
-  internal: 'Requested by the application, agents, tools and people',
-  external: 'Requested by external principals (never approvable)',
+  internal: 'Requested by the application, agents and people',
+  external: 'Requested by external principals and tools (never approvable)',
 };
 
 export async function reviewPage() {
@@ -79,7 +79,7 @@ async function drawReview(out) {
   const records = new Map();
   const render = () => {
     const total = state.lanes.reduce((n, l) => n + l.count, 0);
-    const laneRows = state.lanes.filter((l) => l.count > 0).map((l) => h('tr', h('th', { scope: 'row' }, l.requesters === 'internal' ? 'own (application, agents, tools, people)' : 'external'), h('td', l.tier), h('td', l.kind === 'blocked' ? 'blocked' : 'would deny (observe)'), h('td', String(l.count))));
+    const laneRows = state.lanes.filter((l) => l.count > 0).map((l) => h('tr', h('th', { scope: 'row' }, l.requesters === 'internal' ? 'own (application, agents, people)' : 'external'), h('td', l.tier), h('td', l.kind === 'blocked' ? 'blocked' : 'would deny (observe)'), h('td', String(l.count))));
     const more = h('button', { type: 'button', id: 'queue-more', on: { click: async () => {
       more.disabled = true;
       more.textContent = 'Loading…';

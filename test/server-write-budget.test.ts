@@ -1,7 +1,7 @@
 /**
- * The write budget of external principals (src/server/write-budget.ts): a record's size and the
- * records and bytes per minute of one external token are limited, over HTTP and MCP together;
- * agents are not. Against a real `memauth serve` process with its default configuration, and
+ * The write and decision budgets of channel principals (src/server/write-budget.ts,
+ * decision-budget.ts): a record's size and the records and bytes per minute of one external or
+ * tool token are limited, each kind by its own limits, over HTTP and MCP together; agents are not. Against a real `memauth serve` process with its default configuration, and
  * the bucket arithmetic with a test clock.
  */
 import assert from 'node:assert/strict';
@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { DEFAULT_CONFIG } from '../src/server/config.js';
+import { DecisionBudget } from '../src/server/decision-budget.js';
 import { WriteBudget } from '../src/server/write-budget.js';
 import { type ServerProcess, addPrincipal, expectError, http, startServerProcess, tempDir } from './server-helpers.js';
 
@@ -20,6 +21,19 @@ describe('external writes on the default server', () => {
     const admin = srv.adminToken as string;
     tok.mallory = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'mallory', kind: 'external', domain: 'mallory.example' });
     tok.agent = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'agent', kind: 'agent', domain: 'agent' });
+    tok.browser = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'browser', kind: 'tool', domain: 'browser' });
+  });
+
+  test('a tool principal stores a page of 1 MiB, not more (413 CONTENT_TOO_LONG); an agent stores it', async () => {
+    const page = 'p'.repeat(1024 * 1024);
+    const ok = await http(srv.url, 'POST', '/v1/memories', { token: tok.browser, body: { scope: 's', content: page.slice(0, 900_000), source: 'https://example.org/a' } });
+    assert.equal(ok.status, 201, ok.text.slice(0, 200));
+    const big = `${page}q`;
+    const r = await http(srv.url, 'POST', '/v1/memories', { token: tok.browser, body: { scope: 's', content: big.slice(0, 999_999), source: 'https://example.org/b' } });
+    assert.equal(r.status, 201, 'under the 1,000,000-character cap and 1 MiB');
+    const over = await http(srv.url, 'POST', '/v1/memories', { token: tok.browser, body: { scope: 's', content: 'é'.repeat(600_000), source: 'https://example.org/c' } });
+    expectError(over, 413, 'CONTENT_TOO_LONG');
+    assert.equal(over.body.details.max, 1024 * 1024);
   });
   after(async () => {
     await srv.stop();
@@ -80,7 +94,33 @@ describe('WriteBudget', () => {
     );
     for (let i = 0; i < 100; i++) b.admit('t', { id: 'a', kind: 'agent' }, 'abcdefghij');
     b.admit('t', null, 'abcdefghij');
+    // a tool has its own, larger budget
+    b.admit('t', { id: 'b', kind: 'tool' }, 'abcdefghij');
     now = 30_000;
     b.admit('t', ext, 'a');
+  });
+});
+
+describe('DecisionBudget', () => {
+  test('external and tool principals each have their own decisions per minute; agents, people and the admin none', () => {
+    let now = 0;
+    const b = new DecisionBudget({ external: 1, tool: 2 }, () => now);
+    const ext = { id: 'm', kind: 'external' as const };
+    const tool = { id: 'b', kind: 'tool' as const };
+    b.admit('t', ext);
+    assert.throws(
+      () => b.admit('t', ext),
+      (e: { code?: string; details?: { perMinute?: number } }) => e.code === 'RATE_LIMITED' && e.details?.perMinute === 1,
+    );
+    b.admit('t', tool);
+    b.admit('t', tool);
+    assert.throws(
+      () => b.admit('t', tool),
+      (e: { code?: string; details?: { perMinute?: number } }) => e.code === 'RATE_LIMITED' && e.details?.perMinute === 2,
+    );
+    for (let i = 0; i < 100; i++) b.admit('t', { id: 'a', kind: 'agent' });
+    b.admit('t', null);
+    now = 60_000;
+    b.admit('t', ext);
   });
 });

@@ -41,8 +41,8 @@ async function verifiedDecisions(driver: StorageDriver, tenant: string, ds: read
 export type ReviewLane = Pick<QueuedDecisionsQuery, 'requesters' | 'tier' | 'outcome'>;
 
 /**
- * The queue's lanes in the order a person reviews them: requests of the application, agents,
- * tools and people before those of external principals (whose flood must not bury them), then
+ * The queue's lanes in the order a person reviews them: requests of the application, agents and
+ * people before those of external principals and tool channels (whose flood must not bury them), then
  * the highest tier first, then blocked (deny) before observe mode's would_deny.
  */
 export const REVIEW_LANES: readonly ReviewLane[] = (['internal', 'external'] as const).flatMap((requesters) =>

@@ -5,6 +5,7 @@
  * the per-tier report. Pure computations over a loaded {@link StoreView} (api/metrics-store.ts).
  */
 import { TRUSTED_THRESHOLD, type Authority, atLeast, isAuthority, rank } from '../core/authority.js';
+import { actsForUser } from '../core/confirmation.js';
 import { corroborationOf } from '../core/facts.js';
 import { CHANNELS, TIERS, type Channel, type Corroboration, type Decision, type MemoryRecord, type Tier } from '../core/types.js';
 import { type StoreView, sample } from './metrics-store.js';
@@ -33,7 +34,7 @@ export interface ExternalDecisionMetrics {
 
 /** Metrics of one risk tier. */
 export interface TierMetrics {
-  /** decisions recorded in this tier requested by the application, agents, tools or people (not external principals: see `external`). */
+  /** decisions recorded in this tier requested by the application, agents or people (not external principals or tools: see `external`). */
   readonly decisions: number;
   /** records in this tier's dependency closure (dependencies and their ancestors). */
   readonly records: number;
@@ -158,8 +159,8 @@ function exposureChannels(base: StoreView, d: Decision): Set<ExposureChannel> {
   return out;
 }
 
-/** Whether `d` was requested by an external principal or one not registered in the tenant (null requester: the application). */
-const requestedExternally = (base: StoreView, d: Decision): boolean => d.requester != null && (base.kinds.get(d.requester) ?? 'external') === 'external';
+/** Whether `d` was requested apart from the tenant's own side: by an external principal, a tool channel or a principal not registered (null requester: the application). */
+const requestedExternally = (base: StoreView, d: Decision): boolean => !actsForUser(d.requester, d.requester == null ? null : base.kinds.get(d.requester));
 
 /** Laundering ASR (overall and per channel), legitimate utility and high-risk dependency rate of decisions `ds`. */
 function decisionMetrics(base: StoreView, ds: readonly Decision[]): Pick<TierMetrics, 'launderingAsr' | 'legitimateUtility' | 'highRiskDependencyRate'> {

@@ -14,9 +14,9 @@
  * `allow`, or `would_deny` (observe mode logs the denial and lets the action through).
  *
  * Requesters. The decision metrics (laundering ASR, legitimate utility, high-risk dependency
- * rate, and `decisions`) of a tier count the decisions requested by the application, agents,
- * tools and people; those requested by external principals (or principals not registered) are
- * reported apart, in the tier's `external` field. An external token can request any number of
+ * rate, and `decisions`) of a tier count the decisions requested by the application, agents and
+ * people; those requested by external principals, tool channels (or principals not registered)
+ * are reported apart, in the tier's `external` field. Such a token can request any number of
  * denied actions: counted together, they would dilute the headline attack success rate.
  *
  * This file: the report of one tenant. The store is read by metrics-store.ts, the metrics of a

@@ -22,8 +22,15 @@ export type ConfirmationMismatch =
  */
 export type Requester = { readonly id: string; readonly kind: PrincipalKind } | null;
 
-/** Principal kinds a confirmation without `usableBy` admits: those that act for the user, never a tool channel or an external principal. */
+/**
+ * Principal kinds that act for the user: those a confirmation without `usableBy` admits, never a
+ * tool channel or an external principal. Their requests (and the application's) are the tenant's
+ * own side of the review queue and the metrics; a tool's or external principal's are apart.
+ */
 export const DEFAULT_USABLE_KINDS: ReadonlySet<PrincipalKind> = new Set(['user', 'system', 'agent']);
+
+/** Whether a decision's requester is on the tenant's own side: the application (`null`) or a principal of a {@link DEFAULT_USABLE_KINDS} kind (`undefined`: not registered — apart). */
+export const actsForUser = (requester: string | null | undefined, kind: PrincipalKind | null | undefined): boolean => requester == null || (kind != null && DEFAULT_USABLE_KINDS.has(kind));
 
 /**
  * May `requester` use confirmation `c` (docs/design.md § Human confirmation: a confirmation authorizes

@@ -53,6 +53,14 @@ export interface ServerConfig {
   readonly externalWritesPerMinute: number;
   /** UTF-8 bytes of content one external principal may store per minute, over HTTP and MCP together (default 1 MiB); more is 429 RATE_LIMITED. */
   readonly externalWriteBytesPerMinute: number;
+  /** decisions one tool principal (a channel carrying others' text) may request per minute, over HTTP and MCP together (default 600); one more is 429 RATE_LIMITED. */
+  readonly toolDecisionsPerMinute: number;
+  /** UTF-8 bytes of content one tool principal may store in one record (default 1 MiB); more is 413 CONTENT_TOO_LONG. */
+  readonly toolMaxContentBytes: number;
+  /** records one tool principal may store per minute, over HTTP and MCP together (default 600); one more is 429 RATE_LIMITED. */
+  readonly toolWritesPerMinute: number;
+  /** UTF-8 bytes of content one tool principal may store per minute, over HTTP and MCP together (default 16 MiB); more is 429 RATE_LIMITED. */
+  readonly toolWriteBytesPerMinute: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
@@ -75,6 +83,10 @@ export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
   externalMaxContentBytes: 64 * 1024,
   externalWritesPerMinute: 60,
   externalWriteBytesPerMinute: 1024 * 1024,
+  toolDecisionsPerMinute: 600,
+  toolMaxContentBytes: 1024 * 1024,
+  toolWritesPerMinute: 600,
+  toolWriteBytesPerMinute: 16 * 1024 * 1024,
 });
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -121,6 +133,10 @@ const fields = {
   externalMaxContentBytes: byteSize(100 * 1024 * 1024),
   externalWritesPerMinute: z.coerce.number().int().min(1).max(1_000_000),
   externalWriteBytesPerMinute: byteSize(100 * 1024 * 1024 * 1024),
+  toolDecisionsPerMinute: z.coerce.number().int().min(1).max(1_000_000),
+  toolMaxContentBytes: byteSize(100 * 1024 * 1024),
+  toolWritesPerMinute: z.coerce.number().int().min(1).max(1_000_000),
+  toolWriteBytesPerMinute: byteSize(100 * 1024 * 1024 * 1024),
 };
 
 /** The config file's `embeddings` object (docs/embeddings.md). */
@@ -153,6 +169,10 @@ export const ConfigFileSchema = z.strictObject({
   externalMaxContentBytes: fields.externalMaxContentBytes.optional(),
   externalWritesPerMinute: fields.externalWritesPerMinute.optional(),
   externalWriteBytesPerMinute: fields.externalWriteBytesPerMinute.optional(),
+  toolDecisionsPerMinute: fields.toolDecisionsPerMinute.optional(),
+  toolMaxContentBytes: fields.toolMaxContentBytes.optional(),
+  toolWritesPerMinute: fields.toolWritesPerMinute.optional(),
+  toolWriteBytesPerMinute: fields.toolWriteBytesPerMinute.optional(),
 });
 
 /** Environment variable of each setting (an empty variable counts as unset). */
@@ -173,6 +193,10 @@ export const ENV_VARS: Readonly<Partial<Record<keyof ServerConfig, string>>> = O
   externalMaxContentBytes: 'MEMAUTH_EXTERNAL_MAX_CONTENT',
   externalWritesPerMinute: 'MEMAUTH_EXTERNAL_WRITES_PER_MINUTE',
   externalWriteBytesPerMinute: 'MEMAUTH_EXTERNAL_WRITE_BYTES_PER_MINUTE',
+  toolDecisionsPerMinute: 'MEMAUTH_TOOL_DECISIONS_PER_MINUTE',
+  toolMaxContentBytes: 'MEMAUTH_TOOL_MAX_CONTENT',
+  toolWritesPerMinute: 'MEMAUTH_TOOL_WRITES_PER_MINUTE',
+  toolWriteBytesPerMinute: 'MEMAUTH_TOOL_WRITE_BYTES_PER_MINUTE',
 });
 
 type Raw = Partial<Record<keyof ServerConfig, unknown>>;
@@ -257,6 +281,10 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     externalMaxContentBytes: pick('externalMaxContentBytes') ?? d.externalMaxContentBytes,
     externalWritesPerMinute: pick('externalWritesPerMinute') ?? d.externalWritesPerMinute,
     externalWriteBytesPerMinute: pick('externalWriteBytesPerMinute') ?? d.externalWriteBytesPerMinute,
+    toolDecisionsPerMinute: pick('toolDecisionsPerMinute') ?? d.toolDecisionsPerMinute,
+    toolMaxContentBytes: pick('toolMaxContentBytes') ?? d.toolMaxContentBytes,
+    toolWritesPerMinute: pick('toolWritesPerMinute') ?? d.toolWritesPerMinute,
+    toolWriteBytesPerMinute: pick('toolWriteBytesPerMinute') ?? d.toolWriteBytesPerMinute,
     ...(file.embeddings !== undefined ? { embeddings: file.embeddings } : {}),
   });
 }

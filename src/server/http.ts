@@ -112,7 +112,7 @@ export function apiRoutes(): AnyRoute[] {
  */
 export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: NodeJS.WritableStream } = {}): { app: FastifyInstance; services: Services; mcp: McpHttp; startClosing: () => void } {
   const tokens = new TokenService(mem.driver);
-  const decisionBudget = new DecisionBudget(config.externalDecisionsPerMinute);
+  const decisionBudget = new DecisionBudget({ external: config.externalDecisionsPerMinute, tool: config.toolDecisionsPerMinute });
   const writeBudget = new WriteBudget(config);
   const expensive = new TenantSlots(config.maxExpensivePerTenant);
   const services: Services = { mem, tokens, config, version: VERSION, expensive, decisionBudget, writeBudget };

@@ -1,10 +1,12 @@
 /**
- * The write budget of external principals (pure bookkeeping, no I/O): each external principal of
- * a tenant may store content of at most `maxBytes` per record, and at most `recordsPerMinute`
- * records and `bytesPerMinute` bytes of content per minute (token buckets refilled evenly over
- * the minute). Storing and indexing a large record blocks the process, and each one stays on
- * disk: without a budget one external token could stall every tenant and fill the disk. Agents,
- * tools, people and the application are not limited here (only by `maxContentChars`). Used by
+ * The write budget of channel principals (pure bookkeeping, no I/O): each `external` or `tool`
+ * principal of a tenant may store content of at most `maxBytes` per record, and at most
+ * `recordsPerMinute` records and `bytesPerMinute` bytes of content per minute (token buckets
+ * refilled evenly over the minute), with limits of its own kind (`external…` and `tool…` in the
+ * server config). Storing and indexing a large record blocks the process, tracing an action's
+ * values through it costs every later decision of the session, and each one stays on disk:
+ * without a budget one token carrying others' text could stall every tenant and fill the disk.
+ * Agents, people and the application are not limited here (only by `maxContentChars`). Used by
  * POST /v1/memories, POST /v1/derivations (routes/memories.ts) and the MCP tools `remember` and
  * `derive` alike.
  *
@@ -17,58 +19,69 @@ import type { ServerConfig } from './config.js';
 import { HttpError } from './errors.js';
 import { TokenBuckets } from './token-buckets.js';
 
-/** The write budgets of external principals, keyed by tenant and principal. */
+/** The principal kinds with a budget: channels that carry text the tenant did not write. */
+export type BudgetedKind = 'external' | 'tool';
+
+type Limits = Pick<ServerConfig, 'externalMaxContentBytes' | 'externalWritesPerMinute' | 'externalWriteBytesPerMinute' | 'toolMaxContentBytes' | 'toolWritesPerMinute' | 'toolWriteBytesPerMinute'>;
+
+interface KindBudget {
+  readonly maxBytes: number;
+  readonly records: TokenBuckets;
+  readonly bytes: TokenBuckets;
+}
+
+/** The write budgets of external and tool principals, keyed by tenant and principal. */
 export class WriteBudget {
-  private readonly records: TokenBuckets;
-  private readonly bytes: TokenBuckets;
-  private readonly maxBytes: number;
+  private readonly kinds: ReadonlyMap<string, KindBudget>;
 
   /**
-   * @param config `externalMaxContentBytes`, `externalWritesPerMinute`, `externalWriteBytesPerMinute`.
+   * @param config the `external…` and `tool…` limits (bytes per record, records and bytes per minute).
    * @param now the clock in milliseconds (tests pass their own).
    */
-  constructor(config: Pick<ServerConfig, 'externalMaxContentBytes' | 'externalWritesPerMinute' | 'externalWriteBytesPerMinute'>, now: () => number = Date.now) {
-    this.maxBytes = config.externalMaxContentBytes;
-    this.records = new TokenBuckets(config.externalWritesPerMinute, now);
-    this.bytes = new TokenBuckets(config.externalWriteBytesPerMinute, now);
+  constructor(config: Limits, now: () => number = Date.now) {
+    this.kinds = new Map<BudgetedKind, KindBudget>([
+      ['external', { maxBytes: config.externalMaxContentBytes, records: new TokenBuckets(config.externalWritesPerMinute, now), bytes: new TokenBuckets(config.externalWriteBytesPerMinute, now) }],
+      ['tool', { maxBytes: config.toolMaxContentBytes, records: new TokenBuckets(config.toolWritesPerMinute, now), bytes: new TokenBuckets(config.toolWriteBytesPerMinute, now) }],
+    ]);
   }
 
   /**
    * Count one record of `content` written by `principal` of `tenant`; nothing for principals
-   * that are not `external` (nor for the admin token: `principal` null).
+   * of other kinds (nor for the admin token: `principal` null).
    *
-   * @throws HttpError `CONTENT_TOO_LONG` (413) when the content's UTF-8 size is over
-   *   `externalMaxContentBytes`; details `{field: 'content', length, max, unit: 'bytes'}`.
+   * @throws HttpError `CONTENT_TOO_LONG` (413) when the content's UTF-8 size is over its kind's
+   *   `…MaxContentBytes`; details `{field: 'content', length, max, unit: 'bytes'}`.
    * @throws HttpError `RATE_LIMITED` (429) when the principal has used its records or bytes of
    *   the minute; details `{tenant, principal, perMinute, unit, retryAfterSeconds}` (the server
    *   also sends `Retry-After`). A refused write uses none of the budget.
    */
   admit(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, content: string): void {
-    if (principal === null || principal.kind !== 'external') return;
+    const b = principal === null ? undefined : this.kinds.get(principal.kind);
+    if (principal === null || b === undefined) return;
     const size = Buffer.byteLength(content, 'utf8');
-    if (size > this.maxBytes) {
-      throw new HttpError(413, 'CONTENT_TOO_LONG', `content is ${size} bytes; an external principal may store at most ${this.maxBytes} bytes per record`, {
+    if (size > b.maxBytes) {
+      throw new HttpError(413, 'CONTENT_TOO_LONG', `content is ${size} bytes; a ${principal.kind} principal may store at most ${b.maxBytes} bytes per record`, {
         field: 'content',
         length: size,
-        max: this.maxBytes,
+        max: b.maxBytes,
         unit: 'bytes',
       });
     }
     const key = `${tenant}\u0000${principal.id}`;
-    const wait = this.records.take(key);
-    if (wait !== null) throw this.limited(tenant, principal.id, this.records.capacity, 'records', wait);
-    const waitBytes = this.bytes.take(key, size);
+    const wait = b.records.take(key);
+    if (wait !== null) throw limited(tenant, principal, b.records.capacity, 'records', wait);
+    const waitBytes = b.bytes.take(key, size);
     if (waitBytes === null) return;
-    this.records.refund(key);
-    throw this.limited(tenant, principal.id, this.bytes.capacity, 'bytes', waitBytes);
+    b.records.refund(key);
+    throw limited(tenant, principal, b.bytes.capacity, 'bytes', waitBytes);
   }
+}
 
-  private limited(tenant: string, principal: string, perMinute: number, unit: 'records' | 'bytes', retryAfterSeconds: number): HttpError {
-    return new HttpError(
-      429,
-      'RATE_LIMITED',
-      `external principal ${JSON.stringify(principal)} may write ${perMinute} ${unit} of memory per minute and has used them: retry in ${retryAfterSeconds} s`,
-      { tenant, principal, perMinute, unit, retryAfterSeconds },
-    );
-  }
+function limited(tenant: string, principal: Pick<Principal, 'id' | 'kind'>, perMinute: number, unit: 'records' | 'bytes', retryAfterSeconds: number): HttpError {
+  return new HttpError(
+    429,
+    'RATE_LIMITED',
+    `${principal.kind} principal ${JSON.stringify(principal.id)} may write ${perMinute} ${unit} of memory per minute and has used them: retry in ${retryAfterSeconds} s`,
+    { tenant, principal: principal.id, perMinute, unit, retryAfterSeconds },
+  );
 }

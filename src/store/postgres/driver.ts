@@ -57,11 +57,13 @@ export interface PostgresOptions {
   /**
    * Group commit (default on): the transactions of one tenant that queue up in this process while
    * one runs are run together in the next PostgreSQL transaction — one BEGIN, one advisory lock,
-   * one COMMIT — each in its own SAVEPOINT (a transaction that throws rolls back only itself), at
-   * most `maxOps` (default 256) per COMMIT. Every caller's promise resolves only after the COMMIT
-   * that includes its transaction, so an acknowledged write is as durable as without group commit;
-   * if that COMMIT fails (or the connection is lost), every transaction of the batch is rejected
-   * and none of it is stored. `false`: one PostgreSQL transaction per call.
+   * one COMMIT — a transaction that throws rolls back only itself (to its SAVEPOINT), at most
+   * `maxOps` (default 256) per COMMIT. Appends are sent with the next statement or the COMMIT, and
+   * some reads answered once per batch (./batch-exec.ts). Every caller's promise resolves only
+   * after the COMMIT that includes its transaction, so an acknowledged write is as durable as
+   * without group commit; if that COMMIT fails (or the connection is lost, or a deferred append
+   * fails), every transaction of the batch is rejected and none of it is stored. `false`: one
+   * PostgreSQL transaction per call.
    */
   readonly groupCommit?: boolean | PgGroupCommitOptions;
 }

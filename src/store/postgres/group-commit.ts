@@ -2,20 +2,23 @@
  * Group commit for the PostgreSQL driver (see {@link PostgresOptions.groupCommit} in ./driver.ts),
  * one lane per tenant: the transactions of one tenant that queue up while a batch runs are run
  * together in the next PostgreSQL transaction — one BEGIN, one `pg_advisory_xact_lock` on the
- * tenant's chain, one COMMIT — each in its own SAVEPOINT (a transaction that throws rolls back
- * only itself). Every caller's promise resolves only after the COMMIT that includes its
- * transaction; a failed COMMIT (or a connection lost mid-batch) rejects every transaction of the
- * batch, and nothing of it is stored. Tenants' lanes run in parallel, each on a pooled connection.
- * The logical transactions of a batch share a {@link BatchMemo} of append-only reads (./tx.ts).
+ * tenant's chain, one COMMIT — a transaction that throws rolls back only itself (to its SAVEPOINT,
+ * or by dropping its appends not sent yet: ./batch-exec.ts). Every caller's promise resolves only
+ * after the COMMIT that includes its transaction; a failed COMMIT (or a connection lost
+ * mid-batch, or a deferred append that fails) rejects every transaction of the batch, and nothing
+ * of it is stored. Tenants' lanes run in parallel, each on a pooled connection. The logical
+ * transactions of a batch share a {@link BatchMemo} of append-only reads (./tx.ts) and one
+ * {@link BatchExecutor} that sends their appends together with the next statement.
  *
- * May import: pg (types), core/errors, ../driver.js, ../sql/dialect.js, ./errors.js, ./native.js, ./tx.js.
+ * May import: pg (types), core/errors, ../driver.js, ../sql/dialect.js, ./batch-exec.js, ./errors.js, ./native.js, ./tx.js.
  */
 import type pg from 'pg';
 import type { StorageTx } from '../driver.js';
 import { postgresDialect } from '../sql/dialect.js';
 import { MemauthError } from '../../core/errors.js';
 import { type PostgresTarget, mapPgError, where } from './errors.js';
-import { pgExecutor, pgNative } from './native.js';
+import { BatchExecutor } from './batch-exec.js';
+import { pgNative } from './native.js';
 import { BatchMemo, PgTx } from './tx.js';
 
 /** Group commit settings (see {@link PostgresOptions.groupCommit}). */
@@ -39,9 +42,6 @@ interface Job {
 }
 
 type Done = Array<{ job: Job; value: unknown }>;
-
-/** Between two logical transactions: one round trip (a simple query of two statements). */
-const NEXT_SAVEPOINT = 'RELEASE SAVEPOINT memauth_op; SAVEPOINT memauth_op';
 
 /** The per-tenant queues of transactions waiting for a batch, and the batches run over them. */
 export class PgGroupCommit {
@@ -87,7 +87,7 @@ export class PgGroupCommit {
   }
 
   /**
-   * One batch: BEGIN, the tenant lock, up to maxOps queued jobs each in its SAVEPOINT, COMMIT;
+   * One batch: BEGIN, the tenant lock, up to maxOps queued jobs, COMMIT (with the appends not sent yet);
    * callers resolved only after the COMMIT returned. When the batch cannot start (no connection,
    * BEGIN or the lock fails), every queued job is rejected with that error.
    */
@@ -105,12 +105,12 @@ export class PgGroupCommit {
     const done: Done = [];
     let broken: Error | undefined;
     try {
-      const failed = await this.runJobs(client, pending, done);
+      const exec = new BatchExecutor(client, host.target);
+      const failed = await this.runJobs(client, exec, pending, done);
       if (failed !== null) throw failed;
       // COMMIT of a transaction aborted by an error some job caught and ignored answers ROLLBACK
-      const end = await client.query('COMMIT');
-      if (end.command !== 'COMMIT')
-        throw new MemauthError('DATABASE_UNAVAILABLE', `${where(host.target)}: the batch's transaction was aborted by an earlier error; nothing of it was stored, retry`, {});
+      const end = await exec.finish('COMMIT');
+      if (end !== 'COMMIT') throw new MemauthError('DATABASE_UNAVAILABLE', `${where(host.target)}: the batch's transaction was aborted by an earlier error; nothing of it was stored, retry`, {});
     } catch (e) {
       await client.query('ROLLBACK').catch((re: unknown) => {
         broken = re instanceof Error ? re : new Error(String(re));
@@ -139,39 +139,38 @@ export class PgGroupCommit {
   }
 
   /** The batch's jobs, up to maxOps or until the queue is empty; what broke the batch, or null. */
-  private async runJobs(client: pg.PoolClient, pending: Job[], done: Done): Promise<unknown> {
+  private async runJobs(client: pg.PoolClient, exec: BatchExecutor, pending: Job[], done: Done): Promise<unknown> {
     const memo = new BatchMemo();
     for (let ops = 0; ops < this.maxOps; ops++) {
       const job = pending.shift();
       if (job === undefined) return null;
-      if (ops > 0) {
-        try {
-          await client.query(NEXT_SAVEPOINT);
-        } catch (e) {
-          job.reject(mapPgError(e, this.host.target));
-          return e;
-        }
-      }
-      const broken = await this.runJob(client, job, memo, done);
+      exec.startJob(ops);
+      const broken = await this.runJob(client, exec, job, memo, done);
       if (broken !== null) return broken;
     }
     return null;
   }
 
-  /** One job after its SAVEPOINT: kept on success, rolled back alone on failure; what broke the batch, or null. */
-  private async runJob(client: pg.PoolClient, job: Job, memo: BatchMemo, done: Done): Promise<unknown> {
-    const tx = new PgTx(pgExecutor(client, this.host.target), postgresDialect, pgNative).useMemo(memo);
+  /**
+   * One job: kept on success; on failure rolled back alone (to its savepoint when it sent
+   * statements, else its kept appends are dropped); what broke the batch, or null.
+   */
+  private async runJob(client: pg.PoolClient, exec: BatchExecutor, job: Job, memo: BatchMemo, done: Done): Promise<unknown> {
+    const tx = new PgTx(exec, postgresDialect, pgNative).useMemo(memo);
     try {
       const value = await job.fn(tx);
       tx.end();
+      if (exec.broken !== null) throw exec.broken;
+      exec.endJob(false);
       done.push({ job, value });
       return null;
     } catch (e) {
       tx.end();
       memo.clear();
       job.reject(mapPgError(e, this.host.target));
+      if (exec.broken !== null) return exec.broken;
       try {
-        await client.query('ROLLBACK TO SAVEPOINT memauth_op');
+        if (exec.endJob(true)) await client.query('ROLLBACK TO SAVEPOINT memauth_op');
         return null;
       } catch (e2) {
         return e2;

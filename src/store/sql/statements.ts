@@ -7,6 +7,7 @@
  * May import: core types, ../driver.js types, ./dialect.js.
  */
 import { type AuditEntry, type AuditOp, type Checkpoint, payloadJson } from '../../core/audit.js';
+import { DEFAULT_USABLE_KINDS } from '../../core/confirmation.js';
 import type { SessionLogEntry } from '../../core/session.js';
 import type { Confirmation, Corroboration, Decision, MemoryRecord, Principal } from '../../core/types.js';
 import type { ListRecordsOptions, QueuedDecisionsQuery, ReviewNoteRow, TokenRow } from '../driver.js';
@@ -104,8 +105,8 @@ export const decisions = (d: Dialect, tenant: string, limit: number): Stmt => st
 function internalRequester(d: Dialect): { sql: string; values: unknown[] } {
   const requester = d.jsonField('d.body');
   return {
-    sql: `(${requester} IS NULL OR EXISTS (SELECT 1 FROM principals p WHERE p.tenant = d.tenant AND p.id = ${requester} AND p.kind <> 'external'))`,
-    values: ['requester', 'requester'],
+    sql: `(${requester} IS NULL OR EXISTS (SELECT 1 FROM principals p WHERE p.tenant = d.tenant AND p.id = ${requester} AND p.kind IN (${[...DEFAULT_USABLE_KINDS].map(() => '?').join(', ')})))`,
+    values: ['requester', 'requester', ...DEFAULT_USABLE_KINDS],
   };
 }
 
