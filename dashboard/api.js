@@ -70,6 +70,7 @@ export const api = {
   confirm: (body) => request('POST', '/v1/confirmations', { body: tb(body) }),
   metrics: () => request('GET', '/v1/metrics', { query: tq({ replaySample: 20 }) }),
   metricsSeries: (buckets) => request('GET', '/v1/metrics/series', { query: tq({ buckets }) }),
+  surfaces: (since) => request('GET', '/v1/surfaces', { query: tq({ since }) }),
   verify: () => request('GET', '/v1/audit/verify', { query: tq() }),
   exportAudit: (after) => request('GET', '/v1/audit/export', { query: tq({ after }), raw: true }),
 };

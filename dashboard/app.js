@@ -7,6 +7,7 @@ import { errorBox, main, page } from './layout.js';
 import { memoriesPage, recordPage } from './memories.js';
 import { metricsPage } from './metrics.js';
 import { reviewPage } from './review.js';
+import { surfacesPage } from './surfaces.js';
 import { h } from './ui.js';
 
 // ------------------------------------------------------------------ sign in
@@ -98,6 +99,7 @@ async function route() {
     else if (name === 'decision' && id) await decisionPage(id);
     else if (name === 'review') await reviewPage();
     else if (name === 'metrics') await metricsPage();
+    else if (name === 'surfaces') await surfacesPage();
     else if (name === 'audit') auditPage();
     else await memoriesPage();
   } catch (e) {

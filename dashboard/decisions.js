@@ -2,7 +2,7 @@
 import { api } from './api.js';
 import { lineageFigure, nodeLabel } from './graph.js';
 import { errorBox, page } from './layout.js';
-import { authorityOf, decisionLink, dl, h, outcomeBadge, pretty, reasonList, recordLink, statusBadge, table, time } from './ui.js';
+import { announce, authorityOf, decisionLink, dl, h, outcomeBadge, pretty, reasonList, recordLink, statusBadge, table, time } from './ui.js';
 
 export async function decisionsPage() {
   const out = h('div', { 'aria-live': 'polite' }, h('p', 'Loading…'));

@@ -38,3 +38,26 @@ test('serve warns once when the checkpoint key is beside the database', async ()
     await srv.stop();
   }
 });
+
+test('a checkpoint key or checkpoint copy in a directory that does not exist: INVALID_ARGUMENT naming the directory, the directory not created', async () => {
+  const dir = tempDir();
+  const missing = join(dir, 'etc', 'memauth');
+  const key = join(missing, 'checkpoint.key');
+  for (const cmd of [['init'], ['serve', '--port', '0']]) {
+    const r = spawnSync(process.execPath, [CLI, ...cmd, '--db', join(dir, 'a.db')], { env: cleanEnv({ MEMAUTH_CHECKPOINT_KEY: key }), encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 2, `${cmd[0]}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`error INVALID_ARGUMENT: cannot keep the checkpoint key in .*: directory ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} does not exist`), cmd[0]);
+    assert.doesNotMatch(r.stderr, /unexpected error/);
+  }
+  assert.ok(!existsSync(missing));
+  const lib = await import('../src/api/open.js');
+  await assert.rejects(
+    lib.openMemory({ path: ':memory:', checkpointFile: join(missing, 'checkpoints.jsonl') }),
+    (e: { code?: string; details?: { field?: string } }) => e.code === 'INVALID_ARGUMENT' && e.details?.field === 'checkpointFile',
+  );
+  await assert.rejects(
+    (async () => lib.checkpointKeyFromFile(dir))(),
+    (e: { code?: string; message?: string }) => e.code === 'INVALID_ARGUMENT' && /cannot read or create the checkpoint key/.test(e.message ?? ''),
+    'a directory named as the key file',
+  );
+});

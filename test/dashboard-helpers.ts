@@ -44,3 +44,17 @@ export async function signIn(page: Page, url: string, token: string, tenant?: st
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { level: 1, name: 'Memories' }).waitFor();
 }
+
+/** What sticks out of the window sideways: the page's scroll width, the window's width and the first elements past its right edge. */
+export function overflow(page: Page): Promise<{ scroll: number; width: number; wide: string[] }> {
+  return page.evaluate(() => {
+    const d = (
+      globalThis as unknown as {
+        document: { documentElement: { scrollWidth: number }; querySelectorAll(s: string): Iterable<{ tagName: string; className: string; getBoundingClientRect(): { right: number } }> };
+      }
+    ).document;
+    const w = (globalThis as unknown as { innerWidth: number }).innerWidth;
+    const over = [...d.querySelectorAll('*')].filter((e) => e.getBoundingClientRect().right > w + 1).map((e) => `${e.tagName}.${e.className}:${Math.round(e.getBoundingClientRect().right)}`);
+    return { scroll: d.documentElement.scrollWidth, width: w, wide: over.slice(0, 5) };
+  });
+}

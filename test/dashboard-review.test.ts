@@ -12,7 +12,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launch, newPage, signIn, skip } from './dashboard-helpers.js';
+import { launch, newPage, overflow, signIn, skip } from './dashboard-helpers.js';
 import { type ServerProcess, addPrincipal, client, expectStatus, startServerProcess, tempDir } from './server-helpers.js';
 
 const IMG = fileURLToPath(new URL('../../docs/img/', import.meta.url));
@@ -202,21 +202,13 @@ test('at 390 px wide no page scrolls sideways', { skip, timeout: 120_000 }, asyn
     [`#/decision/${ids.pay}`, '.replay-result'],
     ['#/review', 'table.args li.src-untrusted'],
     ['#/metrics', 'table.external-metrics'],
+    ['#/surfaces', 'table.surfaces tbody tr'],
     ['#/audit', '#verify'],
   ];
   for (const [hash, ready] of pages) {
     await page.goto(`${srv.url}/${hash}`);
     await page.locator(ready).first().waitFor({ timeout: 60_000 });
-    const { scroll, width, wide } = await page.evaluate(() => {
-      const d = (
-        globalThis as unknown as {
-          document: { documentElement: { scrollWidth: number }; querySelectorAll(s: string): Iterable<{ tagName: string; className: string; getBoundingClientRect(): { right: number } }> };
-        }
-      ).document;
-      const w = (globalThis as unknown as { innerWidth: number }).innerWidth;
-      const over = [...d.querySelectorAll('*')].filter((e) => e.getBoundingClientRect().right > w + 1).map((e) => `${e.tagName}.${e.className}:${Math.round(e.getBoundingClientRect().right)}`);
-      return { scroll: d.documentElement.scrollWidth, width: w, wide: over.slice(0, 5) };
-    });
+    const { scroll, width, wide } = await overflow(page);
     assert.ok(scroll <= width, `${hash}: ${scroll} px wide content in a ${width} px window: ${wide.join(' ')}`);
     if (hash === '#/review') await shot(page, 'dashboard-review-390', false);
   }

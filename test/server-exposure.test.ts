@@ -100,12 +100,14 @@ describe('attacker text exposure through the server', () => {
     assert.equal((await client(srv.url, tok.alice as string).get('/v1/review')).status, 200);
   });
 
-  test('an external token reads no memory of its tenant: get, search, list, lineage and MCP recall/get_memory are refused', async () => {
+  test('an external token reads no memory of its tenant: get, search, list, lineage, principals, audit verification, metrics and MCP recall/get_memory/verify_audit are refused', async () => {
     const m = client(srv.url, tok.mallory as string);
     expectError(await m.get(`/v1/memories/${rule}?session=m1`), 403, 'FORBIDDEN');
     expectError(await m.post('/v1/memories/search', { scope: 'vendors', query: 'Acme', session: 'm1' }), 403, 'FORBIDDEN');
     expectError(await m.get('/v1/memories?scope=vendors'), 403, 'FORBIDDEN');
     expectError(await m.get(`/v1/memories/${summary}/lineage`), 403, 'FORBIDDEN');
+    // nor its aggregates: who is registered, how long the chain is, what the metrics say
+    for (const path of ['/v1/principals', '/v1/audit/verify', '/v1/metrics', '/v1/metrics/series']) expectError(await m.get(path), 403, 'FORBIDDEN');
     const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok.mallory}` } } });
     const c = new Client({ name: 'memauth-test', version: '1.0.0' });
     await c.connect(transport);
@@ -113,6 +115,7 @@ describe('attacker text exposure through the server', () => {
       for (const [name, args] of [
         ['recall', { scope: 'vendors', query: 'Acme' }],
         ['get_memory', { id: rule }],
+        ['verify_audit', {}],
       ] as const) {
         const r = (await c.callTool({ name, arguments: args })) as CallToolResult;
         assert.equal(r.isError, true, textOf(r));

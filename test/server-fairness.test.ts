@@ -100,6 +100,7 @@ describe('expensive endpoints are limited per tenant side', () => {
     const admin = srv.adminToken as string;
     tok.mallory = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'mallory', kind: 'external', domain: 'mallory.example' });
     tok.gagent = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'gagent', kind: 'agent', domain: 'agent' });
+    tok.crawler = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'crawler', kind: 'tool', domain: 'crawler.example' });
     tok.agent = await addPrincipal(srv.url, admin, { tenant: 'acme', id: 'agent', kind: 'agent', domain: 'agent' });
     for (let i = 0; i < 150; i++) {
       const w = await http(srv.url, 'POST', '/v1/memories', { token: tok.mallory, body: { scope: 's', content: `note ${i} ACCT-${i}`, source: 'mail:x' } });
@@ -111,18 +112,19 @@ describe('expensive endpoints are limited per tenant side', () => {
     await srv.stop();
   });
 
-  test("concurrent metrics of an external principal beyond its side's limit are 429 TOO_MANY_REQUESTS; its own tenant's agent and another tenant are served", async () => {
+  test("concurrent metrics of a tool beyond its side's limit are 429 TOO_MANY_REQUESTS; its own tenant's agent and another tenant are served; an external principal reads no metrics", async () => {
+    expectError(await http(srv.url, 'GET', '/v1/metrics', { token: tok.mallory }), 403, 'FORBIDDEN');
     let flood: Awaited<ReturnType<typeof http>>[] = [];
     // a round can end before the next request is read: try a few rounds of 8 at once
     for (let round = 0; round < 10 && !flood.some((r) => r.status === 429); round++) {
       const [other, own, ...rest] = await Promise.all([
         http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.agent }),
-        // the tenant's own agent, sent while the external principal's requests hold the tenant's external slots
+        // the tenant's own agent, sent while the tool's requests hold the tenant's channel slots
         new Promise((resolve) => setTimeout(resolve, 5)).then(() => http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.gagent })),
-        ...Array.from({ length: 8 }, () => http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.mallory })),
+        ...Array.from({ length: 8 }, () => http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.crawler })),
       ]);
       assert.equal(other?.status, 200, other?.text);
-      assert.equal(own?.status, 200, `globex's own agent is not shut out by its external principal: ${own?.text}`);
+      assert.equal(own?.status, 200, `globex's own agent is not shut out by its tool: ${own?.text}`);
       flood = rest;
     }
     const statuses = flood.map((r) => r.status);
@@ -139,7 +141,7 @@ describe('expensive endpoints are limited per tenant side', () => {
   test("another tenant's audit verification does not wait behind a tenant's running metrics series", async () => {
     for (let round = 0; round < 3; round++) {
       let seriesDone = 0;
-      const series = http(srv.url, 'GET', '/v1/metrics/series?buckets=200&replaySample=all', { token: tok.mallory }).then((r) => {
+      const series = http(srv.url, 'GET', '/v1/metrics/series?buckets=200&replaySample=all', { token: tok.crawler }).then((r) => {
         seriesDone = performance.now();
         return r;
       });
@@ -154,10 +156,10 @@ describe('expensive endpoints are limited per tenant side', () => {
     }
   });
 
-  test("MCP verify_audit and the audit resource take the same slots: an external principal's parallel calls are refused past its side's limit", async () => {
+  test("MCP verify_audit and the audit resource take the same slots: a tool's parallel calls are refused past its side's limit", async () => {
     const sessions = await Promise.all(
       Array.from({ length: 6 }, async () => {
-        const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok.mallory}` } } });
+        const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok.crawler}` } } });
         const c = new Client({ name: 'flood', version: '1' });
         await c.connect(transport);
         return c;
@@ -166,8 +168,8 @@ describe('expensive endpoints are limited per tenant side', () => {
     try {
       let codes: string[] = [];
       for (let round = 0; round < 10 && !codes.some((t) => t.includes('TOO_MANY_REQUESTS')); round++) {
-        // mallory's HTTP metrics hold its side's slot: its MCP calls, sent meanwhile, wait in or are refused by the same slots
-        const metrics = http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.mallory });
+        // the tool's HTTP metrics hold its side's slot: its MCP calls, sent meanwhile, wait in or are refused by the same slots
+        const metrics = http(srv.url, 'GET', '/v1/metrics?replaySample=all', { token: tok.crawler });
         await new Promise((resolve) => setTimeout(resolve, 5));
         const calls = sessions.map((c, i) =>
           i % 2 === 0

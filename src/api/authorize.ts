@@ -11,7 +11,7 @@ import { argsHashOf } from '../core/confirmation.js';
 import { MemauthError } from '../core/errors.js';
 import { decide } from '../core/gate.js';
 import { argumentTypes, disallowedArguments, modeFor, riskTier } from '../core/policy.js';
-import type { Action, Decision } from '../core/types.js';
+import type { Action, Decision, MemoryRecord } from '../core/types.js';
 import type { StorageTx } from '../store/driver.js';
 import { confirmationCandidates, loadCandidates } from './authorize-candidates.js';
 import { type Decided, evaluation, recordDecision } from './authorize-record.js';
@@ -21,6 +21,7 @@ import { principalIn, refusing } from './refusals.js';
 import { type Evaluation, resolveRequester } from './requesters.js';
 import { checkSession } from './sessions.js';
 import { gateConflicts } from './versions.js';
+import { yielder } from './yielder.js';
 import { parseAuthorize } from './validation.js';
 
 /** {@link Memory.authorize} (`dryRun` false) and {@link Memory.evaluate} (`dryRun` true). */
@@ -45,6 +46,7 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const { k, minAuthority: floor } = ctx.policy.document.corroboration;
       const verdicts = ctx.provenance.dependencyVerdicts(tx, a.tenant, candidates.list, k, floor, now);
       const factsOf = verdicts instanceof Map ? verdicts : await verdicts;
+      await prepareTexts(ctx, candidates.list);
       const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, now);
       const depIds = new Set(deps.facts.map((d) => d.memoryId));
       const conflicts = await gateConflicts(
@@ -76,6 +78,19 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       return recordDecision(ctx, tx, decided, sessionExists, mark);
     }),
   );
+}
+
+/**
+ * Prepare the candidates' texts for value matching (memoised per record) before the gate's
+ * synchronous tracing, yielding to the event loop between records: a session that read megabytes
+ * of fresh text would otherwise hold every other request of every tenant until it is tokenized.
+ */
+async function prepareTexts(ctx: OpContext, records: readonly MemoryRecord[]): Promise<void> {
+  const pause = yielder();
+  for (const r of records) {
+    ctx.provenance.matchText(r);
+    await pause();
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
  * `postgres://` URL, loads the policy, finds or creates the checkpoint signing key, and returns a
  * {@link Memory} (docs/library.md; docs/design.md § Audit log for checkpoints).
  */
-import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { generateKeyPairSync } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import type { Checkpoint } from '../core/audit.js';
@@ -95,6 +95,52 @@ function resolvePolicy(p: OpenMemoryOptions['policy']): Policy {
   return loadPolicy(p);
 }
 
+/** Refuse a file path whose directory does not exist: the file could never be created there. */
+function assertDirectoryOf(file: string, field: string, what: string): void {
+  const dir = dirname(resolve(file));
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new MemauthError('INVALID_ARGUMENT', `cannot keep ${what} in ${file}: directory ${dir} does not exist (create it, readable only by the user memauth runs as)`, { field, path: file });
+}
+
+/**
+ * The Ed25519 checkpoint signing key (PKCS#8 PEM) kept in `file`: read, or created with mode
+ * 0600 when the file does not exist yet. docs/design.md § Audit log.
+ * @param file - the key file (`$MEMAUTH_CHECKPOINT_KEY`, `<db>.key` by default for SQLite).
+ * @returns the PEM text.
+ * @throws MemauthError `INVALID_ARGUMENT` (field `checkpointKeyFile`) when its directory does not
+ *   exist, or the file cannot be read or created (a directory, no permission), naming the path.
+ */
+export function checkpointKeyFromFile(file: string): string {
+  try {
+    if (existsSync(file)) return readFileSync(file, 'utf8');
+    assertDirectoryOf(file, 'checkpointKeyFile', 'the checkpoint key');
+    const key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    writeFileSync(file, key, { mode: 0o600, flag: 'wx' });
+    chmodSync(file, 0o600);
+    return key;
+  } catch (e) {
+    if (e instanceof MemauthError) throw e;
+    // another process created it first: use its key, never overwrite it
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(file, 'utf8');
+    throw new MemauthError('INVALID_ARGUMENT', `cannot read or create the checkpoint key ${file}: ${(e as Error).message}`, { field: 'checkpointKeyFile', path: file });
+  }
+}
+
+/**
+ * The checkpoint signing key {@link openMemory} uses: the one given, the key file's, one of this
+ * process for `:memory:`, or none (`false`, or a driver's store without a key given).
+ * @throws MemauthError `INVALID_ARGUMENT` from {@link checkpointKeyFromFile}.
+ */
+function signingKey(opts: OpenMemoryOptions, path: string, fileBacked: boolean): string | null {
+  if (opts.checkpointKey === false) return null;
+  if (typeof opts.checkpointKey === 'string') return opts.checkpointKey;
+  if (fileBacked) return checkpointKeyFromFile(opts.checkpointKeyFile ?? `${path}.key`);
+  // a driver's store (e.g. PostgreSQL) outlives this process and is shared by several: a key made
+  // up here would differ in every process, and verification pins the store's own key — so no
+  // key unless one is given
+  return opts.driver === undefined ? generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() : null;
+}
+
 function readCheckpoints(file: string): Checkpoint[] {
   if (!existsSync(file)) return [];
   const out: Checkpoint[] = [];
@@ -123,7 +169,8 @@ function readCheckpoints(file: string): Checkpoint[] {
  * await mem.close();
  * ```
  * @throws MemauthError `DATABASE_CORRUPT` (not a memauth database, or corrupted), `DATABASE_LOCKED`,
- *   `POLICY_INVALID` (naming the bad field).
+ *   `POLICY_INVALID` (naming the bad field), `INVALID_ARGUMENT` (a checkpoint key or checkpoint
+ *   copy file that cannot be read or created, e.g. in a directory that does not exist).
  */
 /**
  * One warning line when the checkpoint key of the SQLite file `dbPath` sits beside the database
@@ -144,22 +191,15 @@ export async function openMemory(opts: OpenMemoryOptions = {}): Promise<Memory> 
   const driver = opts.driver ?? SqliteDriver.open({ path, groupCommit: opts.groupCommit ?? false });
   const fileBacked = opts.driver === undefined && path !== ':memory:';
   let key: string | null = null;
-  if (opts.checkpointKey !== false) {
-    if (typeof opts.checkpointKey === 'string') key = opts.checkpointKey;
-    else if (fileBacked) {
-      const keyFile = opts.checkpointKeyFile ?? `${path}.key`;
-      if (existsSync(keyFile)) key = readFileSync(keyFile, 'utf8');
-      else {
-        key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-        writeFileSync(keyFile, key, { mode: 0o600 });
-        chmodSync(keyFile, 0o600);
-      }
-    } else if (opts.driver === undefined) key = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    // a driver's store (e.g. PostgreSQL) outlives this process and is shared by several: a key made
-    // up here would differ in every process, and verification pins the store's own key — so no
-    // key unless one is given
+  let cpFile: string | null;
+  try {
+    key = signingKey(opts, path, fileBacked);
+    cpFile = opts.checkpointFile ?? (fileBacked ? `${path}.checkpoints` : null);
+    if (opts.checkpointFile !== undefined) assertDirectoryOf(opts.checkpointFile, 'checkpointFile', 'the checkpoint copies');
+  } catch (e) {
+    if (opts.driver === undefined) await driver.close();
+    throw e;
   }
-  const cpFile = opts.checkpointFile ?? (fileBacked ? `${path}.checkpoints` : null);
   return new Memory({
     driver,
     policy,

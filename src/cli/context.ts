@@ -3,12 +3,11 @@
  * --json, output helpers), opening and closing the store, reading content, and the commander
  * option parsers the command tables use.
  */
-import { generateKeyPairSync } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Memory } from '../api/memory.js';
-import { openMemory } from '../api/open.js';
+import { checkpointKeyFromFile, openMemory } from '../api/open.js';
 import { emptyTenantHint } from '../api/surfaces.js';
 import { MemauthError } from '../core/errors.js';
 import { type EmbedderSettings, embedderOf } from './embedder-config.js';
@@ -180,13 +179,7 @@ export async function withListing<T>(ctx: Ctx, tenant: string, fn: (mem: Memory)
 function pgCheckpointOptions(): { checkpointKey: string | false; checkpointFile?: string } {
   const out: { checkpointKey: string | false; checkpointFile?: string } = { checkpointKey: false };
   const keyFile = process.env.MEMAUTH_CHECKPOINT_KEY;
-  if (keyFile !== undefined && keyFile !== '') {
-    if (!existsSync(keyFile)) {
-      writeFileSync(keyFile, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
-      chmodSync(keyFile, 0o600);
-    }
-    out.checkpointKey = readFileSync(keyFile, 'utf8');
-  }
+  if (keyFile !== undefined && keyFile !== '') out.checkpointKey = checkpointKeyFromFile(keyFile);
   const cpFile = process.env.MEMAUTH_CHECKPOINTS;
   if (cpFile !== undefined && cpFile !== '') out.checkpointFile = cpFile;
   return out;

@@ -99,6 +99,16 @@ export async function assertCitesOwn(mem: Memory, tenant: string, caller: Pick<P
   );
 }
 
+/**
+ * {@link assertNotExternalReader} for an HTTP caller: the tenant's aggregates (its principals, the
+ * audit chain's length and head, the metrics) are reads of its memory too — to an attacker they
+ * say when an agent acted and whether a planted record steered it.
+ * @throws HttpError `FORBIDDEN` (403) for an external principal's token.
+ */
+export function assertNotExternal(identity: Identity, what: string): void {
+  if (identity.kind === 'principal') assertNotExternalReader(identity.principal.kind, what);
+}
+
 /** Is this caller a person (the admin token), who may see every text, labelled? */
 export const isPerson = (identity: Identity | null): boolean => identity !== null && identity.kind === 'admin';
 

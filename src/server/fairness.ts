@@ -3,10 +3,11 @@
  * (metrics, metrics series, replay, audit verification): each reads a tenant's whole log or
  * table, so one token calling them in a loop must not take the process from every other tenant,
  * nor from the other principals of its own tenant. Each tenant has two sides with separate slots
- * and queues: its own principals (agents, tools, people, the application, the admin token) and
- * its external principals. Each side may have at most `maxExpensivePerTenant` requests admitted
- * at once; one more is `TOO_MANY_REQUESTS` (429) naming that side's limit. So an external token
- * looping these requests takes only the external side's slots, never those of the tenant's own
+ * and queues: its own principals (agents, people, the application, the admin token) and its
+ * channels (external principals — which may only replay their own decisions — and tools). Each
+ * side may have at most `maxExpensivePerTenant` requests admitted at once; one more is
+ * `TOO_MANY_REQUESTS` (429) naming that side's limit (`external`). So a tool or external token
+ * looping these requests takes only that side's slots, never those of the tenant's own
  * principals. Each side's admitted requests run one at a time, in arrival order, and wait only
  * behind the same side of the same tenant. The heads of different tenants' queues run at the same time; the work
  * itself yields to the event loop every few milliseconds (src/api/yielder.ts), so they share the
@@ -15,12 +16,12 @@
 import type { Principal } from '../core/types.js';
 import { HttpError } from './errors.js';
 
-/** Which slots of a tenant a caller uses: its own principals', or its external principals'. */
+/** Which slots of a tenant a caller uses: its own principals', or its channels' (external and tool principals). */
 export type SlotSide = 'tenant' | 'external';
 
-/** The side of a caller: `external` for an external principal, `tenant` for everyone else (null: the admin token). */
+/** The side of a caller: `external` for an external or tool principal, `tenant` for everyone else (null: the admin token). */
 export function sideOf(principal: Pick<Principal, 'kind'> | null): SlotSide {
-  return principal?.kind === 'external' ? 'external' : 'tenant';
+  return principal?.kind === 'external' || principal?.kind === 'tool' ? 'external' : 'tenant';
 }
 
 /** The state every view of one {@link TenantSlots} shares. */

@@ -24,7 +24,7 @@ import { MemauthError } from '../core/errors.js';
 import type { Decision, Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
 import { HttpError, errorResponse } from './errors.js';
-import { assertDecisionVisible, replayFor } from './exposure.js';
+import { assertDecisionVisible, assertNotExternalReader, replayFor } from './exposure.js';
 import { jsonResource, modelJson, toolError } from './mcp-text.js';
 import { MCP_TOOLS, type ToolCall } from './mcp-tools.js';
 import type { Identity } from './tokens.js';
@@ -115,7 +115,10 @@ function toolCall(b: McpBinding): ToolCall {
     return replayFor(null, mem, await expensive('replayDecision', () => mem.replay({ tenant, decisionId })));
   };
   const expensive = b.expensive ?? (<T>(_operation: string, fn: () => Promise<T>): Promise<T> => fn());
-  const verifyAudit = () => expensive('verifyAudit', () => mem.verifyAudit({ tenant }));
+  const verifyAudit = () => {
+    assertNotExternalReader(principal.kind, 'the audit verification');
+    return expensive('verifyAudit', () => mem.verifyAudit({ tenant }));
+  };
   const admitDecision = b.admitDecision ?? ((): void => undefined);
   const admitWrite = b.admitWrite ?? ((): void => undefined);
   return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn, verifyAudit, admitDecision, admitWrite };

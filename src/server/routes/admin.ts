@@ -2,6 +2,7 @@
  * HTTP routes for identity, the policy, principals and tokens (route specs; handlers call the facade).
  */
 import { HttpError } from '../errors.js';
+import { assertNotExternal } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
 import { type AnyRoute, created, ok, route, tenantFor, tenantHint } from './common.js';
 
@@ -63,6 +64,7 @@ export const adminRoutes: readonly AnyRoute[] = [
     query: queries.Tenant,
     responses: { 200: 'PrincipalList' },
     handler: async ({ identity, query, services }) => {
+      assertNotExternal(identity, "the tenant's principals");
       const tenant = tenantFor(identity, query.tenant);
       const principals = await services.mem.listPrincipals({ tenant });
       return ok({ principals, ...(await tenantHint(identity, services, tenant, principals.length === 0)) });

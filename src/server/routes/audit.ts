@@ -4,7 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import { computeMetrics } from '../../api/metrics.js';
-import { assertReadsEverything } from '../exposure.js';
+import { assertNotExternal, assertReadsEverything } from '../exposure.js';
 import { queries } from '../schemas.js';
 import { type AnyRoute, ok, route, tenantFor } from './common.js';
 
@@ -23,6 +23,7 @@ export const auditRoutes: readonly AnyRoute[] = [
     responses: { 200: 'AuditReport' },
     errors: [429],
     handler: async ({ identity, query, services }) => {
+      assertNotExternal(identity, 'the audit verification');
       const tenant = tenantFor(identity, query.tenant);
       return ok(await services.expensive.run(tenant, 'verifyAudit', () => services.mem.verifyAudit({ tenant })));
     },
@@ -66,6 +67,7 @@ export const auditRoutes: readonly AnyRoute[] = [
     responses: { 200: 'Metrics' },
     errors: [429],
     handler: async ({ identity, query, services }) => {
+      assertNotExternal(identity, 'the metrics');
       const tenant = tenantFor(identity, query.tenant);
       return ok(await services.expensive.run(tenant, 'metrics', () => computeMetrics(services.mem, { tenant, replaySample: query.replaySample })));
     },

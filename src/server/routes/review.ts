@@ -10,7 +10,7 @@ import { DEFAULT_USABLE_KINDS, confirmationMismatch } from '../../core/confirmat
 import type { Decision, PrincipalKind, ReasonCode } from '../../core/types.js';
 import type { RequesterSide, ReviewNoteRow } from '../../store/driver.js';
 import { HttpError } from '../errors.js';
-import { assertReadsEverything } from '../exposure.js';
+import { assertNotExternal, assertReadsEverything } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
 import { type AnyRoute, created, ok, route, tenantFor } from './common.js';
 
@@ -228,6 +228,7 @@ export const reviewRoutes: readonly AnyRoute[] = [
     responses: { 200: 'MetricsSeries' },
     errors: [429],
     handler: async ({ identity, query, services }) => {
+      assertNotExternal(identity, 'the metrics');
       const tenant = tenantFor(identity, query.tenant);
       return ok(await services.expensive.run(tenant, 'metricsSeries', () => computeMetricsSeries(services.mem, { tenant, buckets: query.buckets, replaySample: query.replaySample })));
     },

@@ -82,11 +82,15 @@ export class PgVectorIndex {
       throw new MemauthError('DATABASE_UNAVAILABLE', 'pgvector is not available in this database (install the extension, or let memauth use the exact scan)');
     if (mode === 'pgvector' && ns === null) throw new MemauthError('DATABASE_UNAVAILABLE', 'record_vectors uses pgvector but the extension is missing from this database');
     const column = mode === 'pgvector' ? `${ns as string}.vector` : 'real[]';
-    await db.query(`CREATE TABLE IF NOT EXISTS vector_indexes (id serial PRIMARY KEY, embedder text NOT NULL UNIQUE, dimensions integer NOT NULL CHECK (dimensions > 0))`);
-    await db.query(`CREATE TABLE IF NOT EXISTS record_vectors (
-      index_id integer NOT NULL REFERENCES vector_indexes (id), tenant text NOT NULL, record_id text NOT NULL,
-      content_hash text NOT NULL, scope text NOT NULL, embedding ${column} NOT NULL, PRIMARY KEY (tenant, record_id, index_id))`);
-    await db.query('CREATE INDEX IF NOT EXISTS record_vectors_scope ON record_vectors (tenant, index_id, scope)');
+    // only when missing: CREATE … IF NOT EXISTS still needs CREATE on the schema, which a server
+    // role that is not the tables' owner (docs/postgresql.md § Set-up) does not have
+    if (existing === null) {
+      await db.query(`CREATE TABLE IF NOT EXISTS vector_indexes (id serial PRIMARY KEY, embedder text NOT NULL UNIQUE, dimensions integer NOT NULL CHECK (dimensions > 0))`);
+      await db.query(`CREATE TABLE IF NOT EXISTS record_vectors (
+        index_id integer NOT NULL REFERENCES vector_indexes (id), tenant text NOT NULL, record_id text NOT NULL,
+        content_hash text NOT NULL, scope text NOT NULL, embedding ${column} NOT NULL, PRIMARY KEY (tenant, record_id, index_id))`);
+      await db.query('CREATE INDEX IF NOT EXISTS record_vectors_scope ON record_vectors (tenant, index_id, scope)');
+    }
     return new PgVectorIndex(db, mode, ns ?? '');
   }
 
