@@ -2,7 +2,7 @@
 import { api, session } from './api.js';
 import { lineageFigure, nodeLabel } from './graph.js';
 import { errorBox, page } from './layout.js';
-import { AUTHORITIES, announce, authorityOf, badge, dl, h, recordLink, statusBadge, table, time } from './ui.js';
+import { AUTHORITIES, announce, authorityOf, badge, dl, h, recordLink, statusBadge, table, time, versionsTable } from './ui.js';
 
 /** Records fetched per page on the memories page (`?page_size=N` in the address overrides it, 1–2000). */
 const PAGE_SIZE = (() => {
@@ -130,6 +130,7 @@ export async function recordPage(id) {
     `Record ${rec.id}`,
     h('p', authorityOf('action', rec.actionAuthority), ' ', authorityOf('origin', rec.origin.authority), ' ', authorityOf('taint', rec.taint.lowestAuthority), ' ', statusBadge(rec.status)),
     h('section', { 'aria-labelledby': 'h-content' }, h('h2', { id: 'h-content' }, 'Content'), rec.content === null ? h('p.muted', 'Deleted: the content is erased; its hash and provenance are kept.') : h('pre.content', rec.content)),
+    rec.versions ? h('section', { 'aria-labelledby': 'h-versions' }, h('h2', { id: 'h-versions' }, 'Versions'), versionsTable(rec.versions, rec.id)) : null,
     h(
       'section',
       { 'aria-labelledby': 'h-origin' },

@@ -5,7 +5,7 @@
 import { api } from './api.js';
 import { errorBox } from './layout.js';
 import { valueWarnings } from './text.js';
-import { announce, authorityOf, decisionLink, fmtTime, h, isUntrusted, outcomeBadge, reasonList, recordLink, statusBadge, time } from './ui.js';
+import { announce, authorityOf, decisionLink, fmtTime, h, isUntrusted, outcomeBadge, reasonList, recordLink, statusBadge, time, versionsTable } from './ui.js';
 
 export const CLASS_TITLE = { real_risk: 'Real risk', missing_corroboration: 'Missing corroboration', missing_metadata: 'Missing metadata' };
 
@@ -40,6 +40,7 @@ function recordItem(r) {
     h('p', excerpt),
     h('p.auths', authorityOf('origin', r.origin.authority), ' ', authorityOf('taint', r.taint.lowestAuthority), ' ', authorityOf('action', r.actionAuthority)),
     vouchers(r),
+    r.versions && (r.versions.conflict || !r.versions.current.includes(r.id)) ? versionsTable(r.versions, r.id) : null,
   );
 }
 

@@ -95,6 +95,26 @@ export function recordLink(id) {
   return h('a.mono', { href: `#/memory/${encodeURIComponent(id)}` }, id);
 }
 
+/**
+ * A record's versions (present when its chain has several): a table of every version with its
+ * writer, action authority, status and, for a current one, its content — headed by a warning when
+ * the current versions compete, so a person sees both sides before deciding; with `id`, a version
+ * no longer current is said to be replaced (the gate reports `conflict` for what depends on it).
+ */
+export function versionsTable(v, id) {
+  if (!v) return null;
+  const rows = v.history.map((x) =>
+    h(`tr${x.current ? '.version-current' : ''}`, h('td', recordLink(x.id)), h('td', x.supersedes ? recordLink(x.supersedes) : '—'), h('td', x.principalId), h('td', badge(x.actionAuthority)), h('td', x.current ? 'current' : statusBadge(x.status === 'active' ? 'superseded' : x.status)), h('td', x.content === null ? h('span.muted', '—') : h('q.excerpt', x.content.length > 240 ? `${x.content.slice(0, 240)}…` : x.content))),
+  );
+  return h(
+    'div.versions',
+    { 'data-conflict': v.conflict ? 'true' : 'false' },
+    v.conflict ? h('p.conflict', { role: 'note' }, h('strong', '⚠ Competing versions: '), `${v.current.length} current versions disagree; a version below another's authority cannot replace it. The gate reports "conflict" for high actions that depend on them.`) : null,
+    id !== undefined && !v.current.includes(id) ? h('p.conflict', { role: 'note' }, h('strong', '⚠ Replaced: '), 'this version is no longer current; the gate reports "conflict" for high actions that depend on it.') : null,
+    table(`Versions of this record (${v.history.length})`, ['Version', 'Replaces', 'Written by', 'Action authority', 'Status', 'Content'], rows),
+  );
+}
+
 export function decisionLink(id) {
   return h('a.mono', { href: `#/decision/${encodeURIComponent(id)}` }, id);
 }

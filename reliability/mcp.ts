@@ -64,6 +64,7 @@ export async function run(o: Options): Promise<SuiteResult> {
         remember: { scope: 'notes', content: 'a note' },
         recall: { scope: 'web', query: 'Acme' },
         get_memory: { id: rule },
+        supersede_memory: { id: note, content: 'a new version of the note', reason: 'update' },
         summarize_into_memory: { from: [page], content: 'summary', scope: 'notes' },
         check_action: { action: pay('ACCT-ACME-01', 1200) },
         authorize_action: { action: pay('ACCT-ACME-01', 1200) },

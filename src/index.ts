@@ -4,7 +4,9 @@
  */
 export { openMemory, type OpenMemoryOptions } from './api/open.js';
 export { Memory, type MemoryOptions } from './api/memory.js';
-export type { RecordView, WriteResult, CorroborateResult, LineageGraph, OpTiming, EmbeddingOutcome } from './api/views.js';
+export type { RecordView, WriteResult, CorroborateResult, LineageGraph, OpTiming, EmbeddingOutcome, VersionsView, VersionEntry } from './api/views.js';
+export type { SupersedeResult } from './api/supersede.js';
+export type { VersionedHit } from './api/versions.js';
 export { argsHashOf } from './core/confirmation.js';
 export type { AuditReport, TenantAuditReport } from './api/verify.js';
 export type { ReplayResult } from './api/replay.js';

@@ -30,7 +30,7 @@ test('every CLI command names its handler; names are unique; groups come before 
 test('every MCP tool and resource names its handler', () => {
   assert.deepEqual(
     MCP_TOOLS.map((t) => t.name),
-    ['remember', 'recall', 'get_memory', 'summarize_into_memory', 'check_action', 'authorize_action', 'forget', 'replay_decision', 'verify_audit'],
+    ['remember', 'recall', 'get_memory', 'supersede_memory', 'summarize_into_memory', 'check_action', 'authorize_action', 'forget', 'replay_decision', 'verify_audit'],
   );
   for (const t of MCP_TOOLS) assert.match(t.handler.name, /^[a-z][A-Za-z]+$/, t.name);
   for (const r of MCP_RESOURCES) assert.match(r.read.name, /^read[A-Z][A-Za-z]+$/, r.name);

@@ -90,7 +90,7 @@ test('no default export; every export is defined', () => {
 test('exported constants are frozen or read-only tuples with the documented values', () => {
   assert.deepEqual([...memauth.AUTHORITIES], ['external_untrusted', 'model_inferred', 'trusted_tool_verified', 'user_confirmed', 'system_policy']);
   assert.equal(memauth.TRUSTED_THRESHOLD, 'trusted_tool_verified');
-  assert.deepEqual([...memauth.REASON_CODES], ['untrusted_origin', 'missing_corroboration', 'needs_confirmation', 'metadata_missing', 'deleted_source', 'expired', 'untrusted_requester']);
+  assert.deepEqual([...memauth.REASON_CODES], ['untrusted_origin', 'missing_corroboration', 'needs_confirmation', 'metadata_missing', 'deleted_source', 'expired', 'untrusted_requester', 'conflict']);
   assert.deepEqual([...memauth.TRANSFORMS], ['summarize', 'extract', 'merge', 'dedup', 'rewrite', 'import', 'embed']);
   assert.ok(Object.isFrozen(memauth.KIND_CEILING));
 });

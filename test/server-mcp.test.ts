@@ -66,7 +66,7 @@ function httpClient(token: string): { client: Client; transport: StreamableHTTPC
 /** The same agent session, over either transport: tools, origin authority in results, taint, gate, replay, resources. */
 async function agentSession(c: Client, label: string): Promise<void> {
   const tools = (await c.listTools()).tools.map((t) => t.name).sort();
-  assert.deepEqual(tools, ['authorize_action', 'check_action', 'forget', 'get_memory', 'recall', 'remember', 'replay_decision', 'summarize_into_memory', 'verify_audit']);
+  assert.deepEqual(tools, ['authorize_action', 'check_action', 'forget', 'get_memory', 'recall', 'remember', 'replay_decision', 'summarize_into_memory', 'supersede_memory', 'verify_audit']);
   const recall = await c.callTool({ name: 'recall', arguments: { scope: 'vendors', query: 'Acme paid settles' } });
   const hits = structured<{ hits: Array<{ record: { id: string; origin: { authority: string; principalId: string } } }> }>(recall).hits;
   const rule = hits.find((h) => h.record.origin.principalId === 'alice')?.record.id as string;

@@ -21,6 +21,7 @@ import { type In, type OpContext, nowOf, startTiming, transact } from './context
 import { principalIn, refusing } from './refusals.js';
 import { type Evaluation, resolveRequester } from './requesters.js';
 import { checkSession } from './sessions.js';
+import { gateConflicts } from './versions.js';
 import { yielder } from './yielder.js';
 import { parseAuthorize } from './validation.js';
 
@@ -49,6 +50,7 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       await prepareTexts(ctx, candidates.list);
       const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, now);
       const depIds = new Set(deps.facts.map((f) => f.memoryId));
+      const depRecords = candidates.list.filter((r) => depIds.has(r.id));
       const intent = await intentOf(tx, {
         policy: ctx.policy,
         tenant: a.tenant,
@@ -57,9 +59,10 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
         userTurnText: a.userTurn?.text,
         asserted: a.intent,
         requester: a.requester,
-        dependencies: candidates.list.filter((r) => depIds.has(r.id)),
+        dependencies: depRecords,
         now,
       });
+      const conflicts = await gateConflicts(ctx, tx, a.tenant, depRecords, now);
       const confirmations = await confirmationCandidates(ctx, tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
       const result = decide({
         action,
@@ -74,6 +77,7 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
         confirmations,
         citedConfirmationId: a.confirmationId ?? null,
         requester,
+        conflicts,
         threshold: TRUSTED_THRESHOLD,
         suppliers: argumentSuppliers(ctx.policy, action.type),
         ...(intent !== undefined ? { intent } : {}),

@@ -11,17 +11,18 @@ import type { Checkpoint } from '../core/audit.js';
 import { MemauthError } from '../core/errors.js';
 import type { Policy } from '../core/policy.js';
 import type { Confirmation, Decision, MemoryRecord, Principal } from '../core/types.js';
-import { type CacheOptions, CachingDriver } from '../store/cache.js';
+import { CachingDriver } from '../store/cache.js';
 import type { StorageDriver } from '../store/driver.js';
-import type { Embedder } from '../embed/embedder.js';
 import { type ReindexProgress, type ReindexResult, type SearchSetup, indexerFor, reindexTenant } from './embeddings.js';
 import { type RankedHit, type SearchResult, searchWithInfo } from './search.js';
 import * as admin from './admin.js';
 import { gate } from './authorize.js';
 import { type In, newId } from './context.js';
+import type { MemoryOptions } from './options.js';
 import * as decisions from './decisions.js';
 import { Provenance } from './provenance.js';
 import * as records from './records.js';
+import { type SupersedeResult, supersede } from './supersede.js';
 import { type ReplayResult, replayDecision } from './replay.js';
 import type { Evaluation } from './requesters.js';
 import { parseInput, schemas } from './validation.js';
@@ -30,32 +31,7 @@ import * as vouching from './vouching.js';
 import type { CorroborateResult, LineageGraph, OpTiming, RecordView, WriteResult } from './views.js';
 
 export type { CorroborateResult, LineageGraph, OpTiming, RecordView, WriteResult } from './views.js';
-
-/** Options of the {@link Memory} constructor (most callers use `openMemory`). */
-export interface MemoryOptions {
-  /** the store; its transactions go through a read cache when it supports one (see `cache`). */
-  readonly driver: StorageDriver;
-  /** the loaded policy every decision and audit entry records. */
-  readonly policy: Policy;
-  /** clock, for tests of expiry; default `() => new Date()`. */
-  readonly clock?: () => Date;
-  /** Ed25519 private key (PEM) for signed checkpoints; without one, `checkpoint()` refuses. */
-  readonly checkpointKey?: string | null;
-  /** called with each new checkpoint so it can be kept outside the database (e.g. a sidecar file). */
-  readonly onCheckpoint?: (c: Checkpoint) => void;
-  /** externally kept checkpoints, the newest per tenant is used by `verifyAudit`. */
-  readonly externalCheckpoints?: () => Checkpoint[];
-  /** the embedder for semantic and hybrid search (src/embed/): records are embedded on write; none: search is lexical. */
-  readonly embedder?: Embedder | null;
-  /** called after each write, derive and authorize with where its time went (benchmarks); off by default. */
-  readonly onTiming?: (t: OpTiming) => void;
-  /**
-   * Read cache for transactions (`src/store/cache.ts`): on by default when the driver can report
-   * changes (SQLite can); `false` turns it off. It is emptied whenever anything but this facade
-   * changed the store, so it never serves what the store no longer holds.
-   */
-  readonly cache?: boolean | CacheOptions;
-}
+export type { MemoryOptions } from './options.js';
 
 /**
  * memauth's library facade: a memory store whose action authority is bound to write-time
@@ -186,8 +162,26 @@ export class Memory {
   }
 
   /**
-   * Get one record with its current action authority, corroborations and deleted sources.
-   * Marks it as read in `session` (it then taints what the session derives and decides).
+   * Write a new version of a record (docs/design.md § Memory record) under the rules of {@link write},
+   * in its scope, linked to it (`version`, in its audit entry); the old version stays. It hides the
+   * current versions of at most its action authority and competes with higher ones (`conflict`).
+   * @param input.id - a current version. @param input.reason - why (the version's write reason).
+   * @returns the new version, the chain's current versions (highest authority first), `conflict`.
+   * @throws `RECORD_NOT_FOUND` (also another tenant's id), `RECORD_DELETED`, `RECORD_SUPERSEDED`
+   *   (details.current), `TOO_MANY_VERSIONS`, `UNKNOWN_PRINCIPAL`, `INVALID_ARGUMENT`, `SESSION_FORBIDDEN`.
+   */
+  async supersede(input: In<'supersede'>): Promise<SupersedeResult> {
+    this.assertOpen();
+    const r = await supersede(this.ctx, input);
+    await this.searchSetup.indexer?.indexRecord(r.record); // as write: a failed embed leaves it for reindex
+    return r;
+  }
+
+  /**
+   * Get one record with its current action authority, corroborations and deleted sources: the
+   * current version of its chain (highest authority first) with `versions` when it has several
+   * (`exact: true`: the record asked for). Marks it, and every current version the view shows,
+   * as read in `session` (it then taints what the session derives and decides).
    * A corroboration's evidence text is in the view only when its authority is at least the
    * policy's corroboration floor and the record's lowest authority; otherwise `evidenceRef` is
    * null and `evidenceWithheld` true (docs/design.md § What the model sees).
@@ -202,7 +196,8 @@ export class Memory {
   /**
    * Search one tenant's scope (docs/design.md § Search), active unexpired records: `mode` `lexical` (BM25), `semantic` (vectors) or `hybrid` (RRF of both);
    * default hybrid with an embedder, else lexical. Hits are marked read in `session` whatever the mode. Ranking never changes authority.
-   * @returns hits, best first, at most `limit` (default 10); `score` is BM25, cosine similarity or RRF by mode; `ranks` per list.
+   * A hit on a version stands for its chain's current versions, all of them when they compete (with `versions`).
+   * @returns hits, best first, at most `limit` (default 10) entries, a chain counting once; `score` is BM25, cosine similarity or RRF by mode; `ranks` per list.
    * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `SESSION_FORBIDDEN` (see {@link get}), `SEMANTIC_SEARCH_UNAVAILABLE`,
    *   `EMBEDDER_UNAVAILABLE`/`EMBEDDER_BAD_RESPONSE` for a mode asked for explicitly (see {@link searchWithInfo}).
    */
@@ -225,7 +220,7 @@ export class Memory {
     return reindexTenant(this.searchSetup, input, onProgress);
   }
 
-  /** List records of a tenant (newest first), optionally one scope, optionally including deleted. Does not mark reads. */
+  /** List records (newest first), optionally one scope, deleted ones, versions no longer current (`allVersions`). Does not mark reads. */
   async list(input: In<'list'>): Promise<MemoryRecord[]> {
     this.assertOpen();
     return records.list(this.ctx, input);

@@ -13,16 +13,17 @@ import { MemauthError } from '../core/errors.js';
 import { corroborationViews } from '../core/exposure.js';
 import { corroborationOf } from '../core/facts.js';
 import { originAuthority, selfSource } from '../core/policy.js';
-import type { Claim, DerivationEdge, MemoryRecord, Principal, SessionRef, Taint, Transform } from '../core/types.js';
+import type { Claim, DerivationEdge, MemoryRecord, Principal, SessionRef, Taint, Transform, VersionLink } from '../core/types.js';
 import type { StorageDriver, StorageTx } from '../store/driver.js';
 import { type In, type OpContext, appendAudit, newId, nowOf, startTiming, transact } from './context.js';
 import { Refusal, principalIn, refusing } from './refusals.js';
 import { type JoinedSession, appendReads, enterSession, joinSession, readInSession } from './sessions.js';
 import { parseInput, schemas } from './validation.js';
+import { type Judge, chainIdOf, currentFor, loadChains, onlyCurrent, versionsView } from './versions.js';
 import type { LineageGraph, RecordView, WriteResult } from './views.js';
 
 /** What a new record is made of, besides its inputs (see {@link insertNew}). */
-interface NewRecord {
+export interface NewRecord {
   tenant: string;
   scope: string;
   content: string;
@@ -36,6 +37,8 @@ interface NewRecord {
   session: JoinedSession | undefined;
   /** the writer's typed claims (checked; empty: none). */
   claims: readonly Claim[];
+  /** a version written by supersede: its chain and the version it replaces (core/versions.ts). */
+  version?: VersionLink;
 }
 
 /**
@@ -43,7 +46,7 @@ interface NewRecord {
  * every record read before it, referred to by the log's prefix — only when one of them is not
  * already a declared or echo input (`covered`: how many of the log's records are); else none.
  */
-function contextOf(base: NewRecord, covered: number, transform: Transform): { summary: Taint; ref: SessionRef } | null {
+export function contextOf(base: NewRecord, covered: number, transform: Transform): { summary: Taint; ref: SessionRef } | null {
   const head = base.session?.head ?? null;
   if (head === null || head.ord <= covered) return null;
   return { summary: head.summary, ref: { sessionId: (base.session as JoinedSession).id, length: head.ord, hash: head.hash, transform } };
@@ -62,7 +65,7 @@ const withChannels = (t: Taint, channels: readonly Taint['channels'][number][]):
  * Inside a transaction: build, audit and insert a new record derived along `edges` from `inputs`
  * and, with `context`, from the session's reads (one reference, see {@link contextOf}).
  */
-async function insertNew(
+export async function insertNew(
   ctx: OpContext,
   tx: StorageTx,
   op: 'write' | 'derive',
@@ -80,7 +83,8 @@ async function insertNew(
   const session = context === null ? null : { summary: context.summary, undeclared: true };
   const derived = (): Taint => derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs, context: session });
   const taint = edges.length === 0 && context === null && op === 'write' ? own : withChannels(derived(), own.channels);
-  const sessionContext = context === null ? {} : { sessionContext: context.ref };
+  // the session context and, for a version, its chain link: in the entry and on the row alike
+  const sessionContext = { ...(context === null ? {} : { sessionContext: context.ref }), ...(base.version === undefined ? {} : { version: base.version }) };
   const contentHash = contentHashOf(hashedBody(base.content, base.claims), await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
   const claimed = base.claims.length > 0 ? { claimCount: base.claims.length } : {}; // their count only: the hash covers the values, which delete erases
   const payload = {
@@ -237,13 +241,31 @@ export async function markRead(ctx: OpContext, tenant: string, session: string |
   });
 }
 
-/** {@link Memory.get}: one record's view, marked read in the session when active. */
+/**
+ * {@link Memory.get}: one record's view — by default the current version of its chain (with the
+ * chain's `versions`; `exact` for the record asked for) — marked read in the session when active,
+ * with every current version whose content the view shows.
+ */
 export async function get(ctx: OpContext, input: In<'get'>): Promise<RecordView> {
   const a = parseInput(schemas.get, input, 'get');
-  const [rec] = await ctx.driver.getRecords(a.tenant, [a.id]);
-  if (!rec) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(a.id)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.id, tenant: a.tenant });
-  await markRead(ctx, a.tenant, a.session, rec.status === 'active' ? [rec.id] : [], a.requester ?? null);
-  return (await views(ctx, a.tenant, [rec]))[0] as RecordView;
+  const [asked] = await ctx.driver.getRecords(a.tenant, [a.id]);
+  if (!asked) throw new MemauthError('RECORD_NOT_FOUND', `no record ${JSON.stringify(a.id)} in tenant ${JSON.stringify(a.tenant)}`, { id: a.id, tenant: a.tenant });
+  const chains = await loadChains(ctx.driver, a.tenant, [asked], viewJudge(ctx, a.tenant));
+  const chain = chains.get(chainIdOf(asked));
+  const id = a.exact === true ? asked.id : currentFor(asked, chains);
+  const rec = chain?.versions.find((r) => r.id === id) ?? asked;
+  const shown = [...new Set([...(rec.status === 'active' ? [rec.id] : []), ...(chain?.state.current ?? [])])];
+  await markRead(ctx, a.tenant, a.session, shown, a.requester ?? null);
+  const view = (await views(ctx, a.tenant, [rec]))[0] as RecordView;
+  return chain === undefined ? view : { ...view, versions: versionsView(chain) };
+}
+
+/** Judges records as reads show them (their views now) for the version rule (api/versions.ts). */
+export function viewJudge(ctx: OpContext, tenant: string): Judge {
+  return async (recs) => {
+    const verified = await ctx.provenance.verifiedRecords(ctx.driver, tenant, recs);
+    return new Map((await views(ctx, tenant, recs)).map((v) => [v.id, { actionAuthority: v.actionAuthority, status: v.status, verified: verified.has(v.id) }]));
+  };
 }
 
 /**
@@ -271,10 +293,12 @@ export async function views(ctx: OpContext, tenant: string, recs: MemoryRecord[]
   });
 }
 
-/** {@link Memory.list}: records of a tenant, newest first. */
+/** {@link Memory.list}: records of a tenant, newest first; only current versions unless `allVersions`. */
 export async function list(ctx: OpContext, input: In<'list'>): Promise<MemoryRecord[]> {
   const a = parseInput(schemas.list, input, 'list');
-  return ctx.driver.listRecords(a.tenant, { scope: a.scope, limit: a.limit ?? 100, offset: a.offset, includeDeleted: a.includeDeleted });
+  const recs = await ctx.driver.listRecords(a.tenant, { scope: a.scope, limit: a.limit ?? 100, offset: a.offset, includeDeleted: a.includeDeleted });
+  if (a.allVersions === true) return recs;
+  return onlyCurrent(recs, await loadChains(ctx.driver, a.tenant, recs, viewJudge(ctx, a.tenant)));
 }
 
 /** {@link Memory.lineageGraph}: a record's lineage down to its roots as nodes and edges. */

@@ -14,6 +14,7 @@ import { prefixMatches, withSessionEdges } from '../core/session.js';
 import type { Action, Confirmation, Corroboration, DependencyWhy, IntentProvenance, PrincipalKind, Reason, SessionRef, ValueProvenance } from '../core/types.js';
 import type { Requester } from '../core/confirmation.js';
 import type { StorageDriver } from '../store/driver.js';
+import { type ChainState, currentVersions, versionConflicts } from '../core/versions.js';
 import { yielder } from './yielder.js';
 
 /** What a replay rebuilt and whether the re-evaluation agrees with the recorded decision. */
@@ -49,6 +50,10 @@ interface LogState {
   policies: Map<string, string>;
   /** records written in a session whose context is not spelled out in `records` yet (see {@link spellOutContexts}). */
   contexts: Map<string, SessionRef>;
+  /** versions (core/versions.ts): each chain's later versions in log order, the chain of each record in one, and every record's write seq. */
+  chains: Map<string, string[]>;
+  chainOf: Map<string, string>;
+  seqs: Map<string, number>;
 }
 
 function emptyState(): LogState {
@@ -63,6 +68,9 @@ function emptyState(): LogState {
     uses: new Map(),
     policies: new Map(),
     contexts: new Map(),
+    chains: new Map(),
+    chainOf: new Map(),
+    seqs: new Map(),
   };
 }
 
@@ -127,6 +135,11 @@ function apply(s: LogState, e: AuditEntry): void {
       });
       s.origins.set(p.recordId, { principalId: p.origin.principalId, authority: p.origin.authority, sourceRef: p.origin.sourceRef });
       if (p.sessionContext !== undefined) s.contexts.set(p.recordId, p.sessionContext as SessionRef);
+      s.seqs.set(p.recordId, e.seq);
+      if (p.version !== undefined) {
+        push(s.chains, String(p.version.of), p.recordId);
+        s.chainOf.set(p.recordId, String(p.version.of)).set(String(p.version.of), String(p.version.of));
+      }
       break;
     case 'delete': {
       const r = s.records.get(p.recordId);
@@ -225,8 +238,16 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
   const mode = modeFor(policy, tier);
   const bundle: FactsBundle = { records: state.records, domains: state.domains, corroborations: state.corroborations };
   const { k, minAuthority } = policy.document.corroboration;
-  await spellOutContexts(driver, entry.tenant, state, p.dependencies as Array<{ memoryId: string }>);
+  const depIds = (p.dependencies as Array<{ memoryId: string }>).map((d) => d.memoryId);
+  const chainOf = chainsOf(state, depIds);
+  await spellOutContexts(
+    driver,
+    entry.tenant,
+    state,
+    [...depIds, ...[...chainOf.values()].flatMap((c) => [c, ...(state.chains.get(c) ?? [])])].map((memoryId) => ({ memoryId })),
+  );
   const deps = (p.dependencies as Array<{ memoryId: string; why: DependencyWhy[] }>).map((d) => dependencyFacts(d.memoryId, d.why, bundle, k, minAuthority, at));
+  const chainStates = chainStatesAt(state, new Set(chainOf.values()), (id) => dependencyFacts(id, [], bundle, k, minAuthority, at));
   const cited: string | null = p.citedConfirmationId ?? null;
   const confs = confirmationsAt(state, cited, action.type, String(p.argsHash), at);
   const requester = requesterOf(state, p.requester);
@@ -244,6 +265,7 @@ async function evaluate(driver: StorageDriver, state: LogState, entry: AuditEntr
     confirmations: candidates,
     citedConfirmationId: cited,
     requester,
+    conflicts: versionConflicts(depIds, chainOf, chainStates),
     threshold: TRUSTED_THRESHOLD,
     suppliers: argumentSuppliers(policy, action.type),
     ...(p.intent !== undefined ? { intent: p.intent as IntentProvenance } : {}),
@@ -288,6 +310,19 @@ async function spellOutContexts(driver: StorageDriver, tenant: string, state: Lo
     }
     for (const e of state.records.get(id)?.derivedFrom ?? []) todo.push(e.from);
   }
+}
+
+/** The chain of each of `ids` that holds more than one version in the log. */
+const chainsOf = (state: LogState, ids: readonly string[]): Map<string, string> => new Map(ids.filter((id) => state.chainOf.has(id)).map((id) => [id, state.chainOf.get(id) as string]));
+
+/** The state of each chain of `chains` at `at` (core/versions.ts), from the facts rebuilt from the log; a version that does not match its entry is no part of it. */
+function chainStatesAt(state: LogState, chains: Iterable<string>, facts: (id: string) => DependencyFacts): Map<string, ChainState> {
+  const out = new Map<string, ChainState>();
+  for (const c of chains) {
+    const versions = [c, ...(state.chains.get(c) ?? [])].map((id) => ({ id, seq: state.seqs.get(id) ?? 0, ...facts(id) })).filter((v) => v.verified);
+    out.set(c, currentVersions(versions));
+  }
+  return out;
 }
 
 /** The confirmations a replayed decision may use: the cited one, or the unexpired ones for its exact arguments. */

@@ -6,6 +6,8 @@
  * returned is marked read in the session exactly as a lexical hit is: whatever a record's rank
  * or how it was found, it then taints the session's later writes and decisions. Ranking decides
  * what is shown, never what a record may authorize (the gate does not read vectors or scores).
+ * A hit on a version stands for its chain's current versions, all of them together when they
+ * compete (api/versions.ts `resolveHits`), so no version can push a competing one out of view.
  *
  * May import: src/core/, src/store/, src/embed/embedder.ts, api/ modules below the facade.
  */
@@ -17,8 +19,10 @@ import type { SearchHit } from '../store/driver.js';
 import { MAX_K } from '../store/vector.js';
 import { type In, type OpContext, nowOf } from './context.js';
 import type { Indexer, SearchSetup } from './embeddings.js';
-import { markRead } from './records.js';
+import { markRead, viewJudge } from './records.js';
 import { parseInput, schemas } from './validation.js';
+import { loadChains, resolveHits } from './versions.js';
+import type { VersionsView } from './views.js';
 
 /** How a search ranks: BM25 only, vector similarity only, or both fused (RRF, k = 60). */
 export type SearchMode = 'lexical' | 'semantic' | 'hybrid';
@@ -26,6 +30,8 @@ export type SearchMode = 'lexical' | 'semantic' | 'hybrid';
 /** A hit with the rank it had in each list (1-based; null where that list did not find it or did not run). */
 export interface RankedHit extends SearchHit {
   readonly ranks: { readonly lexical: number | null; readonly semantic: number | null };
+  /** the hit's chain when it has several versions: every version, the current ones, `conflict`. */
+  readonly versions?: VersionsView;
 }
 
 /** What {@link Memory.searchWithInfo} returns: the hits, the mode that ran and why. */
@@ -86,6 +92,33 @@ async function run(ctx: OpContext, setup: SearchSetup, a: { tenant: string; scop
   return fuse(lex, sem, limit);
 }
 
+/** Rounds of a search that asks for more hits when versions of one chain folded into one entry. */
+const SEARCH_ROUNDS = 3;
+/** The most hits a search asks for while refilling. */
+const MAX_SEARCH_WINDOW = 1000;
+
+/**
+ * The hits of `mode` with versions resolved (api/versions.ts `resolveHits`): at most `limit`
+ * entries, a chain counting once; asks again for more when versions folded some and there are more.
+ */
+async function resolved(ctx: OpContext, setup: SearchSetup, a: { tenant: string; scope: string; query: string }, limit: number, mode: SearchMode): Promise<RankedHit[]> {
+  let want = limit;
+  let out: { hits: RankedHit[]; entries: number } = { hits: [], entries: 0 };
+  for (let round = 0; round < SEARCH_ROUNDS; round++) {
+    const raw = await run(ctx, setup, a, want, mode);
+    const chains = await loadChains(
+      ctx.driver,
+      a.tenant,
+      raw.map((h) => h.record),
+      viewJudge(ctx, a.tenant),
+    );
+    out = resolveHits(raw, chains, limit);
+    if (out.entries >= limit || raw.length < want || want >= MAX_SEARCH_WINDOW) break;
+    want = Math.min(MAX_SEARCH_WINDOW, want * 4);
+  }
+  return out.hits;
+}
+
 /**
  * {@link Memory.searchWithInfo}: the hits of the mode asked for (default: hybrid with an embedder,
  * lexical without), marked read in the session. In the default mode a failing embedder does not
@@ -101,12 +134,12 @@ export async function searchWithInfo(ctx: OpContext, setup: SearchSetup, input: 
   let { mode, reason } = resolveMode(a.mode, setup);
   let hits: RankedHit[];
   try {
-    hits = await run(ctx, setup, a, limit, mode);
+    hits = await resolved(ctx, setup, a, limit, mode);
   } catch (e) {
     const embedFailed = isMemauthError(e) && (e.code === 'EMBEDDER_UNAVAILABLE' || e.code === 'EMBEDDER_BAD_RESPONSE');
     if (!embedFailed || a.mode !== undefined) throw e;
     ({ mode, reason } = { mode: 'lexical', reason: `lexical: the embedder failed (${e.code}); hybrid needs it` });
-    hits = await run(ctx, setup, a, limit, 'lexical');
+    hits = await resolved(ctx, setup, a, limit, 'lexical');
   }
   await markRead(
     ctx,

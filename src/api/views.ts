@@ -1,12 +1,12 @@
 /**
  * What the facade's operations return to callers (re-exported by src/index.ts): a record as `get`
- * shows it, the results of `write` and `corroborate`, a lineage graph, and the timing report of
+ * shows it with its versions, the results of `write`, `supersede` and `corroborate`, a lineage graph, and the timing report of
  * the performance suite. Types only. (The dry run's `Evaluation` is in requesters.ts; stored
  * records, decisions and confirmations are core/types.ts.)
  */
 import type { Authority } from '../core/authority.js';
 import type { CorroborationView } from '../core/exposure.js';
-import type { Corroboration, MemoryRecord } from '../core/types.js';
+import type { Corroboration, MemoryRecord, RecordStatus } from '../core/types.js';
 
 /** A record as `get` returns it: the stored record plus what the gate would see of it now. */
 export interface RecordView extends MemoryRecord {
@@ -16,6 +16,34 @@ export interface RecordView extends MemoryRecord {
   readonly corroborations: readonly CorroborationView[];
   /** ids of deleted records in this record's lineage (docs/design.md: derived records show `deleted_source`). */
   readonly deletedSources: readonly string[];
+  /** present when the record's chain has more than one version (api/versions.ts). */
+  readonly versions?: VersionsView;
+}
+
+/** One version as a read shows it in a record's `versions`. */
+export interface VersionEntry {
+  readonly id: string;
+  /** the version it was written to replace (null for the chain's first record). */
+  readonly supersedes: string | null;
+  readonly principalId: string;
+  readonly actionAuthority: Authority;
+  readonly status: RecordStatus;
+  readonly createdAt: string;
+  readonly current: boolean;
+  /** the content of a current version (so competing versions are seen side by side); null for the others and once deleted. */
+  readonly content: string | null;
+}
+
+/**
+ * The version history of a record's chain, present on a record that has more than one version
+ * (docs/design.md § Memory record): `current` the current versions (highest authority first),
+ * `conflict` whether they compete, `history` every version in write order.
+ */
+export interface VersionsView {
+  readonly chain: string;
+  readonly current: readonly string[];
+  readonly conflict: boolean;
+  readonly history: readonly VersionEntry[];
 }
 
 /** Result of {@link Memory.write}. */

@@ -9,7 +9,7 @@ import type { AuditReport } from '../api/verify.js';
 import type { Checkpoint } from '../core/audit.js';
 import type { Authority } from '../core/authority.js';
 import type { Confirmation, Decision, MemoryRecord, Principal, Reason } from '../core/types.js';
-import type { SearchHit } from '../store/driver.js';
+import type { VersionedHit } from '../api/versions.js';
 
 /** Collapse whitespace and cut `s` to `max` characters with an ellipsis. */
 export function truncate(s: string | null, max: number): string {
@@ -60,12 +60,19 @@ export function formatRecord(r: MemoryRecord | RecordView): string {
     if (r.corroborations.length > 0)
       rows.push(['corroborations', r.corroborations.map((c) => `${c.principalId}@${c.domain} (${c.authority}) ${c.evidenceRef ?? "(evidence withheld: below this record's authority)"}`).join('; ')]);
     if (r.deletedSources.length > 0) rows.push(['deleted sources', r.deletedSources.join(', ')]);
+    if (r.versions !== undefined) rows.push(['versions', versionsText(r.versions)]);
   }
   if (r.expiresAt !== null) rows.push(['expires', r.expiresAt]);
   // subject and value JSON-quoted: they are the writer's text
   if (r.claims !== undefined && r.claims.length > 0) rows.push(['claims', r.claims.map((c) => `${JSON.stringify(c.subject)}:${c.field}=${JSON.stringify(c.value)}`).join('; ')]);
   rows.push(['content', r.content === null ? '(erased; hash kept)' : truncate(r.content, 200)]);
   return fields(rows);
+}
+
+/** A chain's versions in a line: the current ones with their authority (marked CONFLICT when they compete), and the chain's size. */
+function versionsText(v: NonNullable<RecordView['versions']>): string {
+  const current = v.history.filter((h) => h.current).map((h) => `${h.id} (${h.actionAuthority}, by ${h.principalId}): ${truncate(h.content, 60)}`);
+  return `${v.conflict ? 'CONFLICT: ' : ''}${v.history.length} in chain ${v.chain}; current ${current.join(' | ')}`;
 }
 
 /** The result of a write: the record, or which existing record recalled text resolved to. */
@@ -89,11 +96,17 @@ function score(x: number): string {
 }
 
 /** Search hits as a table: id, authority, score, content. */
-export function formatHits(hits: readonly SearchHit[]): string {
+export function formatHits(hits: readonly VersionedHit[]): string {
   if (hits.length === 0) return 'no matches';
   return table(
-    ['id', 'authority', 'score', 'content'],
-    hits.map((h) => [h.record.id, h.record.taint.lowestAuthority, score(h.score), truncate(h.record.content, 60)]),
+    ['id', 'authority', 'score', 'versions', 'content'],
+    hits.map((h) => [
+      h.record.id,
+      h.record.taint.lowestAuthority,
+      score(h.score),
+      h.versions === undefined ? '' : h.versions.conflict ? 'CONFLICT' : `${h.versions.history.length}`,
+      truncate(h.record.content, 60),
+    ]),
   );
 }
 

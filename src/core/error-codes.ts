@@ -72,7 +72,12 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
     auditedWhen: "logged by registerPrincipal and write; not by import's check of an existing import principal (nothing is attempted)",
   }),
   RECORD_NOT_FOUND: input(404, 'no record with this id in the tenant'),
-  RECORD_DELETED: input(409, 'the record is deleted and cannot be corroborated'),
+  RECORD_DELETED: input(409, 'the record is deleted and cannot be corroborated or superseded'),
+  RECORD_SUPERSEDED: input(
+    409,
+    'supersede: the record is not a current version of its chain (a newer version replaced it, or it expired); `details.current` lists the current versions to supersede instead',
+  ),
+  TOO_MANY_VERSIONS: input(409, "supersede: the record's chain holds the most versions it may, and the writer does not outrank every current version; only such a writer can add a version now"),
   SESSION_TENANT_MISMATCH: input(403, 'the session belongs to another tenant', { reserved: true }),
   SESSION_FORBIDDEN: input(403, 'the session belongs to another principal (a session is owned by the principal that used it first)'),
   CONFIRMATION_REQUIRES_USER: input(403, 'only a user principal can confirm an action', { audited: 'always' }),

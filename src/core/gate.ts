@@ -69,6 +69,11 @@ export interface GateInput {
   readonly disallowedArguments?: readonly string[];
   /** the policy's argument types for the action's type (`argumentTypes(policy, type)`): an `amount` argument must be a scalar. */
   readonly argumentTypes?: Readonly<Record<string, ArgumentType>>;
+  /**
+   * Version conflicts among the dependencies (core/versions.ts `versionConflicts`): each the
+   * dependencies in one chain with competing current versions or replaced, and its current versions.
+   */
+  readonly conflicts?: readonly (readonly string[])[];
   /** minimum action authority for `high` (trusted_tool_verified). */
   readonly threshold: Authority;
   /** the policy's suppliers for the action's type (`argumentSuppliers(policy, type)`); an argument not named: `user_turn`, `text`. */
@@ -146,7 +151,9 @@ function productOfUserNumbers(v: ValueProvenance): boolean {
  * turn counts as `user_confirmed`; the action's `resource` is the value `{resource}`) — or, for
  * an amount, the exact decimal product of a quantity and a unit price the user's turn marks as
  * such ("50 units at $10 each"; src/core/values.ts `findProduct`); a value supplied only by lower
- * sources is `untrusted_origin`, one supplied by nothing `metadata_missing` (detail `value_unsourced`). Authority failures (not hard
+ * sources is `untrusted_origin`, one supplied by nothing `metadata_missing` (detail `value_unsourced`);
+ * a dependency whose record has competing current versions, or is a version no longer current,
+ * is `conflict` (`conflicts`, naming the dependency and the chain's current versions). Authority failures and conflicts (not hard
  * ones) are lifted by exactly one matching, unexpired, unused scoped confirmation that admits the
  * requester (core/confirmation.ts); otherwise
  * `needs_confirmation` names what it would have to cover. In `observe` mode a denial is
@@ -182,6 +189,7 @@ export function decide(input: GateInput): GateResult {
       else if (v.recordIds.length > 0) soft.add('metadata_missing', v.recordIds, { argument: v.argument, detail: 'value_not_asserted' });
       else soft.add('metadata_missing', [], { argument: v.argument, detail: 'value_unsourced' });
     });
+    for (const ids of input.conflicts ?? []) soft.add('conflict', ids);
   }
 
   let confirmationId: string | null = null;

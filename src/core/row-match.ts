@@ -25,6 +25,8 @@ export function recordMatchesEntry(r: MemoryRecord, e: AuditEntry, contentKey?: 
   if (hashCanonical(p.origin) !== hashCanonical(r.origin) || hashCanonical(p.taint) !== hashCanonical(r.taint) || hashCanonical(p.derivedFrom) !== hashCanonical(r.derivedFrom)) return false;
   // a record written in a session refers to its context once (core/session.ts); older entries have no such field
   if (hashCanonical(p.sessionContext ?? null) !== hashCanonical(r.sessionContext ?? null)) return false;
+  // a version written by supersede names its chain and the version it replaced (core/versions.ts)
+  if (hashCanonical(p.version ?? null) !== hashCanonical(r.version ?? null)) return false;
   if (p.writeReason !== r.audit.writeReason || e.policyVersion !== r.audit.policyVersion) return false;
   // typed claims: the entry holds their count (absent: none); their values are covered by the content hash; erased with the content
   if (r.content !== null && (p.claimCount ?? 0) !== (r.claims?.length ?? 0)) return false;

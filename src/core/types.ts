@@ -55,6 +55,15 @@ export interface SessionRef {
   readonly transform: Transform;
 }
 
+/**
+ * A version's link to its chain (docs/design.md § Memory record): `of` is the chain's first
+ * record, `supersedes` the version the writer replaced (a current version when it was written).
+ */
+export interface VersionLink {
+  readonly of: string;
+  readonly supersedes: string;
+}
+
 export interface DerivationEdge {
   readonly from: string;
   readonly transform: Transform;
@@ -119,6 +128,8 @@ export interface MemoryRecord {
   readonly sessionContext?: SessionRef;
   /** typed claims the writer made (absent: none; erased with the content on delete). */
   readonly claims?: readonly Claim[];
+  /** Present on a version written by `supersede` (core/versions.ts): its chain and the version it was written to replace. */
+  readonly version?: VersionLink;
   readonly taint: Taint;
   readonly audit: { readonly policyVersion: string; readonly writeReason: string; readonly seq: number };
   readonly status: RecordStatus;
@@ -176,7 +187,7 @@ export const MODES = ['observe', 'enforce'] as const;
 export type Mode = (typeof MODES)[number];
 export type Outcome = 'allow' | 'deny' | 'would_deny';
 
-export const REASON_CODES = ['untrusted_origin', 'missing_corroboration', 'needs_confirmation', 'metadata_missing', 'deleted_source', 'expired', 'untrusted_requester'] as const;
+export const REASON_CODES = ['untrusted_origin', 'missing_corroboration', 'needs_confirmation', 'metadata_missing', 'deleted_source', 'expired', 'untrusted_requester', 'conflict'] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
 /** A structured denial reason: never prose for the model to argue with. */

@@ -6,6 +6,7 @@
  */
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Evaluation } from '../api/requesters.js';
+import type { VersionsView } from '../api/views.js';
 import type { Decision, MemoryRecord } from '../core/types.js';
 import { errorResponse } from './errors.js';
 
@@ -54,6 +55,19 @@ const q = (s: string): string => modelJson(s);
 export function recordLine(r: MemoryRecord, extra = ''): string {
   const ch = r.taint.channels.length > 0 ? `; channels ${r.taint.channels.join(',')}` : '';
   return `${q(r.id)} [origin ${r.origin.authority} by ${q(r.origin.principalId)} from ${q(r.origin.sourceRef)}; taint ${r.taint.lowestAuthority}${ch}${extra}] ${r.status === 'active' ? '' : `(${r.status}) `}${clip(r.content)}`;
+}
+
+/**
+ * The line a record with several versions adds (docs/design.md § Memory record): when its current
+ * versions compete, each with its action authority, writer and content, so the model sees the
+ * dispute rather than one side of it; else the chain's size. Every principal-chosen field JSON-quoted.
+ */
+export function versionsLine(v: VersionsView | undefined): string {
+  if (v === undefined) return '';
+  const current = v.history.filter((h) => h.current);
+  if (!v.conflict) return `\n  versions: ${v.history.length} in chain ${q(v.chain)}; current ${current.map((h) => q(h.id)).join(', ')}`;
+  const each = current.map((h) => `${q(h.id)} (action authority ${h.actionAuthority}, by ${q(h.principalId)}) ${clip(h.content)}`);
+  return `\n  versions CONFLICT in chain ${q(v.chain)}: ${current.length} competing current versions: ${each.join('; ')}`;
 }
 
 /** The reasons and dependencies of a decision or dry run, every principal-chosen field JSON-quoted. */

@@ -18,7 +18,7 @@ import type { AuditReport } from '../api/verify.js';
 import type { Decision, Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
 import { type ReplayView, assertCitesOwn, assertNotExternalReader, recordFor } from './exposure.js';
-import { decisionText, evaluationText, recordLine, result } from './mcp-text.js';
+import { decisionText, evaluationText, modelJson, recordLine, result, versionsLine } from './mcp-text.js';
 import { assertMayDelete, checkContent } from './routes/common.js';
 
 /** What every tool handler gets: the connection's binding, never the model's choice. */
@@ -113,6 +113,13 @@ const summarizeInput = described(
     transform: 'summarize, extract, rewrite, merge…',
   },
 );
+const supersedeInput = described(schemas.supersede.pick({ id: true, content: true, reason: true, source: true, expiresAt: true }), {
+  id: 'id of a current version of the record',
+  content: 'the new text',
+  reason: TEXT.reason,
+  source: 'URL, message id or file it came from; omit for your own statement',
+  expiresAt: TEXT.expiresAt,
+});
 const forgetInput = described(schemas.delete.pick({ id: true, reason: true }), { id: TEXT.id, reason: TEXT.reason });
 
 /** `remember` → `Memory.write` as the connection's principal, in its session. */
@@ -128,14 +135,36 @@ async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<Cal
   assertNotExternalReader(c.principal.kind, 'memory (recall)');
   const r = await c.mem.searchWithInfo({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id });
   const shown = r.hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
-  return result(shown.length === 0 ? 'no memory matches' : shown.map((h) => recordLine(h.record)).join('\n'), { mode: r.mode, reason: r.reason, hits: shown });
+  const seen = new Set<string>();
+  const line = (h: (typeof shown)[number]): string => {
+    const chain = h.versions?.chain;
+    const once = chain === undefined || seen.has(chain) ? '' : versionsLine(h.versions);
+    if (chain !== undefined) seen.add(chain);
+    return recordLine(h.record) + once;
+  };
+  return result(shown.length === 0 ? 'no memory matches' : shown.map(line).join('\n'), { mode: r.mode, reason: r.reason, hits: shown });
 }
 
 /** `get_memory` → `Memory.get` (marked read in the session). */
 async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult> {
   assertNotExternalReader(c.principal.kind, 'a memory record');
   const v = recordFor(true, await c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }));
-  return result(recordLine(v, `; action authority ${v.actionAuthority}`), { ...v });
+  return result(recordLine(v, `; action authority ${v.actionAuthority}`) + versionsLine(v.versions), { ...v });
+}
+
+/** `supersede_memory` → `Memory.supersede` as the connection's principal, in its session (an external principal: only its own records). */
+async function supersedeMemory(c: ToolCall, a: z.output<typeof supersedeInput>): Promise<CallToolResult> {
+  checkContent(c.config, a.content);
+  await assertCitesOwn(c.mem, c.tenant, c.principal, [a.id], 'id');
+  c.admitWrite(a.content);
+  const r = await c.mem.supersede({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
+  const state = r.conflict
+    ? `it COMPETES with the current versions ${r.current
+        .filter((id) => id !== r.record.id)
+        .map((id) => modelJson(id))
+        .join(', ')} (it does not outrank them)`
+    : 'it is the current version';
+  return result(`stored new version ${recordLine(r.record)}\n${state}`, { ...r });
 }
 
 /** `summarize_into_memory` → `Memory.derive` (every session read is an input). */
@@ -205,6 +234,15 @@ export const MCP_TOOLS: readonly AnyTool[] = [
     input: described(schemas.get.pick({ id: true }), { id: TEXT.id }),
     readOnly: false,
     handler: getMemory,
+  }),
+  tool({
+    name: 'supersede_memory',
+    title: 'Update a memory',
+    description:
+      'Store a new version of a record; the old one stays in its history. Its authority is decided as for remember; below a current version it does not replace it but competes with it, and both are shown.',
+    input: supersedeInput,
+    readOnly: false,
+    handler: supersedeMemory,
   }),
   tool({
     name: 'summarize_into_memory',

@@ -11,6 +11,7 @@ import { AUDIT_OPS } from '../core/audit.js';
 import { CHANNELS, MODES, PRINCIPAL_KINDS, REASON_CODES, TIERS, TRANSFORMS } from '../core/types.js';
 import { schemas } from '../api/validation.js';
 import { surfaceQueries, surfaceResponses } from './surface-schemas.js';
+import { VersionsView } from './version-schemas.js';
 
 const ident = schemas.get.shape.id;
 const authority = z.enum(AUTHORITIES);
@@ -37,6 +38,7 @@ export const requests = {
   MemoryWrite: schemas.write.omit({ requester: true }).partial({ tenant: true, principal: true }),
   Derivation: schemas.derive.omit({ requester: true }).partial({ tenant: true, principal: true }),
   Search: schemas.search.omit({ requester: true }).partial({ tenant: true }),
+  Supersede: schemas.supersede.omit({ requester: true, id: true }).partial({ tenant: true, principal: true }),
   CorroborationCreate: schemas.corroborate.partial({ tenant: true, principal: true }),
   ConfirmationCreate: schemas.confirm.partial({ tenant: true, principal: true }),
   DecisionCreate: schemas.authorize
@@ -66,8 +68,13 @@ export const queries = {
     limit: z.coerce.number().int().min(1).max(10_000).optional(),
     offset: z.coerce.number().int().min(0).optional(),
     includeDeleted: boolString.optional(),
+    allVersions: boolString.optional().describe('also versions that are no longer current'),
   }),
-  GetMemory: z.strictObject({ tenant: ident.optional(), session: ident.optional().describe('mark the record as read in this session') }),
+  GetMemory: z.strictObject({
+    tenant: ident.optional(),
+    session: ident.optional().describe('mark the record as read in this session'),
+    exact: boolString.optional().describe('the record asked for, not the current version of its chain'),
+  }),
   DeleteMemory: z.strictObject({ tenant: ident.optional(), reason: z.string().max(1000).optional() }),
   ListDecisions: z.strictObject({ tenant: ident.optional(), limit: z.coerce.number().int().min(1).max(10_000).optional() }),
   Metrics: z.strictObject({
@@ -129,6 +136,7 @@ const recordShape = {
     .array(z.strictObject({ subject: z.string(), field: z.string(), value: z.string() }))
     .optional()
     .describe("typed claims its writer made ({subject, field, value}); their authority is the record's action authority; absent when none or erased"),
+  version: z.strictObject({ of: z.string(), supersedes: z.string() }).optional().describe('a version written by supersede: its chain (the first record) and the version it replaced'),
   taint: Taint,
   audit: z.strictObject({ policyVersion: z.string(), writeReason: z.string(), seq: z.number().int() }),
   status: z.enum(['active', 'deleted', 'expired']),
@@ -155,6 +163,7 @@ const RecordView = z.strictObject({
   actionAuthority: authority.describe('lowestAuthority, or lifted by k independent trusted corroborations'),
   corroborations: z.array(CorroborationView),
   deletedSources: z.array(z.string()),
+  versions: VersionsView,
 });
 const Confirmation = z.strictObject({
   id: z.string(),
@@ -316,7 +325,14 @@ export const responses = {
     mode: z.enum(['lexical', 'semantic', 'hybrid']),
     reason: z.string(),
     embedder: z.string().nullable(),
-    hits: z.array(z.strictObject({ record: MemoryRecord, score: z.number(), ranks: z.strictObject({ lexical: z.number().int().nullable(), semantic: z.number().int().nullable() }) })),
+    hits: z.array(
+      z.strictObject({ record: MemoryRecord, score: z.number(), ranks: z.strictObject({ lexical: z.number().int().nullable(), semantic: z.number().int().nullable() }), versions: VersionsView }),
+    ),
+  }),
+  SupersedeResult: z.strictObject({
+    record: MemoryRecord,
+    current: z.array(z.string()).describe("the chain's current versions, highest authority first"),
+    conflict: z.boolean().describe('the new version competes with a current version it does not outrank'),
   }),
   LineageGraph: z.strictObject({
     nodes: z.array(

@@ -42,6 +42,8 @@ export interface StorageReader {
    * with {@link listRecords}.
    */
   listRecordsAfter?(tenant: string, afterId: string | null, limit: number): Promise<MemoryRecord[]>;
+  /** The ids of every version of the chains `chains` (core/versions.ts; deleted ones included, not the chains' first records themselves), in no particular order. */
+  versionIds(tenant: string, chains: readonly string[]): Promise<string[]>;
   /** Full-text search over active, unexpired records of one tenant and scope. */
   search(tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]>;
   /** Every derivation edge upward from `ids` (their whole lineage DAG to the roots), keyed by child id. */

@@ -42,6 +42,7 @@ export function toRecord(row: Row, edges: DerivationEdge[], now?: string): Memor
     },
     ...(row.session_context === null || row.session_context === undefined ? {} : { sessionContext: JSON.parse(str(row.session_context)) as SessionRef }),
     ...(row.claims === null || row.claims === undefined ? {} : { claims: JSON.parse(str(row.claims)) as Claim[] }),
+    ...(row.version_of === null || row.version_of === undefined ? {} : { version: { of: str(row.version_of), supersedes: str(row.supersedes) } }),
     audit: { policyVersion: str(row.policy_version), writeReason: str(row.write_reason), seq: Number(row.audit_seq) },
     status,
   };

@@ -29,6 +29,8 @@ export const TABLE_COLUMNS = {
     'deleted_at',
     'session_context',
     'claims',
+    'version_of',
+    'supersedes',
   ],
   derivations: ['record_id', 'ord', 'from_id', 'transform', 'kind'],
   corroborations: ['id', 'tenant', 'record_id', 'principal_id', 'authority', 'domain', 'evidence_ref', 'at', 'audit_seq'],

@@ -29,6 +29,7 @@ import { surfaces } from './surfaces.js';
 import { triggers } from './triggers.js';
 import { valueCases } from './values.js';
 import { vectors } from './vectors.js';
+import { versionCases } from './versions.js';
 
 export type { StoreFactory } from './common.js';
 
@@ -50,4 +51,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] write-surface inventory: rule matching in SQL, bounded counts`, () => surfaces(f));
   describe(`[${f.name}] drivers agree: each statement written once`, () => drifts(f));
   describe(`[${f.name}] semantic and hybrid search`, () => vectors(f));
+  describe(`[${f.name}] versions: supersede without suppression`, () => versionCases(f));
 }

@@ -93,7 +93,7 @@ const memOpts = (opts: OpenOptions) => ({
 // ------------------------------------------------------------------ SQLite
 
 const SQLITE_TRIGGERS: Record<string, { update: string[]; delete: string[] }> = {
-  records: { update: ['records_provenance_immutable', 'records_erase_only', 'records_claims_erase_only'], delete: ['records_no_delete'] },
+  records: { update: ['records_provenance_immutable', 'records_erase_only', 'records_claims_erase_only', 'records_version_immutable'], delete: ['records_no_delete'] },
   tokens: { update: ['tokens_revoke_only'], delete: ['tokens_no_delete'] },
 };
 

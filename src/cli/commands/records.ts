@@ -1,6 +1,6 @@
 /**
  * Command table of the store commands and the `Memory` method each calls: `principal add`
- * (`registerPrincipal`), `principal list` (`listPrincipals`), `write`, `derive`, `get`, `search`,
+ * (`registerPrincipal`), `principal list` (`listPrincipals`), `write`, `derive`, `supersede`, `get`, `search`,
  * `list`, `corroborate`, `delete`, `lineage` (`lineageGraph`).
  */
 import { AUTHORITIES } from '../../core/authority.js';
@@ -147,10 +147,20 @@ async function deriveCommand(ctx: Ctx, o: DeriveFlags): Promise<void> {
   ctx.emit(r, () => formatRecord(r));
 }
 
-/** `get <id>` → `Memory.get`. */
-async function getCommand(ctx: Ctx, o: { session?: string }, id: string): Promise<void> {
+/** `supersede <id>` → `Memory.supersede`. */
+async function supersedeCommand(ctx: Ctx, o: { principal: string; content?: string; file?: string; reason: string; source?: string; session?: string; expiresAt?: string }, id: string): Promise<void> {
   const tenant = requireTenant(ctx);
-  const v = await withMemory(ctx, (mem) => mem.get({ tenant, id, ...given('session', o.session) }));
+  const content = await readContent(o);
+  const r = await withMemory(ctx, (mem) =>
+    mem.supersede({ tenant, id, principal: o.principal, content, reason: o.reason, ...given('source', o.source), ...given('session', o.session), ...given('expiresAt', o.expiresAt) }),
+  );
+  ctx.emit(r, () => `${formatRecord(r.record)}\n${r.conflict ? `CONFLICT: competes with ${r.current.filter((x) => x !== r.record.id).join(', ')} (it does not outrank them)` : 'current version'}`);
+}
+
+/** `get <id>` → `Memory.get`. */
+async function getCommand(ctx: Ctx, o: { session?: string; exact?: boolean }, id: string): Promise<void> {
+  const tenant = requireTenant(ctx);
+  const v = await withMemory(ctx, (mem) => mem.get({ tenant, id, ...given('session', o.session), ...(o.exact === true ? { exact: true } : {}) }));
   ctx.emit(v, () => formatRecord(v));
 }
 
@@ -162,9 +172,10 @@ async function searchCommand(ctx: Ctx, o: { scope: string; limit?: number; sessi
 }
 
 /** `list` → `Memory.list`. */
-async function listCommand(ctx: Ctx, o: { scope?: string; includeDeleted?: boolean; limit?: number }): Promise<void> {
+async function listCommand(ctx: Ctx, o: { scope?: string; includeDeleted?: boolean; allVersions?: boolean; limit?: number }): Promise<void> {
   const tenant = requireTenant(ctx);
-  const rs = await withListing(ctx, tenant, (mem) => mem.list({ tenant, ...given('scope', o.scope), ...(o.includeDeleted === true ? { includeDeleted: true } : {}), ...given('limit', o.limit) }));
+  const flags = { ...(o.includeDeleted === true ? { includeDeleted: true } : {}), ...(o.allVersions === true ? { allVersions: true } : {}) };
+  const rs = await withListing(ctx, tenant, (mem) => mem.list({ tenant, ...given('scope', o.scope), ...flags, ...given('limit', o.limit) }));
   ctx.emit(rs, () => formatRecords(rs));
 }
 
@@ -242,10 +253,28 @@ export const recordCommands: readonly AnyCommand[] = [
     handler: deriveCommand,
   }),
   command({
+    name: 'supersede',
+    arg: '<id>',
+    description: 'write a new version of a record; below a current version it competes with it instead of replacing it',
+    options: [
+      { flags: '--principal <id>', description: 'the writing principal', required: true },
+      { flags: '--content <text>', description: 'the new text (else --file, else stdin)' },
+      { flags: '--file <path>', description: 'read the new text from a file' },
+      { flags: '--reason <text>', description: 'why (kept in the audit log)', required: true },
+      { flags: '--source <ref>', description: 'where the text came from; default: the principal itself' },
+      { flags: '--session <id>', description: 'session the write happens in' },
+      { flags: '--expires-at <iso>', description: 'retention: when the version expires (ISO-8601)' },
+    ],
+    handler: supersedeCommand,
+  }),
+  command({
     name: 'get',
     arg: '<id>',
-    description: 'show one record with its action authority; with --session it counts as read there',
-    options: [{ flags: '--session <id>', description: 'mark the record as read in this session' }],
+    description: 'show one record (the current version of its chain) with its action authority and versions; with --session it counts as read there',
+    options: [
+      { flags: '--session <id>', description: 'mark the record as read in this session' },
+      { flags: '--exact', description: 'the record asked for, not the current version of its chain' },
+    ],
     handler: getCommand,
   }),
   command({
@@ -266,6 +295,7 @@ export const recordCommands: readonly AnyCommand[] = [
     options: [
       { flags: '--scope <scope>', description: 'only this scope' },
       { flags: '--include-deleted', description: 'include deleted records (content erased)' },
+      { flags: '--all-versions', description: 'include versions that are no longer current' },
       { flags: '--limit <n>', description: 'at most n records (default 100)', parse: positiveInt },
     ],
     handler: listCommand,

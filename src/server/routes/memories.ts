@@ -1,5 +1,5 @@
 /**
- * HTTP routes for memories: write, derive, get, list, search, lineage, delete (route specs; handlers
+ * HTTP routes for memories: write, derive, supersede, get, list, search, lineage, delete (route specs; handlers
  * call the facade).
  */
 import { params, queries, requests } from '../schemas.js';
@@ -9,7 +9,7 @@ import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf,
 const DELETED_HASH =
   "A deleted record's `contentHash` is shown to the admin, user and system tokens only; an agent, tool or external principal's token gets the string `withheld` (the keyed hash of erased text would let it test guesses).";
 
-/** Memories: write, derive, get, list, search, lineage, delete. */
+/** Memories: write, derive, supersede, get, list, search, lineage, delete. */
 export const memoryRoutes: readonly AnyRoute[] = [
   route({
     method: 'POST',
@@ -55,6 +55,29 @@ export const memoryRoutes: readonly AnyRoute[] = [
   }),
   route({
     method: 'POST',
+    path: '/v1/memories/:id/versions',
+    operationId: 'supersedeMemory',
+    tag: 'memories',
+    summary: "Write a new version of a record as the token's principal (write rules); it competes with current versions it does not outrank",
+    description:
+      "The record must be a current version in the token's tenant (404 otherwise; RECORD_DELETED or RECORD_SUPERSEDED, 409, with `details.current`). The new version hides the current versions whose action authority is at most its own; below one of them it competes (`conflict: true`) and reads and the gate show both. A chain at its version limit takes only a version that outranks every current one (TOO_MANY_VERSIONS, 409). An external principal, which reads nothing, may supersede only records it wrote (FORBIDDEN, 403, as for an unknown id).",
+    auth: 'principal',
+    params: params.Id,
+    body: requests.Supersede,
+    responses: { 201: 'SupersedeResult' },
+    errors: [404, 409, 413, 429],
+    handler: async ({ identity, params: p, body, services }) => {
+      const principal = writerFor(identity, body.principal);
+      const tenant = tenantFor(identity, body.tenant);
+      checkContent(services.config, body.content);
+      await assertCitesOwn(services.mem, tenant, principal, [p.id], 'id');
+      services.writeBudget.admit(tenant, principal, body.content);
+      const r = await services.mem.supersede({ ...body, id: p.id, tenant, principal: principal.id, requester: principal.id });
+      return created({ ...r, record: recordFor(agentOf(identity) !== null, r.record) });
+    },
+  }),
+  route({
+    method: 'POST',
     path: '/v1/memories/search',
     operationId: 'searchMemories',
     tag: 'memories',
@@ -95,7 +118,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     path: '/v1/memories/:id',
     operationId: 'getMemory',
     tag: 'memories',
-    summary: 'One record with its action authority, corroborations and deleted sources; marked read in `session`',
+    summary: 'One record (the current version of its chain unless `exact`) with its action authority, corroborations, deleted sources and versions; marked read in `session`',
     description: `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. ${DELETED_HASH}`,
     auth: 'any',
     params: params.Id,
@@ -105,7 +128,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     handler: async ({ identity, params: p, query, services }) => {
       assertMayRead(identity, 'a memory record', query.session);
       const tenant = tenantFor(identity, query.tenant);
-      const record = await services.mem.get({ tenant, id: p.id, session: query.session, requester: requesterOf(identity) });
+      const record = await services.mem.get({ tenant, id: p.id, session: query.session, exact: query.exact, requester: requesterOf(identity) });
       return ok(recordFor(agentOf(identity) !== null, await viewFor(identity, services.mem, tenant, record)));
     },
   }),

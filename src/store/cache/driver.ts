@@ -146,6 +146,9 @@ export class CachingDriver {
   listRecords(tenant: string, opts: ListRecordsOptions): Promise<MemoryRecord[]> {
     return this.inner.listRecords(tenant, opts);
   }
+  versionIds(tenant: string, chains: readonly string[]): Promise<string[]> {
+    return this.inner.versionIds(tenant, chains);
+  }
   search(tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
     return this.inner.search(tenant, scope, query, limit, now);
   }

@@ -216,6 +216,7 @@ export class CachedTx {
   listRecords(tenant: string, opts: ListRecordsOptions): Promise<MemoryRecord[]> {
     return this.tx.listRecords(tenant, opts);
   }
+  versionIds = (tenant: string, chains: readonly string[]): Promise<string[]> => this.tx.versionIds(tenant, chains);
   search(tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
     return this.tx.search(tenant, scope, query, limit, now);
   }

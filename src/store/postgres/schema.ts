@@ -261,4 +261,13 @@ END
 $fn$;
 CREATE TRIGGER records_claims_erase_only BEFORE UPDATE ON records FOR EACH ROW EXECUTE FUNCTION memauth_records_claims_erase_only();
 `,
+  // versions, as in SQLite's migration of the same name: a version's chain and the version it
+  // replaced, fixed at write time, and the index that finds a chain's versions.
+  `
+ALTER TABLE records ADD COLUMN version_of ${T};
+ALTER TABLE records ADD COLUMN supersedes ${T};
+CREATE INDEX records_version_of ON records (tenant, version_of) WHERE version_of IS NOT NULL;
+CREATE TRIGGER records_version_immutable BEFORE UPDATE OF version_of, supersedes ON records FOR EACH ROW
+  EXECUTE FUNCTION memauth_refuse('a record''s origin, derivation and taint cannot be updated');
+`,
 ];

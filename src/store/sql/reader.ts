@@ -184,6 +184,11 @@ export class SqlReader implements StorageReader {
     return out;
   }
 
+  async versionIds(tenant: string, chains: readonly string[]): Promise<string[]> {
+    if (chains.length === 0) return [];
+    return (await this.chunked(chains, (chunk) => S.versionIds(this.dialect, tenant, chunk))).rows.map((r) => str(r.id));
+  }
+
   async sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>> {
     const out = new Set<string>();
     if (ids.length === 0) return out;

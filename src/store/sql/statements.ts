@@ -50,6 +50,10 @@ export function listRecords(d: Dialect, tenant: string, opts: ListRecordsOptions
   return st(d, `SELECT ${RECORD_COLUMNS} FROM records WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id LIMIT ? OFFSET ?`, ...values, opts.limit, opts.offset ?? 0);
 }
 
+/** The ids of the versions of chains `chains` (deleted ones included; not the chains' first records), by audit seq. */
+export const versionIds = (d: Dialect, tenant: string, chains: readonly string[]): Stmt =>
+  withIn(d, 'version_of', chains, 'SELECT id FROM records WHERE tenant = ? AND {in} ORDER BY audit_seq', [tenant]);
+
 /** Keyset page of every record of the tenant (deleted ones included) after `afterId`, by id. */
 export function recordsAfter(d: Dialect, tenant: string, afterId: string | null, limit: number): Stmt {
   const t = d.recordsTenantByKey;
@@ -171,7 +175,7 @@ export const insertRecord = (d: Dialect, r: MemoryRecord): Stmt =>
     d,
     `INSERT INTO records (id, tenant, scope, content, content_hash, created_at, expires_at, origin_authority, origin_principal,
       origin_source, origin_written_at, taint_lowest, taint_channels, taint_sources, taint_oldest_source_at, policy_version,
-      write_reason, audit_seq, status, session_context, claims) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
+      write_reason, audit_seq, status, session_context, claims, version_of, supersedes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)`,
     r.id,
     r.tenant,
     r.scope,
@@ -192,6 +196,8 @@ export const insertRecord = (d: Dialect, r: MemoryRecord): Stmt =>
     r.audit.seq,
     r.sessionContext === undefined ? null : JSON.stringify(r.sessionContext),
     r.claims === undefined || r.claims.length === 0 ? null : JSON.stringify(r.claims),
+    r.version?.of ?? null,
+    r.version?.supersedes ?? null,
   );
 
 /** Rows per derivation INSERT at most; a record's edges are split into power-of-two chunks up to it. */

@@ -199,4 +199,14 @@ CREATE TRIGGER records_claims_erase_only BEFORE UPDATE OF claims ON records
 WHEN NOT (NEW.claims IS NULL AND NEW.content IS NULL AND OLD.status = 'active' AND NEW.status = 'deleted')
 BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s claims can only be erased with its content by delete'); END;
 `,
+  // versions (core/versions.ts): a version written by supersede names its chain (version_of, the
+  // chain's first record) and the version it replaced (supersedes); both are in its write entry
+  // and never change. The index finds a chain's versions.
+  `
+ALTER TABLE records ADD COLUMN version_of TEXT;
+ALTER TABLE records ADD COLUMN supersedes TEXT;
+CREATE INDEX records_version_of ON records (tenant, version_of) WHERE version_of IS NOT NULL;
+CREATE TRIGGER records_version_immutable BEFORE UPDATE OF version_of, supersedes ON records
+BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s origin, derivation and taint cannot be updated'); END;
+`,
 ];

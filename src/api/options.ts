@@ -1,0 +1,37 @@
+/**
+ * The options of the {@link Memory} constructor (api/memory.ts; most callers use `openMemory`):
+ * the store, the policy, the clock, checkpoints, the embedder, timings and the read cache.
+ * Types only; imports from src/core, src/store and src/embed.
+ */
+import type { Checkpoint } from '../core/audit.js';
+import type { Policy } from '../core/policy.js';
+import type { Embedder } from '../embed/embedder.js';
+import type { CacheOptions } from '../store/cache.js';
+import type { StorageDriver } from '../store/driver.js';
+import type { OpTiming } from './views.js';
+
+/** Options of the {@link Memory} constructor (most callers use `openMemory`). */
+export interface MemoryOptions {
+  /** the store; its transactions go through a read cache when it supports one (see `cache`). */
+  readonly driver: StorageDriver;
+  /** the loaded policy every decision and audit entry records. */
+  readonly policy: Policy;
+  /** clock, for tests of expiry; default `() => new Date()`. */
+  readonly clock?: () => Date;
+  /** Ed25519 private key (PEM) for signed checkpoints; without one, `checkpoint()` refuses. */
+  readonly checkpointKey?: string | null;
+  /** called with each new checkpoint so it can be kept outside the database (e.g. a sidecar file). */
+  readonly onCheckpoint?: (c: Checkpoint) => void;
+  /** externally kept checkpoints, the newest per tenant is used by `verifyAudit`. */
+  readonly externalCheckpoints?: () => Checkpoint[];
+  /** the embedder for semantic and hybrid search (src/embed/): records are embedded on write; none: search is lexical. */
+  readonly embedder?: Embedder | null;
+  /** called after each write, derive and authorize with where its time went (benchmarks); off by default. */
+  readonly onTiming?: (t: OpTiming) => void;
+  /**
+   * Read cache for transactions (`src/store/cache.ts`): on by default when the driver can report
+   * changes (SQLite can); `false` turns it off. It is emptied whenever anything but this facade
+   * changed the store, so it never serves what the store no longer holds.
+   */
+  readonly cache?: boolean | CacheOptions;
+}
