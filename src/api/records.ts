@@ -83,8 +83,7 @@ export async function insertNew(
   const session = context === null ? null : { summary: context.summary, undeclared: true };
   const derived = (): Taint => derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs, context: session });
   const taint = edges.length === 0 && context === null && op === 'write' ? own : withChannels(derived(), own.channels);
-  // the session context and, for a version, its chain link: in the entry and on the row alike
-  const sessionContext = { ...(context === null ? {} : { sessionContext: context.ref }), ...(base.version === undefined ? {} : { version: base.version }) };
+  const sessionContext = { ...(context === null ? {} : { sessionContext: context.ref }), ...(base.version === undefined ? {} : { version: base.version }) }; // in the entry and on the row alike
   const contentHash = contentHashOf(hashedBody(base.content, base.claims), await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
   const claimed = base.claims.length > 0 ? { claimCount: base.claims.length } : {}; // their count only: the hash covers the values, which delete erases
   const payload = {

@@ -11,6 +11,7 @@ import { AUDIT_OPS } from '../core/audit.js';
 import { CHANNELS, MODES, PRINCIPAL_KINDS, REASON_CODES, TIERS, TRANSFORMS } from '../core/types.js';
 import { schemas } from '../api/validation.js';
 import { surfaceQueries, surfaceResponses } from './surface-schemas.js';
+import { MetricsBucket, Ratio, TierMetrics, WithRejected } from './metrics-schemas.js';
 import { VersionsView } from './version-schemas.js';
 
 const ident = schemas.get.shape.id;
@@ -264,23 +265,6 @@ const TenantAuditReport = z.strictObject({
   records: z.strictObject({ checked: z.number().int(), bad: z.array(z.strictObject({ id: z.string(), problem: z.string() })) }),
   message: z.string(),
 });
-const Ratio = z.strictObject({ numerator: z.number().int(), denominator: z.number().int(), value: z.number().nullable() });
-const WithRejected = z.strictObject({ ...Ratio.shape, rejected: z.record(z.string(), z.number().int()) });
-const LaunderingAsr = z.strictObject({ ...Ratio.shape, byChannel: z.record(z.string(), Ratio) });
-const TierMetrics = z.strictObject({
-  decisions: z.number().int(),
-  records: z.number().int(),
-  originCoverage: Ratio,
-  taintRetention: Ratio,
-  launderingAsr: LaunderingAsr,
-  legitimateUtility: Ratio,
-  corroborationValidity: WithRejected,
-  highRiskDependencyRate: Ratio,
-  decisionReplayRate: Ratio,
-  external: z
-    .strictObject({ decisions: z.number().int(), launderingAsr: LaunderingAsr, legitimateUtility: Ratio, highRiskDependencyRate: Ratio })
-    .describe("decisions requested by external or unregistered principals, apart: they never dilute the tier's headline figures"),
-});
 const TokenInfo = z.strictObject({ id: z.string(), admin: z.boolean(), tenant: z.string().nullable(), principal: z.string().nullable(), createdAt: z.string(), revokedAt: z.string().nullable() });
 const IssuedToken = z.strictObject({ token: z.string().describe('the bearer token; shown once, only its hash is stored'), info: TokenInfo });
 const AuditEntry = z.strictObject({ tenant: z.string(), seq: z.number().int(), prevHash: z.string(), op: z.enum(AUDIT_OPS), payload: json, policyVersion: z.string(), hash: z.string() });
@@ -291,8 +275,7 @@ const reviewClass = z
 const ReviewNote = z.strictObject({ id: z.string(), tenant: z.string(), decisionId: z.string(), verdict: z.literal('rejected'), by: z.string(), note: z.string(), at: z.string() });
 const requesterSide = z
   .enum(['internal', 'external'])
-  .describe('internal: the application, the admin token or a registered principal that is not external; external: an external or unregistered principal');
-const MetricsBucket = z.strictObject({ from: z.string(), to: z.string(), tiers: z.strictObject({ read_only: TierMetrics, low: TierMetrics, high: TierMetrics }) });
+  .describe('internal: the application, the admin token or a registered user, system or agent principal; external: an external, tool or unregistered principal');
 
 /** Response schemas, by name (names are the OpenAPI component names). */
 export const responses = {

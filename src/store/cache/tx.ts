@@ -210,9 +210,7 @@ export class CachedTx {
 
   // ---- uncached reads
 
-  getPolicyText(version: string): Promise<string | null> {
-    return this.tx.getPolicyText(version);
-  }
+  getPolicyText = (version: string): Promise<string | null> => this.tx.getPolicyText(version);
   listRecords(tenant: string, opts: ListRecordsOptions): Promise<MemoryRecord[]> {
     return this.tx.listRecords(tenant, opts);
   }
