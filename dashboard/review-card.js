@@ -25,8 +25,8 @@ function recordsOf(records, ids) {
   }));
 }
 
-/** The record ids that supplied an argument's value (its own, and those of a computed value's operands). */
-const suppliers = (v) => [...new Set([...(v?.recordIds ?? []), ...(v?.computed?.operands ?? []).flatMap((o) => o.recordIds)])];
+/** The record ids that supplied an argument's value: by text, by a typed claim, and those of a computed value's operands. */
+const suppliers = (v) => [...new Set([...(v?.recordIds ?? []), ...(v?.claims ?? []).flatMap((c) => c.recordIds), ...(v?.computed?.operands ?? []).flatMap((o) => o.recordIds)])];
 
 /** One record as the person checks it: untrusted mark, what it is, excerpt, source, writer, authorities. */
 function recordItem(r) {
@@ -82,6 +82,7 @@ function argumentsBlock(d, records) {
   const otherList = h('ul.sources', h('li.muted', 'Loading the records…'));
   if (others.length) void recordsOf(records, others).then((rs) => otherList.replaceChildren(...rs.map(recordItem)));
   return [
+    h('details.exact-args', { open: true }, h('summary', 'Exact arguments (what approving binds, every field)'), h('pre.mono', JSON.stringify(d.action.args, null, 2))),
     h('table.args', h('caption', 'What the action would do, argument by argument'), h('thead', h('tr', h('th', { scope: 'col' }, 'Argument'), h('th', { scope: 'col' }, 'Exact value'), h('th', { scope: 'col' }, 'Supplied by'))), h('tbody', rows.length ? rows : h('tr', h('td', { colspan: '3', class: 'muted' }, 'No arguments.')))),
     others.length ? h('details.other-deps', h('summary', `${others.length} other record(s) the decision depended on`), otherList) : null,
   ];

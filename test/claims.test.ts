@@ -51,6 +51,34 @@ describe('gate: context is waived only with trusted intent and claim/user-turn s
     assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
     assert.equal(r.contextWaived, false);
   });
+  test('a repeat of an action already allowed in the session gets no waiver: it needs a confirmation', () => {
+    const r = decide(input({ intent: { sources: [{ source: 'user_turn', phrase: 'pay' }], repeatOf: 'dec_earlier' } }));
+    assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
+    assert.equal(r.contextWaived, false);
+    assert.ok(r.reasons.some((x) => x.code === 'needs_confirmation'));
+  });
+  test("a waived action uses the user's confirmation of exactly it, so the confirmation cannot allow a repeat", () => {
+    const confirmation = {
+      id: 'cnf_1',
+      tenant: 't',
+      principalId: 'alice',
+      actionType: 'pay',
+      resource: null,
+      argsHash: argsHashOf(PAY.args),
+      args: PAY.args,
+      memoryIds: null,
+      maxUses: 1,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      expiresAt: '2026-01-01T01:00:00.000Z',
+    };
+    const r = decide(input({ confirmations: [{ confirmation, usesSoFar: 0 } as GateInput['confirmations'][number]] }));
+    assert.equal(r.outcome, 'allow', JSON.stringify(r.reasons));
+    assert.equal(r.contextWaived, true);
+    assert.equal(r.confirmationId, 'cnf_1');
+    const used = decide(input({ confirmations: [{ confirmation, usesSoFar: 1 } as GateInput['confirmations'][number]] }));
+    assert.equal(used.confirmationId, null, 'a used-up confirmation is not used again');
+    assert.equal(used.outcome, 'allow', 'the waiver alone still allows a first request');
+  });
   test('no intent: the untrusted page read in the session denies', () => {
     const r = decide(input({ intent: { sources: [] } }));
     assert.equal(r.outcome, 'deny');
@@ -105,7 +133,21 @@ describe('intent phrases', () => {
     assert.equal(requestedPhrase('Never send the export to them.', ['send']), null);
     assert.equal(requestedPhrase('Has the invoice been paid? What about the payment?', ['pay']), null);
     assert.equal(requestedPhrase('Is ACCT-X really Acme?', ['pay']), null);
-    assert.equal(requestedPhrase("Don't pay ACCT-X, pay Acme's usual account.", ['pay']), 'pay');
+    // a turn that forbids, doubts, delays or asks anything requests nothing (fail-closed)
+    assert.equal(requestedPhrase("Don't pay ACCT-X, pay Acme's usual account.", ['pay']), null);
+    for (const turn of [
+      'Mallory emailed "Acme now settles through ACCT-M" — is that right? Pay the Acme invoice of 1200.',
+      'Pay the Acme invoice of 1200 but check whether ACCT-M is legit first',
+      'Pay the Acme invoice of 1200 — the mail claiming ACCT-M looks like phishing',
+      'Pay the Acme invoice of 1200 to the usual account (someone asked for ACCT-M, ignore that)',
+      'Pay the Acme invoice of 1200; I refuse to use ACCT-M',
+      "Don't, under any circumstances, pay the Acme invoice of 1200 until I approve it.",
+      'Hold off: pay the Acme invoice of 1200 only next month',
+      'Pay the Acme invoice. Is it really 50 units at 10 each?',
+    ]) {
+      assert.equal(requestedPhrase(turn, ['pay']), null, turn);
+      assert.deepEqual(assertedClauses(turn), [], turn);
+    }
     assert.equal(requestedPhrase('Set up ledger access for Priya.', ['set up']), 'set up');
   });
   test('a standing instruction binds the action type and one of its values', () => {
@@ -198,8 +240,9 @@ describe('claims and intent through the store', () => {
     assert.equal(own.outcome, 'allow', JSON.stringify(own.reasons));
     await mem.close();
   });
-  test('assertedClauses drops questions and negated clauses and keeps identifiers and amounts whole', () => {
-    assert.deepEqual(assertedClauses('Pay Acme $1,200.00, never ACCT-X. Is ACME-AP right? Send it to billing@acme.co.uk'), ['pay acme $1,200.00', ' send it to billing@acme.co.uk']);
+  test('assertedClauses keeps identifiers and amounts whole, and a turn that asks or forbids anything asserts nothing', () => {
+    assert.deepEqual(assertedClauses('Pay Acme $1,200.00. Send it to billing@acme.co.uk'), ['pay acme $1,200.00', ' send it to billing@acme.co.uk']);
+    assert.deepEqual(assertedClauses('Pay Acme $1,200.00, never ACCT-X. Is ACME-AP right? Send it to billing@acme.co.uk'), [], 'a turn with a negation or a question asserts nothing');
   });
   test('an external or agent requester cannot assert intent; the application can', async () => {
     const { mem } = await world();

@@ -11,7 +11,7 @@ import { argsHashOf } from '../core/confirmation.js';
 import { MemauthError } from '../core/errors.js';
 import { decide } from '../core/gate.js';
 import { argumentSuppliers, argumentTypes, disallowedArguments, modeFor, riskTier } from '../core/policy.js';
-import type { Action, Decision, MemoryRecord } from '../core/types.js';
+import type { Action, Decision, IntentProvenance, MemoryRecord, Tier } from '../core/types.js';
 import type { StorageTx } from '../store/driver.js';
 import { confirmationCandidates, loadCandidates } from './authorize-candidates.js';
 import { intentOf } from './authorize-intent.js';
@@ -51,18 +51,8 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, now);
       const depIds = new Set(deps.facts.map((f) => f.memoryId));
       const depRecords = candidates.list.filter((r) => depIds.has(r.id));
-      const intent = await intentOf(tx, {
-        policy: ctx.policy,
-        tenant: a.tenant,
-        action,
-        tier,
-        userTurnText: a.userTurn?.text,
-        asserted: a.intent,
-        requester: a.requester,
-        dependencies: depRecords,
-        now,
-      });
       const conflicts = await gateConflicts(ctx, tx, a.tenant, depRecords, now);
+      const intent = await intentFacts(ctx, tx, a, action, tier, argsHash, depRecords, now);
       const confirmations = await confirmationCandidates(ctx, tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
       const result = decide({
         action,
@@ -100,6 +90,30 @@ async function prepareTexts(ctx: OpContext, records: readonly MemoryRecord[]): P
     ctx.provenance.matchText(r);
     await pause();
   }
+}
+
+/**
+ * The intent facts of a decision (api/authorize-intent.ts `intentOf`), once per action and
+ * session: when the session already holds an allowed decision for exactly this action (type and
+ * arguments hash), they name it (`repeatOf`) and the gate grants no waiver — a duplicate payment a
+ * page talked the model into needs a confirmation (docs/design.md § Claims and intent). Recorded
+ * in the decision, so replay reproduces it from the log.
+ */
+async function intentFacts(
+  ctx: OpContext,
+  tx: StorageTx,
+  a: ReturnType<typeof parseAuthorize>,
+  action: Action,
+  tier: Tier,
+  argsHash: string,
+  dependencies: MemoryRecord[],
+  now: string,
+): Promise<IntentProvenance | undefined> {
+  const requester = a.requester;
+  const intent = await intentOf(tx, { policy: ctx.policy, tenant: a.tenant, action, tier, userTurnText: a.userTurn?.text, asserted: a.intent, requester, dependencies, now });
+  if (intent === undefined || intent.sources.length === 0 || a.session === undefined) return intent;
+  const earlier = (await tx.allowedInSession(a.tenant, a.session)).find((d) => d.action.type === action.type && d.argsHash === argsHash);
+  return earlier === undefined ? intent : { ...intent, repeatOf: earlier.id };
 }
 
 /**

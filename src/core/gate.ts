@@ -179,7 +179,7 @@ export function decide(input: GateInput): GateResult {
   let contextWaived = false;
   if (input.tier === 'high') {
     const supply = input.values.map((v) => valueSupply(v, input.suppliers?.[topArgument(v.argument)] ?? DEFAULT_SUPPLIERS, trustedIds));
-    contextWaived = intentTrusted(input.intent, trustedIds) && supply.every((x) => x.strong);
+    contextWaived = input.intent?.repeatOf === undefined && intentTrusted(input.intent, trustedIds) && supply.every((x) => x.strong);
     // with trusted intent and values, what the session merely read does not count; what the caller declared still does
     for (const d of weak) if (!(contextWaived && !d.why.includes('declared'))) soft.add(d.corroborationAttempted ? 'missing_corroboration' : 'untrusted_origin', [d.memoryId]);
     input.values.forEach((v, i) => {
@@ -195,32 +195,12 @@ export function decide(input: GateInput): GateResult {
   let confirmationId: string | null = null;
   if (hard.size === 0 && soft.size > 0) {
     const untrusted = soft.ids();
-    const check = (c: ConfirmationCandidate): ConfirmationMismatch | null =>
-      confirmationMismatch({
-        confirmation: c.confirmation,
-        usesSoFar: c.usesSoFar,
-        action: input.action,
-        argsHash: input.argsHash,
-        untrustedMemoryIds: untrusted,
-        dependencyIds: input.dependencies.map((d) => d.memoryId),
-        requester: input.requester ?? null,
-        now: input.now,
-      });
-    let mismatch: ConfirmationMismatch = 'confirmation_not_found';
-    if (input.citedConfirmationId !== null) {
-      const cited = input.confirmations.find((c) => c.confirmation.id === input.citedConfirmationId);
-      const m = cited ? check(cited) : 'confirmation_not_found';
-      if (cited && m === null) confirmationId = cited.confirmation.id;
-      else mismatch = m ?? mismatch;
-    } else {
-      for (const c of [...input.confirmations].sort((a, b) => a.confirmation.createdAt.localeCompare(b.confirmation.createdAt) || a.confirmation.id.localeCompare(b.confirmation.id))) {
-        if (check(c) === null) {
-          confirmationId = c.confirmation.id;
-          break;
-        }
-      }
-    }
-    if (confirmationId === null) soft.add('needs_confirmation', untrusted, { detail: mismatch });
+    const found = usableConfirmation(input, untrusted);
+    confirmationId = found.id;
+    if (confirmationId === null) soft.add('needs_confirmation', untrusted, { detail: found.mismatch });
+  } else if (hard.size === 0 && contextWaived) {
+    // the user's approval of exactly this action is used by it, so it cannot allow a repeat
+    confirmationId = usableConfirmation(input, []).id;
   }
 
   const reasons = confirmationId !== null ? hard.list() : [...hard.list(), ...soft.list()];
@@ -228,6 +208,32 @@ export function decide(input: GateInput): GateResult {
   const denied = sorted.length > 0;
   const outcome: Outcome = !denied ? 'allow' : input.mode === 'observe' ? 'would_deny' : 'deny';
   return { outcome, reasons: sorted, confirmationId: denied ? null : confirmationId, contextWaived };
+}
+
+/**
+ * The confirmation that allows the action with these untrusted records (the one cited, else the
+ * oldest that matches), or null with why none does (docs/design.md § Human confirmation).
+ */
+function usableConfirmation(input: GateInput, untrusted: readonly string[]): { id: string | null; mismatch: ConfirmationMismatch } {
+  const check = (c: ConfirmationCandidate): ConfirmationMismatch | null =>
+    confirmationMismatch({
+      confirmation: c.confirmation,
+      usesSoFar: c.usesSoFar,
+      action: input.action,
+      argsHash: input.argsHash,
+      untrustedMemoryIds: untrusted,
+      dependencyIds: input.dependencies.map((d) => d.memoryId),
+      requester: input.requester ?? null,
+      now: input.now,
+    });
+  if (input.citedConfirmationId !== null) {
+    const cited = input.confirmations.find((c) => c.confirmation.id === input.citedConfirmationId);
+    const m = cited ? check(cited) : 'confirmation_not_found';
+    return cited && m === null ? { id: cited.confirmation.id, mismatch: 'confirmation_not_found' } : { id: null, mismatch: m ?? 'confirmation_not_found' };
+  }
+  const ordered = [...input.confirmations].sort((a, b) => a.confirmation.createdAt.localeCompare(b.confirmation.createdAt) || a.confirmation.id.localeCompare(b.confirmation.id));
+  const hit = ordered.find((c) => check(c) === null);
+  return { id: hit?.confirmation.id ?? null, mismatch: 'confirmation_not_found' };
 }
 
 /** How one value is supplied: `strong` by the user's turn or a trusted claim, `weak` by a trusted text; `suppliers` every record the policy lets supply it. */
@@ -246,8 +252,8 @@ interface Supply {
 function valueSupply(v: ValueProvenance, allowed: readonly string[], trustedIds: ReadonlySet<string>): Supply {
   const product = productOfUserNumbers(v);
   const turn = allowed.includes('user_turn') && (v.userTurn || product);
-  // the turn asserts it (not only in a question or beside a negation): only then may it waive the context
-  const asserted = turn && (product || v.userTurnAsserted === true);
+  // only a value a plain turn itself asserts may waive the context; a product of its numbers (50 units at 10 each) supplies, but weakly
+  const asserted = turn && v.userTurnAsserted === true;
   const claims = (v.claims ?? []).filter((c) => allowed.includes(`claim:${c.field}`)).flatMap((c) => c.recordIds);
   const text = allowed.includes('text') ? v.recordIds : [];
   return {

@@ -34,6 +34,68 @@ export const NEGATORS: ReadonlySet<string> = new Set([
   'neither',
   'nor',
 ]);
+/**
+ * Words that make a turn more than a plain request — doubt, a condition, a delay, a warning, an
+ * exception. A turn with one of them anywhere (or any negator, or a `?`) requests nothing and
+ * asserts no value for the waiver ({@link isPlainRequest}): "pay Acme but check whether
+ * ACCT-X is legit", "don't, under any circumstances, pay", "hold off: pay next month".
+ */
+export const HEDGES: ReadonlySet<string> = new Set([
+  'but',
+  'if',
+  'unless',
+  'until',
+  'whether',
+  'check',
+  'verify',
+  'confirm',
+  'legit',
+  'legitimate',
+  'real',
+  'really',
+  'phishing',
+  'scam',
+  'fraud',
+  'fraudulent',
+  'suspicious',
+  'fake',
+  'ignore',
+  'refuse',
+  'reject',
+  'wait',
+  'hold',
+  'later',
+  'before',
+  'after',
+  'except',
+  'instead',
+  'rather',
+  'maybe',
+  'perhaps',
+  'claiming',
+  'claims',
+  'claimed',
+  'asked',
+  'says',
+  'said',
+  'emailed',
+  'wrote',
+]);
+
+/**
+ * Is the user's turn a plain request — no `?`, no negator, no hedge anywhere in it
+ * ({@link NEGATORS}, {@link HEDGES})? Only a plain request can request an action or assert a
+ * value for the waiver (docs/design.md § Claims and intent). Fail-closed on purpose: a turn that
+ * discusses, doubts, delays or forbids anything is left to the full rule and a confirmation.
+ */
+export function isPlainRequest(turn: string): boolean {
+  let plain = true;
+  tokenize(normalizeText(turn).replace(/’/g, "'"), (t, run) => {
+    if (run ? NEGATORS.has(t) || HEDGES.has(t) : t === '?') plain = false;
+  });
+  return plain;
+}
+
 /** How many words before an intent phrase are searched for a negator. */
 export const NEGATION_WINDOW = 3;
 /** Characters that end a clause: a negation never reaches across them. */
@@ -63,9 +125,11 @@ function phraseWords(phrase: string): string[] | null {
  *
  * @param turn - the user's current turn (raw text).
  * @param phrases - the policy's intent phrases for the action type (`actions.<type>.intent`).
- * @returns the phrase as the policy writes it, or null when the turn requests none.
+ * @returns the phrase as the policy writes it, or null when the turn requests none (always null
+ *   for a turn that is not a {@link isPlainRequest plain request}).
  */
 export function requestedPhrase(turn: string, phrases: readonly string[]): string | null {
+  if (!isPlainRequest(turn)) return null;
   const cs = clauses(turn);
   for (const phrase of phrases) {
     const want = phraseWords(phrase);
@@ -108,10 +172,12 @@ export function standingInstructions(actionType: string, values: readonly string
  * Conservative on purpose: a negator anywhere in the clause withdraws it.
  *
  * @param turn - the user's current turn (raw text).
- * @returns the asserting clauses' texts, in order (empty when none).
+ * @returns the asserting clauses' texts, in order (empty when none, and for a turn that is not
+ *   a {@link isPlainRequest plain request}).
  */
 export function assertedClauses(turn: string): string[] {
   const out: string[] = [];
+  if (!isPlainRequest(turn)) return out;
   let text = '';
   let words: string[] = [];
   const close = (question: boolean): void => {

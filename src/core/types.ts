@@ -262,6 +262,12 @@ export interface IntentProvenance {
   readonly sources: readonly IntentSource[];
   /** set when the requester passed `intent` but may not assert it (`requester_not_trusted`), or named another action type (`intent_other_action`). */
   readonly ignored?: 'requester_not_trusted' | 'intent_other_action';
+  /**
+   * The earlier decision of the same session that was allowed with its context waived for exactly
+   * this action (type and arguments): intent waives the context once per action and session, so
+   * a repeat — a duplicate payment a page talked the model into — needs a confirmation.
+   */
+  readonly repeatOf?: string;
 }
 
 /** A gate decision as stored and returned (docs/design.md § Action gate). */

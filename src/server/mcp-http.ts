@@ -150,7 +150,7 @@ export class McpHttp {
     const slots = l.expensive.for(principal);
     return {
       admitDecision: () => l.decisionBudget.admit(tenant, principal),
-      admitWrite: (content) => l.writeBudget.admit(tenant, principal, content),
+      admitWrite: (content, claims) => l.writeBudget.admit(tenant, principal, content, claims),
       expensive: (operation, fn) => slots.run(tenant, operation, fn),
     };
   }

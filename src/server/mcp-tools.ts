@@ -39,7 +39,7 @@ export interface ToolCall {
   /** count one recorded decision against the connection's budget; throws `RATE_LIMITED` past it. */
   admitDecision(): void;
   /** count one stored record of `content` against the connection's write budget; throws `CONTENT_TOO_LONG` or `RATE_LIMITED` past it. */
-  admitWrite(content: string): void;
+  admitWrite(content: string, claims?: readonly unknown[]): void;
   /** the audit verification of the connection's tenant, in the server's expensive-request slots (`TOO_MANY_REQUESTS` when full). */
   verifyAudit(): Promise<AuditReport>;
 }
@@ -125,7 +125,7 @@ const forgetInput = described(schemas.delete.pick({ id: true, reason: true }), {
 /** `remember` → `Memory.write` as the connection's principal, in its session. */
 async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise<CallToolResult> {
   checkContent(c.config, a.content);
-  c.admitWrite(a.content);
+  c.admitWrite(a.content, a.claims);
   const r = await c.mem.write({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
   return result(r.created ? `stored ${recordLine(r.record)}` : `already in memory: ${recordLine(r.record)}`, { ...r });
 }

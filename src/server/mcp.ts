@@ -50,7 +50,7 @@ export interface McpBinding {
   /** called before each recorded decision (authorize_action); throws to refuse (the server's decision budget, src/server/decision-budget.ts). */
   readonly admitDecision?: () => void;
   /** called before each stored record (remember, derive) with its content; throws to refuse (the server's write budget, src/server/write-budget.ts). */
-  readonly admitWrite?: (content: string) => void;
+  readonly admitWrite?: (content: string, claims?: readonly unknown[]) => void;
   /** runs a whole-log operation (verify_audit, replay_decision and their resources) in the server's expensive-request slots (src/server/fairness.ts); throws `TOO_MANY_REQUESTS` to refuse. */
   readonly expensive?: <T>(operation: string, fn: () => Promise<T>) => Promise<T>;
   readonly version: string;

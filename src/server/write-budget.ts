@@ -46,7 +46,7 @@ export class WriteBudget {
   }
 
   /**
-   * Count one record of `content` written by `principal` of `tenant`; nothing for principals
+   * Count one record of `content` (and its typed `claims`, as their JSON) written by `principal` of `tenant`; nothing for principals
    * of other kinds (nor for the admin token: `principal` null).
    *
    * @throws HttpError `CONTENT_TOO_LONG` (413) when the content's UTF-8 size is over its kind's
@@ -55,12 +55,13 @@ export class WriteBudget {
    *   the minute; details `{tenant, principal, perMinute, unit, retryAfterSeconds}` (the server
    *   also sends `Retry-After`). A refused write uses none of the budget.
    */
-  admit(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, content: string): void {
+  admit(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, content: string, claims?: readonly unknown[]): void {
     const b = principal === null ? undefined : this.kinds.get(principal.kind);
     if (principal === null || b === undefined) return;
-    const size = Buffer.byteLength(content, 'utf8');
+    // the claims are stored with the content: they count as its bytes
+    const size = Buffer.byteLength(content, 'utf8') + (claims === undefined || claims.length === 0 ? 0 : Buffer.byteLength(JSON.stringify(claims), 'utf8'));
     if (size > b.maxBytes) {
-      throw new HttpError(413, 'CONTENT_TOO_LONG', `content is ${size} bytes; a ${principal.kind} principal may store at most ${b.maxBytes} bytes per record`, {
+      throw new HttpError(413, 'CONTENT_TOO_LONG', `content and claims are ${size} bytes; a ${principal.kind} principal may store at most ${b.maxBytes} bytes per record`, {
         field: 'content',
         length: size,
         max: b.maxBytes,

@@ -68,6 +68,8 @@ export interface StorageReader {
   sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>>;
   getDecision(tenant: string, id: string): Promise<Decision | null>;
   listDecisions(tenant: string, limit: number): Promise<Decision[]>;
+  /** The allowed decisions of one session, oldest first (the gate's once-per-action waiver, docs/design.md § Claims and intent). */
+  allowedInSession(tenant: string, sessionId: string): Promise<Decision[]>;
   auditHead(tenant: string): Promise<{ seq: number; hash: string } | null>;
   /** Entries with `fromSeq <= seq <= toSeq`, in stored order (by seq). */
   auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]>;

@@ -27,7 +27,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
-      services.writeBudget.admit(tenant, principal, body.content);
+      services.writeBudget.admit(tenant, principal, body.content, body.claims);
       const r = await services.mem.write({ ...body, tenant, principal: principal.id, requester: principal.id });
       return { status: r.created ? 201 : 200, body: r };
     },
@@ -48,7 +48,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
-      services.writeBudget.admit(tenant, principal, body.content);
+      services.writeBudget.admit(tenant, principal, body.content, body.claims);
       await assertCitesOwn(services.mem, tenant, principal, body.from, 'from');
       return created(await services.mem.derive({ ...body, tenant, principal: principal.id, requester: principal.id }));
     },

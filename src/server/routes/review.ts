@@ -18,16 +18,17 @@ import { type AnyRoute, created, ok, route, tenantFor } from './common.js';
 export type ReviewClass = 'real_risk' | 'missing_corroboration' | 'missing_metadata';
 
 /**
- * real risk first: deleted_source or expired, or untrusted_origin naming a record that is not
- * merely short of corroboration (an argument value supplied by a record whose only problem is
- * missing_corroboration is that same problem); then missing corroboration; then missing
- * metadata (metadata_missing). A bare needs_confirmation is real risk.
+ * real risk first: deleted_source or expired, an argument value supplied only by a record below
+ * the threshold (corroborated or not), or untrusted_origin naming a context record that is not
+ * merely short of corroboration; then missing corroboration; then missing metadata
+ * (metadata_missing). A bare needs_confirmation is real risk.
  */
 export function reviewClassOf(d: Pick<Decision, 'reasons'>): ReviewClass {
   const codes = new Set<ReasonCode>(d.reasons.map((r) => r.code));
   const weak = new Set(d.reasons.filter((r) => r.code === 'missing_corroboration').flatMap((r) => r.memoryIds));
   if (codes.has('deleted_source') || codes.has('expired')) return 'real_risk';
-  if (d.reasons.some((r) => r.code === 'untrusted_origin' && (r.memoryIds.length === 0 || r.memoryIds.some((id) => !weak.has(id))))) return 'real_risk';
+  // a value supplied only by a record below the threshold is real risk, corroborated or not: a tool's vote is easy to get
+  if (d.reasons.some((r) => r.code === 'untrusted_origin' && (r.argument !== undefined || r.memoryIds.length === 0 || r.memoryIds.some((id) => !weak.has(id))))) return 'real_risk';
   if (codes.has('missing_corroboration')) return 'missing_corroboration';
   if (codes.has('metadata_missing')) return 'missing_metadata';
   return 'real_risk';

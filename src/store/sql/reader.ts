@@ -201,6 +201,10 @@ export class SqlReader implements StorageReader {
     return r ? (JSON.parse(str(r.body)) as Decision) : null;
   }
 
+  async allowedInSession(tenant: string, sessionId: string): Promise<Decision[]> {
+    return (await this.rows(S.allowedInSession(this.dialect, tenant, sessionId))).map((r) => JSON.parse(str(r.body)) as Decision);
+  }
+
   async listDecisions(tenant: string, limit: number): Promise<Decision[]> {
     return (await this.rows(S.decisions(this.dialect, tenant, limit))).map((r) => JSON.parse(str(r.body)) as Decision);
   }

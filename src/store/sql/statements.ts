@@ -285,6 +285,9 @@ export function insertSessionLog(d: Dialect, tenant: string, sessionId: string, 
   });
 }
 
+/** The allowed decisions of one session (index decisions_session), oldest first. */
+export const allowedInSession = (d: Dialect, tenant: string, sessionId: string): Stmt =>
+  st(d, "SELECT body FROM decisions WHERE tenant = ? AND session_id = ? AND outcome = 'allow' ORDER BY at, id", tenant, sessionId);
 export const insertDecision = (d: Dialect, x: Decision): Stmt =>
   st(d, 'INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq) VALUES (?, ?, ?, ?, ?, ?, ?)', x.id, x.tenant, x.sessionId, x.at, x.outcome, JSON.stringify(x), x.auditSeq);
 export const appendAudit = (d: Dialect, e: AuditEntry): Stmt =>

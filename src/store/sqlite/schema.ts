@@ -209,4 +209,8 @@ CREATE INDEX records_version_of ON records (tenant, version_of) WHERE version_of
 CREATE TRIGGER records_version_immutable BEFORE UPDATE OF version_of, supersedes ON records
 BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s origin, derivation and taint cannot be updated'); END;
 `,
+  // the allowed decisions of a session, found by the gate's once-per-action waiver
+  `
+CREATE INDEX IF NOT EXISTS decisions_session ON decisions (tenant, session_id);
+`,
 ];
