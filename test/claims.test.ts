@@ -217,6 +217,19 @@ describe('claims and intent through the store', () => {
     assert.equal((await mem.verifyAudit({ tenant: 't' })).ok, true);
     await mem.close();
   });
+  test('the waiver is once per action type and session: a repeat in any spelling of its arguments needs a confirmation, and replays', async () => {
+    const { mem } = await world();
+    const turn = { principal: 'user', text: 'Pay the Acme invoice of $1200.' };
+    const first = await mem.authorize({ tenant: 't', action: PAY, session: 's', userTurn: turn });
+    assert.equal(first.outcome, 'allow', JSON.stringify(first.reasons));
+    for (const args of [PAY.args, { to: 'ACME-AP', amount: '1200' }, { to: 'acme-ap', amount: 1200 }, { to: 'ACME-AP', amount: 1200, memo: 'Acme' }]) {
+      const again = await mem.authorize({ tenant: 't', action: { type: 'pay', args }, session: 's', userTurn: turn });
+      assert.equal(again.outcome, 'deny', JSON.stringify(args));
+      assert.equal(again.intent?.repeatOf, first.id, JSON.stringify(args));
+      assert.equal((await mem.replay({ tenant: 't', decisionId: again.id })).matches, true);
+    }
+    await mem.close();
+  });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {
     const { mem } = await world();
     const pay = { type: 'pay', args: { to: 'ACCT-X', amount: 1200 } };
@@ -235,9 +248,13 @@ describe('claims and intent through the store', () => {
     // the application asserting intent does not make a questioned value asserted either
     const q = await mem.evaluate({ tenant: 't', action: pay, session: 's', userTurn: { principal: 'user', text: 'Is ACCT-X really the account of Acme? The invoice is $1200.' }, intent: 'pay' });
     assert.equal(q.outcome, 'deny', JSON.stringify(q.reasons));
-    // asserted in its own clause, the user's own value goes through (the user asked for exactly it)
-    const own = await mem.evaluate({ tenant: 't', action: pay, session: 's', userTurn: { principal: 'user', text: 'Pay $1200 to ACCT-X.' } });
-    assert.equal(own.outcome, 'allow', JSON.stringify(own.reasons));
+    // a payee the user's own plain turn names supplies the value but waives nothing: only a trusted claim does
+    // ("ACCT-X is the old account" names it too); after the page, a confirmation is needed
+    for (const text of ['Pay $1200 to ACCT-X.', 'Pay the Acme invoice of 1200. ACCT-X is the old account.']) {
+      const own = await mem.evaluate({ tenant: 't', action: pay, session: 's', userTurn: { principal: 'user', text } });
+      assert.equal(own.outcome, 'deny', `${text}: ${JSON.stringify(own.reasons)}`);
+      assert.notEqual(own.contextWaived, true, text);
+    }
     await mem.close();
   });
   test('assertedClauses keeps identifiers and amounts whole, and a turn that asks or forbids anything asserts nothing', () => {

@@ -52,7 +52,7 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const depIds = new Set(deps.facts.map((f) => f.memoryId));
       const depRecords = candidates.list.filter((r) => depIds.has(r.id));
       const conflicts = await gateConflicts(ctx, tx, a.tenant, depRecords, now);
-      const intent = await intentFacts(ctx, tx, a, action, tier, argsHash, depRecords, now);
+      const intent = await intentFacts(ctx, tx, a, action, tier, depRecords, now);
       const confirmations = await confirmationCandidates(ctx, tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
       const result = decide({
         action,
@@ -93,11 +93,11 @@ async function prepareTexts(ctx: OpContext, records: readonly MemoryRecord[]): P
 }
 
 /**
- * The intent facts of a decision (api/authorize-intent.ts `intentOf`), once per action and
- * session: when the session already holds an allowed decision for exactly this action (type and
- * arguments hash), they name it (`repeatOf`) and the gate grants no waiver — a duplicate payment a
- * page talked the model into needs a confirmation (docs/design.md § Claims and intent). Recorded
- * in the decision, so replay reproduces it from the log.
+ * The intent facts of a decision (api/authorize-intent.ts `intentOf`), once per action type and
+ * session: when the session already holds an allowed decision of this action type, they name it
+ * (`repeatOf`) and the gate grants no waiver — a duplicate payment a page talked the model into
+ * needs a confirmation (docs/design.md § Claims and intent). Recorded in the decision, so replay
+ * reproduces it from the log.
  */
 async function intentFacts(
   ctx: OpContext,
@@ -105,14 +105,14 @@ async function intentFacts(
   a: ReturnType<typeof parseAuthorize>,
   action: Action,
   tier: Tier,
-  argsHash: string,
   dependencies: MemoryRecord[],
   now: string,
 ): Promise<IntentProvenance | undefined> {
   const requester = a.requester;
   const intent = await intentOf(tx, { policy: ctx.policy, tenant: a.tenant, action, tier, userTurnText: a.userTurn?.text, asserted: a.intent, requester, dependencies, now });
   if (intent === undefined || intent.sources.length === 0 || a.session === undefined) return intent;
-  const earlier = (await tx.allowedInSession(a.tenant, a.session)).find((d) => d.action.type === action.type && d.argsHash === argsHash);
+  // by action type, not by arguments: "1200" and 1200, a memo or a flag more, would each be another action
+  const earlier = (await tx.allowedInSession(a.tenant, a.session)).find((d) => d.action.type === action.type);
   return earlier === undefined ? intent : { ...intent, repeatOf: earlier.id };
 }
 
