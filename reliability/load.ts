@@ -11,7 +11,8 @@ export async function run(o: Options): Promise<SuiteResult> {
   const seconds = o.long ? 60 : 10;
   const concurrency = 16;
   const dir = tempDir();
-  const srv = await startServerProcess({ cwd: dir });
+  // a load test, not a budget test: the bank tool's write budget raised as an operator of a busy ingest tool would
+  const srv = await startServerProcess({ cwd: dir, env: { MEMAUTH_TOOL_WRITES_PER_MINUTE: '1000000', MEMAUTH_TOOL_WRITE_BYTES_PER_MINUTE: String(10 * 1024 ** 3) } });
   try {
     const admin = srv.adminToken as string;
     const bank = await addPrincipal(srv.url, admin, { tenant: 'acme', id: 'bank', kind: 'tool', domain: 'bank.example' });
