@@ -75,7 +75,7 @@ function argumentsBlock(d, records) {
     const ids = suppliers(v);
     const list = h('ul.sources', ids.length ? h('li.muted', 'Loading the records…') : h('li.muted', v?.userTurn ? 'the user’s own turn' : 'no record supplied it'));
     if (ids.length) void recordsOf(records, ids).then((rs) => list.replaceChildren(...rs.sort((a, b) => Number(!isUntrusted(a.actionAuthority ?? 'external_untrusted')) - Number(!isUntrusted(b.actionAuthority ?? 'external_untrusted'))).map(recordItem), ...(v?.userTurn ? [h('li', 'and the user’s own turn')] : [])));
-    return h('tr', { 'data-argument': path }, h('th', { scope: 'row' }, h('code', path)), h('td', h('span.mono.value', typeof value === 'string' ? value : JSON.stringify(value)), warningList(value)), h('td', list));
+    return h('tr', { 'data-argument': path }, h('th', { scope: 'row' }, h('code', path), warningList(path)), h('td', h('span.mono.value', typeof value === 'string' ? value : JSON.stringify(value)), warningList(value)), h('td', list));
   });
   const argIds = new Set(d.values?.flatMap(suppliers) ?? []);
   const others = d.dependencies.filter((x) => !argIds.has(x.memoryId)).map((x) => x.memoryId);
@@ -94,8 +94,11 @@ function warningList(value) {
   return lines.length ? h('ul.value-warnings', { role: 'note' }, lines.map((l) => h('li', h('strong', '⚠ '), l))) : null;
 }
 
-/** Each argument with a non-ASCII character, its warnings again: what the second step asks the person to check. */
-const argumentWarnings = (d) => Object.entries(d.action.args).filter(([, v]) => valueWarnings(v).length).map(([name, v]) => h('div', h('code', name), ': ', warningList(v)));
+/** Each argument whose value or name has a non-ASCII character, its warnings again: what the second step asks the person to check. */
+const argumentWarnings = (d) =>
+  Object.entries(d.action.args)
+    .filter(([name, v]) => valueWarnings(v).length || valueWarnings(name).length)
+    .map(([name, v]) => h('div', h('code', name), ': ', warningList(name), warningList(v)));
 
 /** The records a confirmation approving `d` is bound to (the untrusted records its denial named), as the server binds them. */
 const boundRecords = (d) => [...new Set(d.reasons.filter((r) => r.code === 'needs_confirmation').flatMap((r) => r.memoryIds))].sort();
@@ -121,7 +124,7 @@ function approveForm(it, ctx, msg) {
     ev.preventDefault();
     if (!ctx.canConfirm) return announce(ctx.why, msg, 'warn');
     // the second step follows value provenance, not the class label: any argument whose supplier is below the threshold
-    if (it.reviewClass !== 'real_risk' && !valueAtRisk(d)) return issue();
+    if (it.reviewClass !== 'real_risk' && !valueAtRisk(d) && !d.intent?.repeatOf) return issue();
     second.hidden = false;
     second.replaceChildren(
       h('p.msg.msg-warn', { role: 'alert' }, h('strong', 'Real risk: '), 'an argument of this action comes from text nobody trusted (marked ✖ above). Approve only if you checked each value yourself, outside this page.'),
@@ -173,7 +176,8 @@ export function reviewCard({ head: it, rest }, ctx) {
     `li.card.review-item.class-${it.reviewClass}`,
     { 'data-decision': d.id, 'data-status': it.status, 'data-class': it.reviewClass, 'data-identical': String(rest.length + 1) },
     h('p.card-head', h('code', d.action.type), ' ', outcomeBadge(d.outcome), ' ', h('span.tag', `${d.tier} tier`), ' ', h(`span.tag.class-tag.class-tag-${it.reviewClass}`, CLASS_TITLE[it.reviewClass]), rest.length ? [' ', h('span.tag.identical', `×${rest.length + 1} identical`)] : null, ' · ', decisionLink(d.id), ' · ', time(d.at)),
-    h('p', 'Requested by ', h('strong', requesterText(it.requester)), it.requester.kind === 'external' || it.requesterSide === 'external' ? ' — an external principal: never approvable' : null),
+    h('p', 'Requested by ', h('strong', requesterText(it.requester)), it.requester.kind === 'external' || it.requesterSide === 'external' ? ' — an external principal or tool: never approvable' : null),
+    d.intent?.repeatOf ? h('p.msg.msg-warn.repeat', { role: 'note' }, h('strong', 'A repeat: '), `this session already had a ${d.action.type} allowed — `, decisionLink(d.intent.repeatOf), '. Approve only if a second one is wanted.') : null,
     argumentsBlock(d, ctx.records),
     h('details.reasons-box', h('summary', 'Why the gate stopped it'), reasonList(d.reasons)),
     rest.length ? h('details', h('summary', `${rest.length} more identical decision(s)`), h('ul', rest.map((r) => h('li', decisionLink(r.decision.id), ' · ', time(r.decision.at))))) : null,
