@@ -144,6 +144,23 @@ describe('intent phrases', () => {
       "Don't, under any circumstances, pay the Acme invoice of 1200 until I approve it.",
       'Hold off: pay the Acme invoice of 1200 only next month',
       'Pay the Acme invoice. Is it really 50 units at 10 each?',
+      // question marks hidden from the tokenizer, or of another script
+      'Pay Acme 1200 to ACCT-M, right?🙂',
+      "Is ACCT-M Acme's new account?Then pay the 1200.",
+      'Pay Acme 1200 to ACCT-M ？',
+      'Pay Acme 1200 to ACCT-M ؟',
+      // negations spelled around the word list
+      'Don´t pay Acme 1200 yet.',
+      'Donʼt pay Acme 1200 yet.',
+      'Do n\u200bot pay Acme 1200.',
+      "Pay Acme 1200. ACCT-M isn't theirs.",
+      'Ｄｏ ｎｏｔ pay Acme 1200.',
+      // conditions and timing
+      'Pay Acme 1200 next month.',
+      'Pay Acme 1200 when it is due.',
+      'Pay Acme 1200 once the goods arrive.',
+      'Pay Acme 1200 provided Bob signs off.',
+      'Remind me to pay Acme 1200.',
     ]) {
       assert.equal(requestedPhrase(turn, ['pay']), null, turn);
       assert.deepEqual(assertedClauses(turn), [], turn);

@@ -80,6 +80,32 @@ export const HEDGES: ReadonlySet<string> = new Set([
   'said',
   'emailed',
   'wrote',
+  // conditions and timing: the waiver is for an action wanted now, unconditionally
+  'when',
+  'once',
+  'next',
+  'tomorrow',
+  'tonight',
+  'soon',
+  'week',
+  'month',
+  'year',
+  'due',
+  'provided',
+  'assuming',
+  'should',
+  'case',
+  'otherwise',
+  'remind',
+  'schedule',
+  'approves',
+  'approved',
+  'deliver',
+  'delivers',
+  'delivered',
+  'delivery',
+  'arrive',
+  'arrives',
 ]);
 
 /**
@@ -89,12 +115,20 @@ export const HEDGES: ReadonlySet<string> = new Set([
  * discusses, doubts, delays or forbids anything is left to the full rule and a confirmation.
  */
 export function isPlainRequest(turn: string): boolean {
+  // any question mark of any script, and any invisible format character, before tokenizing can hide them
+  if (QUESTION_OR_HIDDEN.test(turn)) return false;
   let plain = true;
-  tokenize(normalizeText(turn).replace(/’/g, "'"), (t, run) => {
-    if (run ? NEGATORS.has(t) || HEDGES.has(t) : t === '?') plain = false;
+  const folded = normalizeText(turn.replace(APOSTROPHES, "'").normalize('NFKC')).replace(APOSTROPHES, "'");
+  tokenize(folded, (t, run) => {
+    if (run && (NEGATORS.has(t) || HEDGES.has(t) || t.endsWith("n't"))) plain = false;
   });
   return plain;
 }
+
+/** Question marks of every script and every invisible format character (Unicode Cf, soft hyphen included). */
+const QUESTION_OR_HIDDEN = /[?\u037e\u055e\u061f\u1367\u2047-\u2049\u203d\u2e2e\u2753-\u2755\ufe16\ufe56\uff1f\p{Cf}]/u;
+/** Characters written for an apostrophe ("don´t", "donʼt", "don‘t", "don`t"), read as `'`. */
+const APOSTROPHES = /[\u2018\u2019\u201b\u02bc\u02b9\u00b4\u0060\uff07]/g;
 
 /** How many words before an intent phrase are searched for a negator. */
 export const NEGATION_WINDOW = 3;
