@@ -161,6 +161,10 @@ describe('intent phrases', () => {
       'Pay Acme 1200 once the goods arrive.',
       'Pay Acme 1200 provided Bob signs off.',
       'Remind me to pay Acme 1200.',
+      // a second number, look-alike letters
+      'Pay the Acme invoice of $1200; $9000 is wrong.',
+      'Do n\u043et pay the Acme invoice of $1200.',
+      'Pay the Acme invoice of $1200 \u2014 N\u039fT!',
     ]) {
       assert.equal(requestedPhrase(turn, ['pay']), null, turn);
       assert.deepEqual(assertedClauses(turn), [], turn);

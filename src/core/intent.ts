@@ -116,17 +116,22 @@ export const HEDGES: ReadonlySet<string> = new Set([
  */
 export function isPlainRequest(turn: string): boolean {
   // any question mark of any script, and any invisible format character, before tokenizing can hide them
-  if (QUESTION_OR_HIDDEN.test(turn)) return false;
+  if (QUESTION_OR_HIDDEN.test(turn) || NOT_LATIN.test(turn)) return false;
   let plain = true;
+  const numbers = new Set<string>();
   const folded = normalizeText(turn.replace(APOSTROPHES, "'").normalize('NFKC')).replace(APOSTROPHES, "'");
   tokenize(folded, (t, run) => {
     if (run && (NEGATORS.has(t) || HEDGES.has(t) || t.endsWith("n't"))) plain = false;
+    if (run && /^\d[\d,.]*$/.test(t)) numbers.add(t);
   });
-  return plain;
+  // one number at most: "pay $1200; $9000 is wrong" must not let 9000 through
+  return plain && numbers.size <= 1;
 }
 
 /** Question marks of every script and every invisible format character (Unicode Cf, soft hyphen included). */
 const QUESTION_OR_HIDDEN = /[?\u037e\u055e\u061f\u1367\u2047-\u2049\u203d\u2e2e\u2753-\u2755\ufe16\ufe56\uff1f\p{Cf}]/u;
+/** A letter of another script than Latin, or a combining mark: look-alikes ("nоt" with a Cyrillic о) and other languages are not read. */
+const NOT_LATIN = /[\p{M}]|(?![\p{Script=Latin}])\p{L}/u;
 /** Characters written for an apostrophe ("don´t", "donʼt", "don‘t", "don`t"), read as `'`. */
 const APOSTROPHES = /[\u2018\u2019\u201b\u02bc\u02b9\u00b4\u0060\uff07]/g;
 
