@@ -52,6 +52,19 @@ describe('gate: context is waived only with trusted intent and claim/user-turn s
     assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
     assert.equal(r.contextWaived, false);
   });
+  test('an identifier a plain turn asserts waives for an argument no claim may supply, never for a destination', () => {
+    const deploy = { type: 'deploy', args: { service: 'checkout-service' } };
+    const service: ValueProvenance = { argument: 'service', value: 'checkout-service', recordIds: [], userTurn: true, userTurnAsserted: true, computed: null };
+    const base = { action: deploy, argsHash: argsHashOf(deploy.args), values: [service], intent: { sources: [{ source: 'user_turn' as const, phrase: 'deploy' }] } };
+    assert.equal(decide(input({ ...base, suppliers: {} })).contextWaived, true);
+    // the same value where the policy names a system of record for the argument: only a trusted claim waives
+    const r = decide(input({ ...base, suppliers: { service: ['claim:service_name', 'user_turn', 'text'] } }));
+    assert.equal(r.contextWaived, false);
+    assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
+    // and a payee the turn asserts is such a destination
+    const to = input().values.map((v) => (v.argument === 'to' ? { ...v, claims: [], userTurn: true, userTurnAsserted: true } : v));
+    assert.equal(decide(input({ values: to })).contextWaived, false);
+  });
   test('a repeat of an action already allowed in the session gets no waiver: it needs a confirmation', () => {
     const r = decide(input({ intent: { sources: [{ source: 'user_turn', phrase: 'pay' }], repeatOf: 'dec_earlier' } }));
     assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
