@@ -112,8 +112,8 @@ async function intentFacts(
   const intent = await intentOf(tx, { policy: ctx.policy, tenant: a.tenant, action, tier, userTurnText: a.userTurn?.text, asserted: a.intent, requester, dependencies, now });
   if (intent === undefined || intent.sources.length === 0 || a.session === undefined) return intent;
   // by action type, not by arguments: "1200" and 1200, a memo or a flag more, would each be another action
-  const earlier = (await tx.allowedInSession(a.tenant, a.session)).find((d) => d.action.type === action.type);
-  return earlier === undefined ? intent : { ...intent, repeatOf: earlier.id };
+  const earlier = await tx.allowedInSession(a.tenant, a.session, action.type);
+  return earlier === null ? intent : { ...intent, repeatOf: earlier.id };
 }
 
 /**

@@ -274,4 +274,8 @@ CREATE TRIGGER records_version_immutable BEFORE UPDATE OF version_of, supersedes
   `
 CREATE INDEX IF NOT EXISTS decisions_session ON decisions (tenant, session_id);
 `,
+  // a session's first allowed decision of one action type, as SQLite's index of the same name
+  `
+CREATE INDEX IF NOT EXISTS decisions_session_action ON decisions (tenant, session_id, ((body::json -> 'action') ->> 'type'), at, id) WHERE outcome = 'allow';
+`,
 ];

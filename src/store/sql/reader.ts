@@ -201,8 +201,9 @@ export class SqlReader implements StorageReader {
     return r ? (JSON.parse(str(r.body)) as Decision) : null;
   }
 
-  async allowedInSession(tenant: string, sessionId: string): Promise<Decision[]> {
-    return (await this.rows(S.allowedInSession(this.dialect, tenant, sessionId))).map((r) => JSON.parse(str(r.body)) as Decision);
+  async allowedInSession(tenant: string, sessionId: string, actionType: string): Promise<Decision | null> {
+    const r = await this.one(S.allowedInSession(this.dialect, tenant, sessionId, actionType));
+    return r ? (JSON.parse(str(r.body)) as Decision) : null;
   }
 
   async listDecisions(tenant: string, limit: number): Promise<Decision[]> {

@@ -285,9 +285,13 @@ export function insertSessionLog(d: Dialect, tenant: string, sessionId: string, 
   });
 }
 
-/** The allowed decisions of one session (index decisions_session), oldest first. */
-export const allowedInSession = (d: Dialect, tenant: string, sessionId: string): Stmt =>
-  st(d, "SELECT body FROM decisions WHERE tenant = ? AND session_id = ? AND outcome = 'allow' ORDER BY at, id", tenant, sessionId);
+/**
+ * The first allowed decision of one action type in one session, oldest by (at, id). The partial
+ * expression index decisions_session_action (schema.ts) holds exactly these rows keyed by this
+ * expression, so this is one index look-up; the text must match the index's expression and WHERE.
+ */
+export const allowedInSession = (d: Dialect, tenant: string, sessionId: string, actionType: string): Stmt =>
+  st(d, `SELECT body FROM decisions WHERE tenant = ? AND session_id = ? AND outcome = 'allow' AND ${d.decisionActionType} = ? ORDER BY at, id LIMIT 1`, tenant, sessionId, actionType);
 export const insertDecision = (d: Dialect, x: Decision): Stmt =>
   st(d, 'INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq) VALUES (?, ?, ?, ?, ?, ?, ?)', x.id, x.tenant, x.sessionId, x.at, x.outcome, JSON.stringify(x), x.auditSeq);
 export const appendAudit = (d: Dialect, e: AuditEntry): Stmt =>

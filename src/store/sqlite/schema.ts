@@ -213,4 +213,10 @@ BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s origin, derivati
   `
 CREATE INDEX IF NOT EXISTS decisions_session ON decisions (tenant, session_id);
 `,
+  // a session's first allowed decision of one action type, in one index look-up (sql/statements.ts
+  // allowedInSession, whose text must match this expression and WHERE): the allowed decisions only,
+  // keyed by session and the body's action type, in (at, id) order
+  `
+CREATE INDEX IF NOT EXISTS decisions_session_action ON decisions (tenant, session_id, json_extract(body, '$.action.type'), at, id) WHERE outcome = 'allow';
+`,
 ];
