@@ -104,7 +104,7 @@ export function store(f: StoreFactory): void {
   });
 
   describe("a session's allowed decisions", () => {
-    test('the first allowed decision of one action type in one session: by (at, id), only allowed, only that type, session and tenant', async (t) => {
+    test('the first allowed decision of one action type in one session: by (at, id), only allowed, only that type, session and tenant; rows stored before the type column by their body', async (t) => {
       const env = await setupWith(f);
       t.after(env.dispose);
       const decision = (id: string, tenant: string, sessionId: string | null, at: string, outcome: Decision['outcome'], type: string): Decision =>
@@ -138,6 +138,19 @@ export function store(f: StoreFactory): void {
         await tx.insertDecision(decision('dec_x4', T, 's', at(4), 'allow', 'pay'));
         await tx.insertDecision(decision('dec_p', T, 's', at(5), 'allow', 'Pay'));
       });
+      // rows as stored before the action_type column: no type but the body's, NUL in the arguments
+      const legacy = async (id: string, m: number, outcome: Decision['outcome'], type: string): Promise<void> => {
+        const body = { ...decision(id, T, 'old', at(m), outcome, type), action: { type, args: { memo: 'a\u0000b' } } };
+        await env.raw.query('INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq) VALUES (?, ?, ?, ?, ?, ?, ?)', [id, T, 'old', at(m), outcome, JSON.stringify(body), 0]);
+      };
+      await legacy('dec_l1', 1, 'allow', 'send_email');
+      await legacy('dec_l2', 2, 'deny', 'pay');
+      await legacy('dec_l4', 4, 'allow', 'pay');
+      await env.mem.driver.transaction(T, async (tx) => {
+        await tx.insertDecision(decision('dec_n3', T, 'old', at(3), 'allow', 'deploy'));
+        await tx.insertDecision(decision('dec_n5', T, 'old', at(5), 'allow', 'pay'));
+        await tx.insertDecision(decision('dec_n6', T, 'old', at(6), 'allow', 'deploy'));
+      });
       await env.mem.driver.transaction(T, async (tx) => {
         assert.equal((await tx.allowedInSession(T, 's', 'pay'))?.id, 'dec_y3', 'earliest at, then smallest id; denials and other sessions and tenants do not count');
         assert.equal((await tx.allowedInSession(T, 's', 'send_email'))?.id, 'dec_a2');
@@ -145,6 +158,11 @@ export function store(f: StoreFactory): void {
         assert.equal(await tx.allowedInSession(T, 's', 'deploy'), null);
         assert.equal(await tx.allowedInSession(T, 'none', 'pay'), null);
         assert.equal((await tx.allowedInSession('globex', 's', 'pay'))?.id, 'dec_c1');
+        assert.equal((await tx.allowedInSession(T, 'old', 'pay'))?.id, 'dec_l4', 'an older row without the column counts by its body');
+        assert.deepEqual((await tx.allowedInSession(T, 'old', 'pay'))?.action.args, { memo: 'a\u0000b' });
+        assert.equal((await tx.allowedInSession(T, 'old', 'send_email'))?.id, 'dec_l1');
+        assert.equal((await tx.allowedInSession(T, 'old', 'deploy'))?.id, 'dec_n3');
+        assert.equal(await tx.allowedInSession(T, 'old', 'answer'), null);
       });
     });
   });

@@ -274,8 +274,9 @@ CREATE TRIGGER records_version_immutable BEFORE UPDATE OF version_of, supersedes
   `
 CREATE INDEX IF NOT EXISTS decisions_session ON decisions (tenant, session_id);
 `,
-  // a session's first allowed decision of one action type, as SQLite's index of the same name
+  // a decision's action type and the index of a session's allowed decisions by type, as SQLite's
   `
-CREATE INDEX IF NOT EXISTS decisions_session_action ON decisions (tenant, session_id, ((body::json -> 'action') ->> 'type'), at, id) WHERE outcome = 'allow';
+ALTER TABLE decisions ADD COLUMN action_type ${T};
+CREATE INDEX IF NOT EXISTS decisions_session_action ON decisions (tenant, session_id, action_type, at, id) WHERE outcome = 'allow';
 `,
 ];

@@ -25,8 +25,6 @@ export interface Dialect {
   inList(column: string, values: readonly string[] | readonly number[], type?: 'text' | 'bigint'): { readonly sql: string; readonly values: readonly unknown[] };
   /** A top-level field of a JSON text column, the field's name bound to the next `?`. */
   jsonField(column: string): string;
-  /** A decision body's `action.type` (JSON text column `body`), as the expression index decisions_session_action keys it. */
-  readonly decisionActionType: string;
   /** Row lock for a read-then-update inside a transaction (SQLite holds the file's write lock already). */
   readonly forUpdate: string;
   /**
@@ -72,7 +70,6 @@ export const sqliteDialect: Dialect = {
     return { sql: `${column} IN (?${',?'.repeat(n - 1)})`, values: padded };
   },
   jsonField: (column) => `json_extract(${column}, '$.' || ?)`,
-  decisionActionType: "json_extract(body, '$.action.type')",
   forUpdate: '',
   recordsTenantByKey: '+tenant',
 };
@@ -93,7 +90,6 @@ export const postgresDialect: Dialect = {
   inListMax: Number.POSITIVE_INFINITY,
   inList: (column, values, type = 'text') => ({ sql: `${column} = ANY(?::${type}[])`, values: [[...values]] }),
   jsonField: (column) => `(${column}::json ->> ?)`,
-  decisionActionType: "((body::json -> 'action') ->> 'type')",
   forUpdate: ' FOR UPDATE',
   recordsTenantByKey: 'tenant',
 };

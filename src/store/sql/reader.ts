@@ -202,8 +202,11 @@ export class SqlReader implements StorageReader {
   }
 
   async allowedInSession(tenant: string, sessionId: string, actionType: string): Promise<Decision | null> {
-    const r = await this.one(S.allowedInSession(this.dialect, tenant, sessionId, actionType));
-    return r ? (JSON.parse(str(r.body)) as Decision) : null;
+    for (const r of await this.rows(S.allowedInSession(this.dialect, tenant, sessionId, actionType))) {
+      const d = JSON.parse(str(r.body)) as Decision;
+      if (r.action_type !== null || d.action.type === actionType) return d;
+    }
+    return null;
   }
 
   async listDecisions(tenant: string, limit: number): Promise<Decision[]> {

@@ -286,14 +286,36 @@ export function insertSessionLog(d: Dialect, tenant: string, sessionId: string, 
 }
 
 /**
- * The first allowed decision of one action type in one session, oldest by (at, id). The partial
- * expression index decisions_session_action (schema.ts) holds exactly these rows keyed by this
- * expression, so this is one index look-up; the text must match the index's expression and WHERE.
+ * A session's allowed decisions that may be its first of one action type, oldest by (at, id): the
+ * first whose `action_type` column is that type (index decisions_session_action), and every one
+ * whose column is NULL (stored before the column existed; their type is in the body). The first
+ * row whose type matches is the answer (sql/reader.ts allowedInSession).
  */
 export const allowedInSession = (d: Dialect, tenant: string, sessionId: string, actionType: string): Stmt =>
-  st(d, `SELECT body FROM decisions WHERE tenant = ? AND session_id = ? AND outcome = 'allow' AND ${d.decisionActionType} = ? ORDER BY at, id LIMIT 1`, tenant, sessionId, actionType);
+  st(
+    d,
+    "SELECT body, action_type, at, id FROM (SELECT body, action_type, at, id FROM decisions WHERE tenant = ? AND session_id = ? AND outcome = 'allow' AND action_type = ? ORDER BY at, id LIMIT 1) typed " +
+      "UNION ALL SELECT body, action_type, at, id FROM decisions WHERE tenant = ? AND session_id = ? AND outcome = 'allow' AND action_type IS NULL ORDER BY at, id",
+    tenant,
+    sessionId,
+    actionType,
+    tenant,
+    sessionId,
+  );
+/** A decision row; `action_type` repeats the body's `action.type` for {@link allowedInSession}. */
 export const insertDecision = (d: Dialect, x: Decision): Stmt =>
-  st(d, 'INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq) VALUES (?, ?, ?, ?, ?, ?, ?)', x.id, x.tenant, x.sessionId, x.at, x.outcome, JSON.stringify(x), x.auditSeq);
+  st(
+    d,
+    'INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq, action_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    x.id,
+    x.tenant,
+    x.sessionId,
+    x.at,
+    x.outcome,
+    JSON.stringify(x),
+    x.auditSeq,
+    x.action.type,
+  );
 export const appendAudit = (d: Dialect, e: AuditEntry): Stmt =>
   st(d, 'INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', e.tenant, e.seq, e.prevHash, e.op, payloadJson(e), e.policyVersion, e.hash);
 export const insertToken = (d: Dialect, t: TokenRow): Stmt =>

@@ -213,10 +213,11 @@ BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s origin, derivati
   `
 CREATE INDEX IF NOT EXISTS decisions_session ON decisions (tenant, session_id);
 `,
-  // a session's first allowed decision of one action type, in one index look-up (sql/statements.ts
-  // allowedInSession, whose text must match this expression and WHERE): the allowed decisions only,
-  // keyed by session and the body's action type, in (at, id) order
+  // a decision's action type (sql/statements.ts insertDecision; NULL on decisions stored before,
+  // whose type is in the body), and the index that finds a session's first allowed decision of
+  // one type (allowedInSession) without reading its other decisions
   `
-CREATE INDEX IF NOT EXISTS decisions_session_action ON decisions (tenant, session_id, json_extract(body, '$.action.type'), at, id) WHERE outcome = 'allow';
+ALTER TABLE decisions ADD COLUMN action_type TEXT;
+CREATE INDEX IF NOT EXISTS decisions_session_action ON decisions (tenant, session_id, action_type, at, id) WHERE outcome = 'allow';
 `,
 ];
