@@ -17,7 +17,8 @@
  *   batch's first with BEGIN); one that only appends needs none: when it throws, its kept appends
  *   are dropped ({@link BatchExecutor.endJob}).
  * - **Reads answered once per batch.** The reads of records by id, of their derivation edges and
- *   corroborations, and a look-up of confirmations that found none, are kept and answered again
+ *   corroborations, of the records of version chains (they change only when a record is written),
+ *   and a look-up of confirmations that found none, are kept and answered again
  *   from memory while the batch sends nothing but reads and appends to `audit` and `decisions`;
  *   any other statement (a record, a corroboration, a confirmation, an erasure, …) forgets them,
  *   and so does a job that fails. While the batch holds its tenant's lock nobody else writes
@@ -81,7 +82,12 @@ const WRITES = /\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|FOR\s+(NO\s+KEY\s+)?UPDAT
 const leavesReads = (s: Stmt): boolean => (deferrable(s) && KEEPS_READS.test(s.text)) || (ONLY_READS.test(s.text) && !WRITES.test(s.text));
 
 /** The texts of the reads a batch keeps (the statements of ../sql/statements.ts, as PostgreSQL runs them). */
-const KEPT = new Set([S.recordsById(postgresDialect, '', ['']).text, S.derivationsOf(postgresDialect, ['']).text, S.corroborations(postgresDialect, '', ['']).text]);
+const KEPT = new Set([
+  S.recordsById(postgresDialect, '', ['']).text,
+  S.derivationsOf(postgresDialect, ['']).text,
+  S.corroborations(postgresDialect, '', ['']).text,
+  S.versionIds(postgresDialect, '', ['']).text,
+]);
 const CONFIRMATIONS = S.confirmations(postgresDialect, '', '', '', '').text;
 
 /** Reads kept by a batch (see the module header); cleared by {@link forget}. */
