@@ -116,10 +116,9 @@ async function intentFacts(
   const intent = await intentOf(tx, { policy: ctx.policy, tenant: a.tenant, action, tier, turn, asserted: a.intent, requester, dependencies, now });
   if (intent === undefined || intent.sources.length === 0 || a.session === undefined) return intent;
   // by action type, not by arguments: "1200" and 1200, a memo or a flag more, would each be another action; and one
-  // waiver per session: a turn whose words request two types ("process the payroll order") buys one action
-  const allowed = await tx.allowedInSession(a.tenant, a.session);
-  const earlier = allowed.find((d) => d.action.type === action.type) ?? allowed.find((d) => d.contextWaived === true);
-  return earlier === undefined ? intent : { ...intent, repeatOf: earlier.id };
+  // waiver per session: a turn whose words request two types ("pay … and order …") buys one action
+  const earlier = await tx.allowedInSession(a.tenant, a.session, action.type);
+  return earlier === null ? intent : { ...intent, repeatOf: earlier.id };
 }
 
 /**

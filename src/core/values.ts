@@ -90,7 +90,7 @@ export interface ArgumentShapeProblem {
 /**
  * Arguments the gate refuses before any value is matched (docs/design.md § Action gate): an
  * argument the policy declares an `amount` whose value is an array or object (`[1200, 1200]`,
- * `{"ACCT-1": 1200}` — an amount is one string or number; `amount_not_scalar`; null, a boolean or a string that is not plain digits (`"7,500"`): `amount_not_a_number`), and an argument
+ * `{"ACCT-1": 1200}` — an amount is one string or number; `amount_not_scalar`; null or a boolean: `amount_not_a_number`), and an argument
  * literally named {@link RESOURCE_ARGUMENT}, which would be reported as the action's resource
  * (`argument_not_allowed`). Pure.
  * @param args - the action's arguments (plain JSON).
@@ -104,8 +104,6 @@ export function argumentShapeProblems(args: Readonly<Record<string, unknown>>, t
     else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && v !== null && typeof v === 'object') out.push({ argument: k, detail: 'amount_not_scalar' });
     // a null or boolean amount carries no value to check, and many payment APIs read it as "everything"
     else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && (v === null || typeof v === 'boolean')) out.push({ argument: k, detail: 'amount_not_a_number' });
-    // a string amount is plain digits: "7,500", "$7500", " 7500" are read differently by different executors
-    else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && typeof v === 'string' && !/^-?\d+(?:\.\d+)?$/.test(v)) out.push({ argument: k, detail: 'amount_not_a_number' });
   }
   return out.sort((a, b) => (a.argument < b.argument ? -1 : a.argument > b.argument ? 1 : 0));
 }
