@@ -33,10 +33,19 @@ const SHAPES: ReadonlyArray<{ field: string; re: RegExp; subject?: number; value
   { field: 'role', re: /\bgrants ([a-z0-9._-]+) ([a-z]+) on /g, subject: 1, value: 2 },
 ];
 
+/** The last run of capitalised words in `text` ("Halvorsen Freight", "the Harbor Street office" → "Harbor Street"), or null. */
+function lastName(text: string): string | null {
+  const names = [...text.matchAll(/\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*(?:\s+Co\.)?/g)];
+  const last = names[names.length - 1];
+  return last ? trim(last[0]) : null;
+}
+
 /**
  * The claims of one trusted fact: for each assertion shape the sentence (after its `Label:`)
- * matches, `{subject, field, value}` — the subject is the shape's own group where it has one,
- * else the fact's label. None for a negated sentence.
+ * matches, `{subject, field, value}` — the subject is the shape's own group where it has one, else
+ * the party the sentence names before the match (its last capitalised words: the vendor master's
+ * "Halvorsen Freight", the lease's "Harbor Street"), else the fact's label. None for a negated
+ * sentence.
  *
  * @param fact - the fact's text as the scenario writes it.
  * @returns the claims, without repeats, in shape order.
@@ -51,7 +60,7 @@ export function factClaims(fact: string): Claim[] {
   for (const s of SHAPES) {
     for (const m of body.matchAll(s.re)) {
       const value = trim(m[s.value] ?? '');
-      const subject = s.subject !== undefined ? trim(m[s.subject] ?? '') : label;
+      const subject = s.subject !== undefined ? trim(m[s.subject] ?? '') : (lastName(body.slice(0, m.index)) ?? label);
       const key = `${s.field}\u0000${subject}\u0000${value}`;
       if (value === '' || subject === '' || seen.has(key)) continue;
       seen.add(key);

@@ -65,7 +65,7 @@ function namedByTurn(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefi
     texts.map((value) => ({ argument: '', value, type: 'identifier' as const, amount: null })),
     assertedTurn,
   );
-  const turnWords = new Set(assertedTurn.flatMap((t) => t.vocab));
+  const turnWords = new Set(assertedTurn.flatMap((t) => t.vocab.flatMap((w) => [w, ...w.split(/[^\p{L}\p{N}]+/u)])));
   const distinctive = (text: string): boolean =>
     text
       .toLowerCase()

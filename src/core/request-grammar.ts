@@ -145,7 +145,9 @@ export function groundingOf(texts: Iterable<string>, names = false): Set<string>
 }
 
 function addWord(out: Set<string>, w: string, numbers: boolean): void {
-  for (const x of [w, ...(/[^\p{L}\p{N}]/u.test(w) ? w.split(/[^\p{L}\p{N}]+/u) : [])]) {
+  // whole, split at `/ : @` (registry.example/checkout-service:4.8.2 → checkout-service, 4.8.2), and at any punctuation
+  const parts = /[^\p{L}\p{N}]/u.test(w) ? [...w.split(/[/:@]+/u), ...w.split(/[^\p{L}\p{N}]+/u)] : [];
+  for (const x of [w, ...parts]) {
     if (x === '' || (!numbers && NUMBER.test(x)) || PERIOD_WORDS.has(x) || NEGATORS.has(x) || HEDGES.has(x)) continue;
     out.add(x);
   }
