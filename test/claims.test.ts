@@ -9,7 +9,8 @@ import { type DependencyFacts, type GateInput, type ValueProvenance, argsHashOf,
 import { checkClaims, hashedBody } from '../src/core/claims.js';
 import { contentHashOf } from '../src/core/content-hash.js';
 import { MemauthError } from '../src/core/errors.js';
-import { assertedClauses, requestedPhrase, standingInstructions } from '../src/core/intent.js';
+import { assertedClauses, standingInstructions } from '../src/core/intent.js';
+import { groundingOf, readRequest } from '../src/core/request-grammar.js';
 import { openMemory } from '../src/api/open.js';
 
 const PAY = { type: 'pay', args: { to: 'ACME-AP', amount: 1200 } };
@@ -21,7 +22,14 @@ const dep = (memoryId: string, trusted: boolean, why: DependencyFacts['why']): D
 };
 
 function input(over: Partial<GateInput> = {}): GateInput {
-  const to: ValueProvenance = { argument: 'to', value: 'ACME-AP', recordIds: ['fact', 'page'], userTurn: false, claims: [{ field: 'payee_account', recordIds: ['fact'] }], computed: null };
+  const to: ValueProvenance = {
+    argument: 'to',
+    value: 'ACME-AP',
+    recordIds: ['fact', 'page'],
+    userTurn: false,
+    claims: [{ field: 'payee_account', recordIds: ['fact'], named: ['fact'] }],
+    computed: null,
+  };
   const amount: ValueProvenance = { argument: 'amount', value: '1200', recordIds: [], userTurn: true, userTurnAsserted: true, amount: '1200', computed: null };
   return {
     action: PAY,
@@ -50,6 +58,26 @@ describe('gate: context is waived only with trusted intent and claim/user-turn s
     const r = decide(input({ values: input().values.map((v) => (v.argument === 'amount' ? { ...v, userTurnAsserted: false } : v)) }));
     assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
     assert.equal(r.contextWaived, false);
+  });
+  test('an identifier a plain turn asserts waives for an argument no claim may supply, never for a destination', () => {
+    const deploy = { type: 'deploy', args: { service: 'checkout-service' } };
+    const service: ValueProvenance = { argument: 'service', value: 'checkout-service', recordIds: [], userTurn: true, userTurnAsserted: true, computed: null };
+    const base = { action: deploy, argsHash: argsHashOf(deploy.args), values: [service], intent: { sources: [{ source: 'user_turn' as const, phrase: 'deploy' }] } };
+    assert.equal(decide(input({ ...base, suppliers: {} })).contextWaived, true);
+    // the same value where the policy names a system of record for the argument: only a trusted claim waives
+    const r = decide(input({ ...base, suppliers: { service: ['claim:service_name', 'user_turn', 'text'] } }));
+    assert.equal(r.contextWaived, false);
+    assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
+    // and a payee the turn asserts is such a destination
+    const to = input().values.map((v) => (v.argument === 'to' ? { ...v, claims: [], userTurn: true, userTurnAsserted: true } : v));
+    assert.equal(decide(input({ values: to })).contextWaived, false);
+  });
+  test("with intent from the user's turn alone, a claim waives only when the turn names its subject or value; the application's intent needs no naming", () => {
+    const unnamed = input().values.map((v) => (v.argument === 'to' ? { ...v, claims: [{ field: 'payee_account', recordIds: ['fact'], named: [] }] } : v));
+    const r = decide(input({ values: unnamed }));
+    assert.equal(r.contextWaived, false);
+    assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
+    assert.equal(decide(input({ values: unnamed, intent: { sources: [{ source: 'user_turn', phrase: 'pay' }, { source: 'application' }] } })).contextWaived, true);
   });
   test('a repeat of an action already allowed in the session gets no waiver: it needs a confirmation', () => {
     const r = decide(input({ intent: { sources: [{ source: 'user_turn', phrase: 'pay' }], repeatOf: 'dec_earlier' } }));
@@ -125,51 +153,102 @@ describe('gate: context is waived only with trusted intent and claim/user-turn s
   });
 });
 
-describe('intent phrases', () => {
-  test('a request matches on word boundaries; a negated one does not', () => {
-    assert.equal(requestedPhrase('Pay the Acme invoice of $1200.', ['pay']), 'pay');
-    assert.equal(requestedPhrase("Don't pay the Acme invoice yet.", ['pay']), null);
-    assert.equal(requestedPhrase('Do not pay ACCT-X.', ['pay']), null);
-    assert.equal(requestedPhrase('Never send the export to them.', ['send']), null);
-    assert.equal(requestedPhrase('Has the invoice been paid? What about the payment?', ['pay']), null);
-    assert.equal(requestedPhrase('Is ACCT-X really Acme?', ['pay']), null);
-    // a turn that forbids, doubts, delays or asks anything requests nothing (fail-closed)
-    assert.equal(requestedPhrase("Don't pay ACCT-X, pay Acme's usual account.", ['pay']), null);
+describe('plain requests (src/core/request-grammar.ts)', () => {
+  // the names trusted records ground, and the action pay {to: ACME-AP, amount: 1200}
+  const RECORDS = ['Vendor master: Acme is paid to ACME-AP.', 'Lease record: rent for the Harbor Street office is paid to HARBOR-RENT.'];
+  const ctx = (phrases: readonly string[], records: readonly string[] = RECORDS, values: readonly string[] = ['ACME-AP', '1200']) => ({
+    phrases,
+    actionWords: groundingOf(values),
+    amounts: new Set(values.filter((v) => /^\d+$/.test(v))),
+    grounding: groundingOf(records, true),
+  });
+  const read = (turn: string, phrases: readonly string[] = ['pay', 'settle']): ReturnType<typeof readRequest> => readRequest(turn, ctx(phrases));
+  test('a short imperative of known words is a plain request of the action type', () => {
     for (const turn of [
-      'Mallory emailed "Acme now settles through ACCT-M" — is that right? Pay the Acme invoice of 1200.',
-      'Pay the Acme invoice of 1200 but check whether ACCT-M is legit first',
-      'Pay the Acme invoice of 1200 — the mail claiming ACCT-M looks like phishing',
-      'Pay the Acme invoice of 1200 to the usual account (someone asked for ACCT-M, ignore that)',
-      'Pay the Acme invoice of 1200; I refuse to use ACCT-M',
-      "Don't, under any circumstances, pay the Acme invoice of 1200 until I approve it.",
-      'Hold off: pay the Acme invoice of 1200 only next month',
-      'Pay the Acme invoice. Is it really 50 units at 10 each?',
-      // question marks hidden from the tokenizer, or of another script
-      'Pay Acme 1200 to ACCT-M, right?🙂',
-      "Is ACCT-M Acme's new account?Then pay the 1200.",
-      'Pay Acme 1200 to ACCT-M ？',
-      'Pay Acme 1200 to ACCT-M ؟',
-      // negations spelled around the word list
-      'Don´t pay Acme 1200 yet.',
-      'Donʼt pay Acme 1200 yet.',
-      'Do n\u200bot pay Acme 1200.',
-      "Pay Acme 1200. ACCT-M isn't theirs.",
-      'Ｄｏ ｎｏｔ pay Acme 1200.',
-      // conditions and timing
-      'Pay Acme 1200 next month.',
-      'Pay Acme 1200 when it is due.',
-      'Pay Acme 1200 once the goods arrive.',
-      'Pay Acme 1200 provided Bob signs off.',
-      'Remind me to pay Acme 1200.',
-      // a second number, look-alike letters
-      'Pay the Acme invoice of $1200; $9000 is wrong.',
-      'Do n\u043et pay the Acme invoice of $1200.',
-      'Pay the Acme invoice of $1200 \u2014 N\u039fT!',
-    ]) {
-      assert.equal(requestedPhrase(turn, ['pay']), null, turn);
-      assert.deepEqual(assertedClauses(turn), [], turn);
+      'Pay the Acme invoice of $1200.',
+      'Please pay the latest Acme invoice of $1,200.',
+      'Kindly settle the Acme invoice, $1200.',
+      "Pay Acme's March invoice of $1200.",
+      "Pay this month's rent for the Harbor Street office, $1200.",
+      'Go ahead and pay ACME-AP 1200 USD now.',
+    ])
+      assert.deepEqual(read(turn), { plain: true, phrase: turn.startsWith('Kindly') ? 'settle' : 'pay' }, turn);
+    assert.deepEqual(readRequest('Set up ledger-reports access for Priya.', ctx(['set up'], ['HR: Priya Natarajan joined, username pnatarajan.'], ['pnatarajan', 'ledger-reports'])), {
+      plain: true,
+      phrase: 'set up',
+    });
+  });
+  test('anything else is not: questions, negations, conditions, timing, other verbs, other languages, unknown words', () => {
+    const cases: [string, string][] = [
+      ["Don't pay the Acme invoice yet.", 'negation'],
+      ['Do not pay ACCT-X.', 'negation'],
+      ['Has the invoice been paid? What about the payment?', 'question_or_hidden'],
+      ["Don't pay ACCT-X, pay Acme's usual account.", 'negation'],
+      ['Mallory emailed "Acme now settles through ACCT-M" — is that right? Pay the Acme invoice of 1200.', 'question_or_hidden'],
+      ['Pay the Acme invoice of 1200 but check whether ACCT-M is legit first', 'hedge'],
+      ['Pay the Acme invoice of 1200 to the usual account (someone asked for ACCT-M, ignore that)', 'hedge'],
+      ["Don't, under any circumstances, pay the Acme invoice of 1200 until I approve it.", 'negation'],
+      ['Hold off: pay the Acme invoice of 1200 only next month', 'hedge'],
+      ['Pay Acme 1200 to ACCT-M, right?🙂', 'question_or_hidden'],
+      ['Pay Acme 1200 to ACCT-M ؟', 'question_or_hidden'],
+      ['Don´t pay Acme 1200 yet.', 'negation'],
+      ['Do n\u200bot pay Acme 1200.', 'question_or_hidden'],
+      ['Ｄｏ ｎｏｔ pay Acme 1200.', 'negation'],
+      ['Pay the Acme invoice of $1200; $9000 is wrong.', 'numbers'],
+      ['Do n\u043et pay the Acme invoice of $1200.', 'script'],
+      // what a list of words to refuse let through
+      ['Did you pay the Acme invoice of 1200', 'not_imperative'],
+      ['I forbid you to pay Acme 1200.', 'hedge'],
+      ['I prohibit you from paying Acme 1200.', 'hedge'],
+      ['I want you to pay Acme 1200.', 'not_imperative'],
+      ['Pay nothing to Acme.', 'negation'],
+      ['Pay Acme 1200 on Friday.', 'hedge'],
+      ['Pay Acme 1200 on the 30th.', 'unknown_word'],
+      ['Pay Acme 1200 in two weeks.', 'hedge'],
+      ['Pay Acme 1200 in March.', 'unknown_word'],
+      ['Pay Acme 1200 pending approval.', 'hedge'],
+      ['Pay Acme 1200 subject to review.', 'hedge'],
+      ['Pay Acme 1200 after the audit.', 'hedge'],
+      ['Pay Acme 1200 at quarter end.', 'hedge'],
+      ['Nunca pay Acme 1200.', 'not_imperative'],
+      ['Pay Acme 1200 jamais.', 'unknown_word'],
+      ['Pay Acme 1200 \u0294', 'unknown_word'],
+      ['Pay Acme 1200 \u2e18', 'unknown_word'],
+      ['Pay Acme 1200 🤔', 'unknown_word'],
+      ['Pay Acme 1200 again.', 'hedge'],
+      ['Pay Acme 1200 recurring.', 'hedge'],
+      ['Acme: pay 1200.', 'not_imperative'],
+      ['Can you pay Acme 1200.', 'not_imperative'],
+      ['Pay Acme 1200 or Globex.', 'hedge'],
+      ['Pay Acme 1200 shouldnt.', 'negation'],
+      ['Pay Acme 1200 I didnt approve it.', 'negation'],
+      ['Remind me to pay Acme 1200.', 'hedge'],
+      ['Send Acme 1200.', 'not_imperative'],
+      ['The invoice is $1200.', 'not_imperative'],
+      ['', 'not_imperative'],
+    ];
+    for (const [turn, reason] of cases) {
+      const r = read(turn);
+      assert.equal(r.plain, false, turn);
+      assert.equal(r.plain === false ? r.reason : null, reason, turn);
     }
-    assert.equal(requestedPhrase('Set up ledger access for Priya.', ['set up']), 'set up');
+  });
+  test('grounding comes from the action and trusted texts: a word no trusted text or value uses ends plainness', () => {
+    const globex = ['GLOBEX-AP', '900'];
+    assert.equal(readRequest('Pay the Initech invoice of $900.', ctx(['pay'], RECORDS, globex)).plain, false);
+    assert.equal(readRequest('Pay the Initech invoice of $900.', ctx(['pay'], ['Vendor master: Initech is paid to GLOBEX-AP'], globex)).plain, true);
+    // the action's own values ground their words ("Globex" of GLOBEX-AP): which payee the turn names is the claims' binding
+    assert.equal(readRequest('Pay the Globex invoice of $900.', ctx(['pay'], RECORDS, globex)).plain, true);
+    // a trusted text grounds names only: its "on", "the", "or", "scratch", numbers and times ground nothing
+    const note = ['Note to self: Acme gets paid on the 30th by wire, or by cheque if the wire bounces. Scratch that. Friday at 5.'];
+    for (const turn of ['Pay Acme 1200 on the 30th.', 'Pay Acme 1200 by wire.', 'Pay Acme 1200 Friday.', 'Pay Acme 1200. Scratch that.', 'Pay Acme 1200 at 5.'])
+      assert.equal(readRequest(turn, ctx(['pay'], note)).plain, false, turn);
+    // a number must be one of the action's values
+    for (const turn of ['Pay the Acme invoice in 2027.', 'Pay the Acme invoice at 5.', 'Pay the Acme invoice June the 5.']) assert.equal(readRequest(turn, ctx(['pay'])).plain, false, turn);
+    // a generic verb with an intent word later, and intent words used as nouns, request nothing
+    for (const turn of ['Make the payroll report.', 'Process the pay report.', 'Handle the Acme payroll report.']) assert.equal(readRequest(turn, ctx(['pay', 'payroll'])).plain, false, turn);
+    // a quoted request is someone else's; a tag question is a question
+    for (const turn of ['"Pay the Acme invoice of $1200" - from the vendor', 'Pay the Acme invoice of $1200, right.']) assert.equal(read(turn).plain, false, turn);
   });
   test('a standing instruction binds the action type and one of its values', () => {
     const recs = [{ id: 'r1', claims: [{ subject: 'ACME-AP', field: 'intent', value: 'pay' }] }];
@@ -251,6 +330,44 @@ describe('claims and intent through the store', () => {
     }
     await mem.close();
   });
+  test('a plain turn waives only for the party it names, and one waiver per session whatever the action type', async () => {
+    const { mem } = await world();
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: 'Vendor master: Globex is paid to GLOBEX-AP. Open invoices: Acme 1200, Globex 98000.',
+      claims: [
+        { subject: 'Globex', field: 'payee_account', value: 'GLOBEX-AP' },
+        { subject: 'Acme', field: 'amount_due', value: '1200' },
+        { subject: 'Globex', field: 'amount_due', value: '98000' },
+      ],
+      session: 's',
+    });
+    const turn = { principal: 'user', text: 'Pay the Acme invoice.' };
+    for (const args of [
+      { to: 'GLOBEX-AP', amount: 1200 },
+      { to: 'ACME-AP', amount: 98000 },
+      { to: 'GLOBEX-AP', amount: 98000 },
+    ]) {
+      const d = await mem.evaluate({ tenant: 't', action: { type: 'pay', args }, session: 's', userTurn: turn });
+      assert.equal(d.outcome, 'deny', JSON.stringify(args));
+      assert.notEqual(d.contextWaived, true, JSON.stringify(args));
+    }
+    const ok = await mem.authorize({ tenant: 't', action: PAY, session: 's', userTurn: turn });
+    assert.equal(ok.contextWaived, true, JSON.stringify(ok.reasons));
+    // another payment type in the same session: the one waiver is used
+    const buy = await mem.authorize({
+      tenant: 't',
+      action: { type: 'purchase', args: { to: 'ACME-AP', amount: 1200 } },
+      session: 's',
+      userTurn: { principal: 'user', text: 'Order from Acme, $1200.' },
+    });
+    assert.equal(buy.outcome, 'deny', JSON.stringify(buy.reasons));
+    assert.equal(buy.intent?.repeatOf, ok.id);
+    assert.equal((await mem.replay({ tenant: 't', decisionId: buy.id })).matches, true);
+    await mem.close();
+  });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {
     const { mem } = await world();
     const pay = { type: 'pay', args: { to: 'ACCT-X', amount: 1200 } };
@@ -280,7 +397,11 @@ describe('claims and intent through the store', () => {
   });
   test('assertedClauses keeps identifiers and amounts whole, and a turn that asks or forbids anything asserts nothing', () => {
     assert.deepEqual(assertedClauses('Pay Acme $1,200.00. Send it to billing@acme.co.uk'), ['pay acme $1,200.00', ' send it to billing@acme.co.uk']);
-    assert.deepEqual(assertedClauses('Pay Acme $1,200.00, never ACCT-X. Is ACME-AP right? Send it to billing@acme.co.uk'), [], 'a turn with a negation or a question asserts nothing');
+    assert.deepEqual(
+      assertedClauses('Pay Acme $1,200.00, never ACCT-X. Is ACME-AP right? Send it to billing@acme.co.uk'),
+      ['pay acme $1,200.00', ' send it to billing@acme.co.uk'],
+      'a clause with a negation or a question asserts nothing (and the turn is no plain request at all)',
+    );
   });
   test('an external or agent requester cannot assert intent; the application can', async () => {
     const { mem } = await world();
@@ -290,7 +411,10 @@ describe('claims and intent through the store', () => {
       assert.equal(e.intent?.ignored, 'requester_not_trusted', requester);
       assert.deepEqual(e.intent?.sources, []);
     }
+    // the turn is no request, so the amount is a trusted claim's here; the application's intent is honoured
+    await mem.write({ tenant: 't', scope: 'm', principal: 'erp', content: 'Acme invoice: 1200', claims: [{ subject: 'Acme', field: 'amount_due', value: '1200' }], session: 's' });
     const app = await mem.evaluate({ tenant: 't', action: PAY, session: 's', userTurn: turn, intent: 'pay' });
+    assert.deepEqual(app.intent?.sources, [{ source: 'application' }]);
     assert.equal(app.outcome, 'allow', JSON.stringify(app.reasons));
     const other = await mem.evaluate({ tenant: 't', action: PAY, session: 's', userTurn: turn, intent: 'refund' });
     assert.equal(other.intent?.ignored, 'intent_other_action');

@@ -8,11 +8,51 @@
  * and src/store's port.
  */
 import { TRUSTED_THRESHOLD, atLeast } from '../core/authority.js';
-import { requestedPhrase, standingInstructions } from '../core/intent.js';
-import { type Policy, intentPhrases } from '../core/policy.js';
+import type { DependencyFacts } from '../core/gate.js';
+import { standingInstructions } from '../core/intent.js';
+import { type Policy, argumentTypes, intentPhrases } from '../core/policy.js';
+import { type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
 import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
 import { actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
+
+/**
+ * How the gate reads the user's turn for this action (src/core/request-grammar.ts `readRequest`):
+ * against the action's own words and amounts and the names grounded by the content and claims of
+ * the candidates that are trusted now — verified, current, with action authority >= the threshold
+ * — so a plain request may name "Halvorsen Freight" or "the Harbor Street office" when a system
+ * of record does. Each record's names are memoised per record object.
+ *
+ * @returns the reading; computed once per decision and used for intent and for asserted values.
+ */
+export function turnReading(policy: Policy, action: Action, turn: string, candidates: readonly MemoryRecord[], factsOf: ReadonlyMap<string, DependencyFacts>, now: string): TurnReading {
+  const values = actionValues(action, argumentTypes(policy, action.type));
+  const grounding = new Set<string>();
+  for (const r of candidates) {
+    const f = factsOf.get(r.id);
+    if (r.content === null || r.status !== 'active' || (r.expiresAt !== null && r.expiresAt <= now) || !f?.verified || !atLeast(f.actionAuthority, TRUSTED_THRESHOLD)) continue;
+    for (const w of namesOf(r)) grounding.add(w);
+  }
+  return readRequest(turn, {
+    phrases: intentPhrases(policy, action.type),
+    actionWords: groundingOf(values.map((v) => v.value)),
+    amounts: new Set(values.flatMap((v) => (v.amount !== null ? [v.amount] : []))),
+    grounding,
+  });
+}
+
+const NAMES = new WeakMap<MemoryRecord, ReadonlySet<string>>();
+/** The names a record grounds: its text's names and its claims' subjects and values. */
+function namesOf(r: MemoryRecord): ReadonlySet<string> {
+  let out = NAMES.get(r);
+  if (out === undefined) {
+    const names = groundingOf([r.content ?? ''], true);
+    for (const w of groundingOf((r.claims ?? []).flatMap((c) => [c.subject, c.value]))) names.add(w);
+    out = names;
+    NAMES.set(r, out);
+  }
+  return out;
+}
 
 /** What the intent of one decision is judged from. */
 export interface IntentInput {
@@ -20,7 +60,8 @@ export interface IntentInput {
   readonly tenant: string;
   readonly action: Action;
   readonly tier: Tier;
-  readonly userTurnText: string | undefined;
+  /** how the user's turn reads for this action ({@link turnReading}; absent: no turn). */
+  readonly turn: TurnReading | undefined;
   /** the action type the application says the user asked for (`authorize`'s `intent`). */
   readonly asserted: string | undefined;
   readonly requester: string | undefined;
@@ -37,8 +78,7 @@ export interface IntentInput {
 export async function intentOf(src: StorageReader, x: IntentInput): Promise<IntentProvenance | undefined> {
   if (x.tier !== 'high') return undefined;
   const sources: IntentSource[] = [];
-  const phrase = x.userTurnText !== undefined ? requestedPhrase(x.userTurnText, intentPhrases(x.policy, x.action.type)) : null;
-  if (phrase !== null) sources.push({ source: 'user_turn', phrase });
+  if (x.turn?.plain === true) sources.push({ source: 'user_turn', phrase: x.turn.phrase });
   const usable = x.dependencies.filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > x.now));
   const standing = standingInstructions(
     x.action.type,
@@ -52,7 +92,8 @@ export async function intentOf(src: StorageReader, x: IntentInput): Promise<Inte
     else if (!(await requesterMayAssert(src, x.tenant, x.requester))) ignored = 'requester_not_trusted';
     else sources.push({ source: 'application' });
   }
-  return ignored !== undefined ? { sources, ignored } : { sources };
+  const notPlain = x.turn !== undefined && !x.turn.plain ? { notPlain: x.turn.word !== undefined ? { reason: x.turn.reason, word: x.turn.word } : { reason: x.turn.reason } } : {};
+  return { sources, ...(ignored !== undefined ? { ignored } : {}), ...notPlain };
 }
 
 /** The application (no requester) may assert intent; a principal only when its own ceiling is at least `trusted_tool_verified`. */

@@ -2,6 +2,7 @@
  * The domain's shared types and constants: principals and their kinds, records, corroborations,
  * confirmations, actions, decisions and reasons, tiers. Types and frozen data only.
  */
+import type { NotPlainReason } from './request-grammar.js';
 import type { Authority } from './authority.js';
 
 /** Kinds of principal (docs/design.md § Principals and origin). */
@@ -236,9 +237,11 @@ export interface ValueProvenance extends ValueSuppliers {
   readonly userTurnAsserted?: boolean;
   /**
    * records whose typed claim of a field the policy lists for this argument (`claim:<field>`) has
-   * this value, by field (absent when none; docs/design.md § Claims and intent).
+   * this value, by field (absent when none; docs/design.md § Claims and intent). `named`: those
+   * of them whose claim's subject or value a plain request of the user's turn asserts — when the
+   * intent comes from the turn alone, only a named claim waives the context.
    */
-  readonly claims?: ReadonlyArray<{ readonly field: string; readonly recordIds: readonly string[] }>;
+  readonly claims?: ReadonlyArray<{ readonly field: string; readonly recordIds: readonly string[]; readonly named?: readonly string[] }>;
   /** for an argument the policy declares an amount: its canonical decimal (absent for identifiers and for amount text that is no amount). */
   readonly amount?: string;
   readonly computed: { readonly op: '*' | '+'; readonly operands: readonly [ValueSuppliers, ValueSuppliers] } | null;
@@ -268,6 +271,11 @@ export interface IntentProvenance {
    * a repeat — a duplicate payment a page talked the model into — needs a confirmation.
    */
   readonly repeatOf?: string;
+  /**
+   * Set when the user's turn was not read as a plain request of this action type
+   * (src/core/request-grammar.ts): the first rule it breaks and the word that broke it.
+   */
+  readonly notPlain?: { readonly reason: NotPlainReason; readonly word?: string };
 }
 
 /** A gate decision as stored and returned (docs/design.md § Action gate). */

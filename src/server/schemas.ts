@@ -204,9 +204,11 @@ const decisionShape = {
       recordIds: z.array(z.string()),
       userTurn: z.boolean(),
       claims: z
-        .array(z.strictObject({ field: z.string(), recordIds: z.array(z.string()) }))
+        .array(z.strictObject({ field: z.string(), recordIds: z.array(z.string()), named: z.array(z.string()).optional() }))
         .optional()
-        .describe('records whose typed claim of a field the policy lists for this argument has this value, by field'),
+        .describe(
+          "records whose typed claim of a field the policy lists for this argument has this value, by field; `named`: those whose claim's subject or value a plain request of the user's turn asserts",
+        ),
       userTurnAsserted: z.boolean().optional().describe("for a value the user's turn contains: whether a clause of the turn asserts it (not a question, no negation)"),
       amount: z.string().optional().describe('for an argument the policy declares an amount: its canonical decimal'),
       computed: z
@@ -220,6 +222,10 @@ const decisionShape = {
       sources: z.array(z.strictObject({ source: z.enum(['user_turn', 'standing_instruction', 'application']), phrase: z.string().optional(), recordIds: z.array(z.string()).optional() })),
       ignored: z.enum(['requester_not_trusted', 'intent_other_action']).optional(),
       repeatOf: z.string().optional().describe('the earlier decision of the session allowed with its context waived for exactly this action: the waiver is used once'),
+      notPlain: z
+        .strictObject({ reason: z.enum(['question_or_hidden', 'script', 'negation', 'hedge', 'numbers', 'not_imperative', 'unknown_word']), word: z.string().optional() })
+        .optional()
+        .describe("the user's turn was not read as a plain request of this action: the first rule it breaks and the word that broke it"),
     })
     .optional()
     .describe("high tier: where the action's intent came from (user's turn, a standing instruction's records, the application), and an asserted intent not honoured"),
