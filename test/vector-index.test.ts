@@ -7,7 +7,7 @@
  * Cases: tenant isolation; the scope filter applies before ranking (a scope's nearest is found
  * when other scopes hold nearer vectors); ties ordered by record id; replace on re-embed;
  * erasure (no vector of a deleted record is left: for SQLite not even its bytes in the file);
- * bad input refused with INVALID_ARGUMENT.
+ * bad input refused with INVALID_ARGUMENT; on SQLite, storing vectors leaves the read cache's change token as it was.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -19,7 +19,11 @@ import pg from 'pg';
 import { isMemauthError } from '../src/core/errors.js';
 import { PgVectorIndex, type VectorMode } from '../src/store/postgres/vector-index.js';
 import { SqliteVectorIndex } from '../src/store/sqlite/vector-index.js';
-import type { VectorHit, VectorItem } from '../src/store/vector.js';
+import { SqliteDriver } from '../src/store/sqlite/driver.js';
+import type { VectorHit, VectorItem, VectorStore } from '../src/store/vector.js';
+import { Memory } from '../src/api/memory.js';
+import { DEFAULT_POLICY, loadPolicy } from '../src/core/policy.js';
+import { testEmbedder } from '../src/embed/test-embedder.js';
 import { NOT_RUN, pgRequired, testPostgres } from './support/postgres.js';
 import { rmDir, tempDir } from './helpers.js';
 
@@ -140,6 +144,29 @@ describe('SQLite erasure on disk', () => {
       ]),
       [{ recordId: 'secret', contentHash: 'h-secret' }],
     );
+  });
+});
+
+describe('SQLite vector writes and the read cache', () => {
+  it('storing vectors leaves the change token of the read cache as it was; a record write moves it', async () => {
+    const d = SqliteDriver.open({ path: join(dir, `v${files++}.db`) });
+    const embedder = testEmbedder(8);
+    const mem = new Memory({ driver: d, policy: loadPolicy(DEFAULT_POLICY), checkpointKey: null, embedder });
+    try {
+      await mem.registerPrincipal({ tenant: 't', id: 'u', kind: 'user', domain: 'example.test' });
+      const w = await mem.write({ tenant: 't', scope: 's', principal: 'u', content: 'the blue automobile' });
+      assert.equal(w.embedding?.status, 'stored');
+      const token = (): Promise<string> => d.transaction('t', async () => d.changeToken());
+      const before = await token();
+      const vectors = d.vectors as VectorStore;
+      const stored = await vectors.put('t', embedder.id, 8, [{ recordId: w.record.id, scope: 's', contentHash: w.record.contentHash, vector: (await embedder.embed(['again']))[0] as Float32Array }]);
+      assert.equal(stored, 1, 'self-check: the vector was written again');
+      assert.equal(await token(), before, 'a vector write does not empty the cache');
+      await mem.write({ tenant: 't', scope: 's', principal: 'u', content: 'a second record' });
+      assert.notEqual(await token(), before, 'self-check: a record write moves the token');
+    } finally {
+      await mem.close();
+    }
   });
 });
 

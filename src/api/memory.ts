@@ -139,8 +139,8 @@ export class Memory {
    */
   async write(input: In<'write'>): Promise<WriteResult> {
     this.assertOpen();
-    const r = await records.write(this.ctx, input); // embedded after its commit: a failed embed leaves it pending, never lost
-    return r.created && this.searchSetup.indexer !== null ? { ...r, embedding: await this.searchSetup.indexer.indexRecord(r.record) } : r;
+    const ix = this.searchSetup.indexer; // embedded once accepted: a failed embed leaves the record pending, never lost
+    return ix === null ? records.write(this.ctx, input) : ix.indexWrite((onWritten) => records.write(this.ctx, input, onWritten));
   }
 
   /**

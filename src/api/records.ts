@@ -126,8 +126,11 @@ export async function insertNew(
   return record;
 }
 
-/** {@link Memory.write}: a record whose origin the store decides; recalled text echoed back resolves to the original. */
-export async function write(ctx: OpContext, input: In<'write'>): Promise<WriteResult> {
+/**
+ * {@link Memory.write}: a record whose origin the store decides; recalled text echoed back resolves to the original.
+ * @param onWritten - called with the new record once it is inserted, inside the still-open transaction (indexing starts there).
+ */
+export async function write(ctx: OpContext, input: In<'write'>, onWritten?: (record: MemoryRecord) => void): Promise<WriteResult> {
   const t0 = startTiming(ctx);
   const a = parseInput(schemas.write, input, 'write');
   const now = nowOf(ctx);
@@ -173,6 +176,7 @@ export async function write(ctx: OpContext, input: In<'write'>): Promise<WriteRe
       // an agent's write derives from everything read in its session (the echoes are among them)
       const context = p.kind === 'agent' ? contextOf(base, contained.length, 'rewrite') : null;
       const record = await insertNew(ctx, tx, 'write', base, edges, inputs, sourceAt, 'rewrite', context);
+      onWritten?.(record);
       mark('written');
       return { record, created: true, echoOf: null };
     }),

@@ -22,6 +22,14 @@ export interface VectorItem {
   readonly vector: Float32Array;
 }
 
+/** Vectors to store: given, or returned by a function called when the storing transaction starts. */
+export type VectorItems = readonly VectorItem[] | (() => readonly VectorItem[]);
+
+/** The vectors of {@link VectorItems} (calls the function). */
+export function itemsOf(items: VectorItems): readonly VectorItem[] {
+  return typeof items === 'function' ? items() : items;
+}
+
 /** One hit of a nearest-neighbour query. */
 export interface VectorHit {
   readonly recordId: string;
@@ -77,11 +85,13 @@ export interface VectorStore {
    * Stores vectors in a transaction holding the tenant's lock, only for records that are still
    * active with the item's content hash (a record deleted or changed meanwhile gets none).
    *
+   * @param items - the vectors, or a function called once inside the transaction, when it starts,
+   *   that returns them (so vectors computed while the transaction waits for its turn join it).
    * @returns how many vectors were stored.
    * @throws MemauthError INVALID_ARGUMENT for a wrong length, a non-finite value, or an embedder
    *   already indexed with other dimensions.
    */
-  put(tenant: string, embedder: string, dimensions: number, items: readonly VectorItem[]): Promise<number>;
+  put(tenant: string, embedder: string, dimensions: number, items: VectorItems): Promise<number>;
   /** The `k` nearest vectors of the tenant's scope (filtered before ranking), best first. */
   knn(tenant: string, embedder: string, scope: string, query: Float32Array, k: number): Promise<VectorHit[]>;
   /** Active records of the tenant with no vector under `embedder` for their content hash, `id > after`, by id, at most `limit`. */

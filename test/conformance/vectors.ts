@@ -63,6 +63,37 @@ export function vectors(f: StoreFactory): void {
     assert.deepEqual(lex.hits, [], 'lexical alone does not find it');
   });
 
+  test('concurrent writes share embedder calls: records written while one call runs go together in the next, every one stored', async (t) => {
+    const base = testEmbedder(DIMS);
+    const calls: number[] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const embedder: Embedder = {
+      id: base.id,
+      dimensions: DIMS,
+      async embed(texts) {
+        calls.push(texts.length);
+        if (calls.length === 1) await gate; // the first call is held until every record is committed
+        return base.embed(texts);
+      },
+    };
+    const env = await setupWith(f, { embedder });
+    t.after(env.dispose);
+    const n = 12;
+    const writes = Array.from({ length: n }, (_, i) => env.mem.write({ tenant: T, scope: 'notes', principal: P.alice, content: `concurrent note number ${i}` }));
+    const count = async (): Promise<number> => Number(await scalar(env.raw, "SELECT count(*) AS n FROM records WHERE tenant = ? AND content LIKE 'concurrent note%'", [T]));
+    for (let tries = 0; (await count()) < n && tries < 500; tries++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(await count(), n, 'the records commit while the first embedder call is held');
+    open();
+    const done = await Promise.all(writes);
+    assert.deepEqual(
+      done.map((w) => w.embedding?.status),
+      Array(n).fill('stored'),
+    );
+    for (const w of done) assert.equal(await vectorsOf(env, w.record.id), 1);
+    assert.deepEqual(calls, [1, n - 1], 'one call for the first record, one for all written meanwhile');
+  });
+
   test('without an embedder: search is lexical and says why; semantic asked for is SEMANTIC_SEARCH_UNAVAILABLE', async (t) => {
     const env = await setupWith(f);
     t.after(env.dispose);

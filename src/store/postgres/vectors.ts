@@ -7,7 +7,7 @@
  *
  * May import: src/core/, ../vector.js, ./vector-index.js.
  */
-import type { PendingRecord, VectorHit, VectorItem, VectorStore } from '../vector.js';
+import { type PendingRecord, type VectorHit, type VectorItems, type VectorStore, itemsOf } from '../vector.js';
 import { PgVectorIndex, type Queryable } from './vector-index.js';
 
 /** Runs `fn` on a client inside a transaction holding the tenant's lock (the driver provides it). */
@@ -42,10 +42,10 @@ export class PgVectors implements VectorStore {
     }
   }
 
-  async put(tenant: string, embedder: string, dimensions: number, items: readonly VectorItem[]): Promise<number> {
+  async put(tenant: string, embedder: string, dimensions: number, items: VectorItems): Promise<number> {
     return this.locked(tenant, async (q) => {
       const ix = this.index.on(q);
-      const live = await ix.current(tenant, items);
+      const live = await ix.current(tenant, itemsOf(items));
       await ix.upsert(tenant, embedder, dimensions, live);
       return live.length;
     });

@@ -140,7 +140,7 @@ export class SqliteDriver extends SqlReader implements StorageDriver, RowStore {
 
   /** Loads sqlite-vec and its tables; without it the store works and search stays lexical. */
   private openVectors(): void {
-    const v = SqliteVectors.open(this.db, this);
+    const v = SqliteVectors.open(this.db, this, (fn) => this.txs.setAside(fn));
     this.vectors = v.vectors;
     this.txs.vectors = v.vectors?.index ?? null;
     this.vectorNote = v.vectors !== null ? v.vectors.note : `vector search: not available (${v.reason}); search is lexical`;

@@ -61,7 +61,20 @@ interface IndexEntry {
  * method runs in one transaction of its own, or inside the caller's.
  */
 export class SqliteVectorIndex {
+  /** prepared statements by SQL text, each compiled once (a write of 64 vectors would otherwise compile five per call). */
+  private readonly stmts = new Map<string, Database.Statement>();
+
   private constructor(private readonly db: Database.Database) {}
+
+  /** The cached prepared statement for `sql` (SQLite re-prepares it by itself after a schema change). */
+  private stmt(sql: string): Database.Statement {
+    let s = this.stmts.get(sql);
+    if (s === undefined) {
+      s = this.db.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
 
   /**
    * Loads sqlite-vec into `db` and creates the registry tables when missing.
@@ -75,7 +88,7 @@ export class SqliteVectorIndex {
   }
 
   private entry(embedder: string): IndexEntry | null {
-    const r = this.db.prepare('SELECT id, dimensions FROM vector_indexes WHERE embedder = ?').get(embedder) as IndexEntry | undefined;
+    const r = this.stmt('SELECT id, dimensions FROM vector_indexes WHERE embedder = ?').get(embedder) as IndexEntry | undefined;
     return r === undefined ? null : { id: Number(r.id), dimensions: Number(r.dimensions) };
   }
 
@@ -87,7 +100,7 @@ export class SqliteVectorIndex {
         throw new MemauthError('INVALID_ARGUMENT', `embedder ${embedder} is indexed with ${known.dimensions} dimensions, not ${dimensions}`, { field: 'dimensions' });
       return known;
     }
-    const id = Number(this.db.prepare('INSERT INTO vector_indexes (embedder, dimensions) VALUES (?, ?)').run(embedder, dimensions).lastInsertRowid);
+    const id = Number(this.stmt('INSERT INTO vector_indexes (embedder, dimensions) VALUES (?, ?)').run(embedder, dimensions).lastInsertRowid);
     this.db.exec(`CREATE VIRTUAL TABLE ${vecTable(id)} USING vec0 (tenant TEXT PARTITION KEY, scope TEXT, embedding float[${dimensions}] distance_metric=cosine)`);
     return { id, dimensions };
   }
@@ -107,9 +120,9 @@ export class SqliteVectorIndex {
     this.db.transaction(() => {
       const { id } = this.ensure(embedder, dimensions);
       const table = vecTable(id);
-      const old = this.db.prepare('SELECT id FROM vector_rows WHERE tenant = ? AND record_id = ? AND index_id = ?').pluck();
-      const row = this.db.prepare('INSERT INTO vector_rows (index_id, tenant, record_id, content_hash) VALUES (?, ?, ?, ?)');
-      const vec = this.db.prepare(`INSERT INTO ${table} (rowid, tenant, scope, embedding) VALUES (?, ?, ?, ?)`);
+      const old = this.stmt('SELECT id FROM vector_rows WHERE tenant = ? AND record_id = ? AND index_id = ?').pluck();
+      const row = this.stmt('INSERT INTO vector_rows (index_id, tenant, record_id, content_hash) VALUES (?, ?, ?, ?)');
+      const vec = this.stmt(`INSERT INTO ${table} (rowid, tenant, scope, embedding) VALUES (?, ?, ?, ?)`);
       for (const it of items) {
         const prev = old.get(tenant, it.recordId, id) as number | bigint | undefined;
         if (prev !== undefined) this.deleteRows(table, [BigInt(prev)]);
@@ -120,8 +133,8 @@ export class SqliteVectorIndex {
   }
 
   private deleteRows(table: string, rowids: readonly bigint[]): void {
-    const v = this.db.prepare(`DELETE FROM ${table} WHERE rowid = ?`);
-    const r = this.db.prepare('DELETE FROM vector_rows WHERE id = ?');
+    const v = this.stmt(`DELETE FROM ${table} WHERE rowid = ?`);
+    const r = this.stmt('DELETE FROM vector_rows WHERE id = ?');
     for (const id of rowids) {
       v.run(id);
       r.run(id);
@@ -141,13 +154,11 @@ export class SqliteVectorIndex {
     const e = this.entry(embedder);
     if (e === null) return [];
     checkVector(query, e.dimensions, 'query');
-    const rows = this.db
-      .prepare(
-        `SELECT r.record_id AS recordId, r.content_hash AS contentHash, v.distance AS distance
+    const rows = this.stmt(
+      `SELECT r.record_id AS recordId, r.content_hash AS contentHash, v.distance AS distance
          FROM (SELECT rowid, distance FROM ${vecTable(e.id)} WHERE embedding MATCH ? AND k = ? AND tenant = ? AND scope = ?) v
          JOIN vector_rows r ON r.id = v.rowid`,
-      )
-      .all(normalize(query), k, tenant, scope) as { recordId: string; contentHash: string; distance: number }[];
+    ).all(normalize(query), k, tenant, scope) as { recordId: string; contentHash: string; distance: number }[];
     return rows.map((r) => ({ recordId: r.recordId, contentHash: r.contentHash, score: 1 - r.distance })).sort(byScoreThenId);
   }
 
@@ -158,7 +169,7 @@ export class SqliteVectorIndex {
    */
   deleteRecord(tenant: string, recordId: string): number {
     return this.db.transaction(() => {
-      const rows = this.db.prepare('SELECT id, index_id AS indexId FROM vector_rows WHERE tenant = ? AND record_id = ?').safeIntegers().all(tenant, recordId) as { id: bigint; indexId: bigint }[];
+      const rows = this.stmt('SELECT id, index_id AS indexId FROM vector_rows WHERE tenant = ? AND record_id = ?').safeIntegers().all(tenant, recordId) as { id: bigint; indexId: bigint }[];
       for (const r of rows) this.deleteRows(vecTable(Number(r.indexId)), [r.id]);
       return rows.length;
     })();
@@ -174,7 +185,7 @@ export class SqliteVectorIndex {
   missing(tenant: string, embedder: string, records: readonly { recordId: string; contentHash: string }[]): { recordId: string; contentHash: string }[] {
     const e = this.entry(embedder);
     if (e === null) return [...records];
-    const q = this.db.prepare('SELECT content_hash FROM vector_rows WHERE tenant = ? AND record_id = ? AND index_id = ?').pluck();
+    const q = this.stmt('SELECT content_hash FROM vector_rows WHERE tenant = ? AND record_id = ? AND index_id = ?').pluck();
     return records.filter((r) => q.get(tenant, r.recordId, e.id) !== r.contentHash);
   }
 
@@ -184,19 +195,17 @@ export class SqliteVectorIndex {
    */
   pending(tenant: string, embedder: string, after: string | null, limit: number): PendingRecord[] {
     const e = this.entry(embedder);
-    return this.db
-      .prepare(
-        `SELECT r.id, r.scope, r.content, r.content_hash AS contentHash FROM records r
+    return this.stmt(
+      `SELECT r.id, r.scope, r.content, r.content_hash AS contentHash FROM records r
          WHERE r.tenant = ? AND r.status = 'active' AND r.id > ?
            AND NOT EXISTS (SELECT 1 FROM vector_rows v WHERE v.tenant = r.tenant AND v.record_id = r.id AND v.index_id = ? AND v.content_hash = r.content_hash)
          ORDER BY r.id LIMIT ?`,
-      )
-      .all(tenant, after ?? '', e?.id ?? -1, limit) as PendingRecord[];
+    ).all(tenant, after ?? '', e?.id ?? -1, limit) as PendingRecord[];
   }
 
   /** Of `items`, those whose record is active in `tenant` with the item's content hash. */
   current<T extends { recordId: string; contentHash: string }>(tenant: string, items: readonly T[]): T[] {
-    const q = this.db.prepare("SELECT content_hash FROM records WHERE tenant = ? AND id = ? AND status = 'active'").pluck();
+    const q = this.stmt("SELECT content_hash FROM records WHERE tenant = ? AND id = ? AND status = 'active'").pluck();
     return items.filter((it) => q.get(tenant, it.recordId) === it.contentHash);
   }
 
@@ -204,6 +213,6 @@ export class SqliteVectorIndex {
   count(tenant: string, embedder: string): number {
     const e = this.entry(embedder);
     if (e === null) return 0;
-    return Number(this.db.prepare('SELECT count(*) FROM vector_rows WHERE tenant = ? AND index_id = ?').pluck().get(tenant, e.id));
+    return Number(this.stmt('SELECT count(*) FROM vector_rows WHERE tenant = ? AND index_id = ?').pluck().get(tenant, e.id));
   }
 }
