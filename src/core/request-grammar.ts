@@ -87,7 +87,8 @@ const NUMBER = /^\d[\d,.]*$/;
 const IDENTIFIER = /^[\p{L}\p{N}]+(?:[-_.@/:][\p{L}\p{N}]+)+$/u;
 
 /** Why a turn is not a plain request. */
-export type NotPlainReason = 'question_or_hidden' | 'script' | 'negation' | 'hedge' | 'numbers' | 'not_imperative' | 'unknown_word';
+export const NOT_PLAIN_REASONS = ['question_or_hidden', 'script', 'negation', 'hedge', 'numbers', 'not_imperative', 'unknown_word'] as const;
+export type NotPlainReason = (typeof NOT_PLAIN_REASONS)[number];
 
 /** How the gate reads the user's turn for one action type: a plain request (with the intent phrase it uses), or not and why. */
 export type TurnReading = { readonly plain: true; readonly phrase: string } | { readonly plain: false; readonly reason: NotPlainReason; readonly word?: string };
