@@ -115,52 +115,114 @@ export function scopeKeyOf(tenant: string, scope: string): string {
 /** FTS5 query from free text: each token quoted (no operator injection), OR-ed, ranked by BM25. */
 export function ftsQuery(text: string): string | null {
   const tokens = searchTokens(text);
-  if (tokens.length === 0) return null;
-  return tokens.map((t) => `"${t}"`).join(' OR ');
+  return tokens.length === 0 ? null : orQuery(tokens);
+}
+
+/** The FTS5 OR of `tokens` (from {@link searchTokens}: letters and digits only), each quoted. */
+const orQuery = (tokens: readonly string[]): string => tokens.map((t) => `"${t}"`).join(' OR ');
+
+/**
+ * How many index matches a search ranks by BM25 at most (the sum of its ranked words' matches in
+ * the scope). BM25 reads each match's index row, so ranking every match of a word present in every
+ * record costs time linear in the records; this bound keeps a search's cost independent of them.
+ */
+export const RANKED_MATCHES = 2048;
+
+/**
+ * Full-text search among the tenant's scope's active, unexpired records: the top `limit` by BM25
+ * (ties by id) over the query's ranked words, then, if fewer than `limit` were found, the newest
+ * matches of its other words (score 0). The ranked words are the query's rarest words in the
+ * scope, taken while their matches add up to at most {@link RANKED_MATCHES} (each word's count is
+ * read up to that bound, in its own statement); a query whose words all fit is ranked exactly as by
+ * BM25 over every match. A word matching more than that carries little ranking signal (BM25's
+ * IDF falls with the matches; a word in over half the records has FTS5's floor IDF of 1e-6), so
+ * it is not scored: its matches come newest first (`rowid` order, which FTS5 serves without
+ * visiting every match). The counts are of the tenant's own index in the asked scope, so neither
+ * the choice nor a score depends on another tenant's data (docs/design.md § Search and tenant
+ * isolation). The index matches only this tenant's scope (scope_key, weight 0 in BM25; see
+ * {@link onlyScope}).
+ */
+async function search(indexes: SearchIndexes, r: SqlReader, tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
+  const tokens = searchTokens(query);
+  if (tokens.length === 0 || limit < 1) return [];
+  const table = indexes.tableOf(tenant);
+  if (table === null) return [];
+  const inScope = onlyScope(indexes, tenant, scope) ? '' : `scope_key : "${scopeKeyOf(tenant, scope)}" AND `;
+  const ranked = rankedWords(indexes, table, inScope, tokens);
+  let hits = ranked.length === 0 ? [] : rankAll(indexes, table, `${inScope}content : (${orQuery(ranked)})`, tenant, scope, limit, now);
+  if (hits.length < limit && ranked.length < tokens.length) {
+    const seen = new Set(hits.map((h) => h.id as string));
+    hits = hits.concat(newest(indexes, table, `${inScope}content : (${orQuery(tokens)})`, tenant, scope, limit - hits.length, now, seen));
+  }
+  const recs = await r.recordsFromRows(hits, now);
+  return recs.map((record, i) => ({ record, score: -Number((hits[i] as Row).score) || 0 }));
 }
 
 /**
- * Full-text search, top `limit` by BM25 (ties by id) among the tenant's scope's active,
- * unexpired records. It runs on the tenant's own FTS5 table (search-index.ts): BM25's
- * statistics — row count, average length, document frequencies — are the tenant's alone (over
- * all its scopes), so no score or order depends on another tenant's data (docs/design.md § Search and
- * tenant isolation). The index matches only this tenant's scope (scope_key, weight 0 in BM25),
- * so it ranks the matches alone — scoring a match reads only the index and its small docsize
- * row — and only the best `window` of them are looked up in `records` (one row probe per
- * in-scope match was over a third of a search at 1M records). A LEFT JOIN keeps the
- * candidates the row filter drops (expired; the tenant and scope are checked again), so one
- * statement — one snapshot — tells whether the window decided the answer: it did when the
- * index had no more matches, or when the `limit`-th accepted hit scores strictly better than
- * the window's worst candidate (every match outside the window scores at least that, so none
- * can enter the top `limit`, not even by the id tie-break). Otherwise one more statement,
- * run synchronously right after (same snapshot), ranks inside SQLite by (score, id) with the
- * row filter inside the query and returns `limit` rows: when the window already held `limit`
- * accepted hits, only matches scoring at most the `limit`-th's are looked up (the tie at the
- * boundary); else every match is. Either way the answer is exactly the one of ranking every
- * match, and no more than `window` rows reach JavaScript (a ×4-widening loop read all 20,000
- * rows of a term present in every record, in 6 statements).
+ * The words of `tokens` a search ranks by BM25, in the query's order (the order BM25 sums in): rarest first (matches in the scope, each counted up
+ * to {@link RANKED_MATCHES} + 1), while their matches add up to at most {@link RANKED_MATCHES}.
  */
-async function search(indexes: SearchIndexes, r: SqlReader, tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
-  const q = ftsQuery(query);
-  if (q === null || limit < 1) return [];
-  const table = indexes.tableOf(tenant);
-  if (table === null) return [];
-  const match = onlyScope(indexes, tenant, scope) ? `content : (${q})` : `scope_key : "${scopeKeyOf(tenant, scope)}" AND content : (${q})`;
+function rankedWords(indexes: SearchIndexes, table: string, inScope: string, tokens: readonly string[]): string[] {
+  const count = indexes.stmt(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`);
+  const counted = tokens.map((t) => ({ t, n: Number((count.get(`${inScope}content : "${t}"`, RANKED_MATCHES + 1) as Row).n) }));
+  counted.sort((a, b) => a.n - b.n);
+  const kept = new Set<string>();
+  let total = 0;
+  for (const { t, n } of counted) {
+    if (total + n > RANKED_MATCHES) break;
+    total += n;
+    kept.add(t);
+  }
+  return tokens.filter((t) => kept.has(t));
+}
+
+/**
+ * The newest `need` accepted matches of `match` whose id is not in `seen`, newest first (score 0),
+ * read in windows down the index's rowids: a window's rows dropped by the row filter (expired,
+ * erased meanwhile) only move the next window down.
+ */
+function newest(indexes: SearchIndexes, table: string, match: string, tenant: string, scope: string, need: number, now: string, seen: ReadonlySet<string>): Row[] {
+  const window = need + 16 + seen.size;
+  const stmt = indexes.stmt(
+    `SELECT 0 AS score, f.fts_rowid AS fts_rowid, r.* FROM (SELECT rowid AS fts_rowid FROM ${table} WHERE ${table} MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?) AS f LEFT JOIN records r ON ${SEARCH_ROW_FILTER} ORDER BY f.fts_rowid DESC`,
+  );
+  const out: Row[] = [];
+  let below = Number.MAX_SAFE_INTEGER;
+  for (;;) {
+    const rows = stmt.all(match, below, window, tenant, scope, now) as Row[];
+    for (const x of rows) {
+      below = Number(x.fts_rowid);
+      if (x.id !== null && x.id !== undefined && !seen.has(x.id as string) && out.length < need) out.push(x);
+    }
+    if (out.length >= need || rows.length < window) return out;
+  }
+}
+
+/**
+ * The top `limit` accepted matches of `match` by BM25 (ties by id), exactly as ranking every match.
+ * Only the best `window` matches are looked up in `records` (one row probe per in-scope match was
+ * over a third of a search at 1M records). A LEFT JOIN keeps the candidates the row filter drops
+ * (expired; the tenant and scope are checked again), so one statement — one snapshot — tells
+ * whether the window decided the answer: it did when the index had no more matches, or when the
+ * `limit`-th accepted hit scores strictly better than the window's worst candidate (every match
+ * outside the window scores at least that, so none can enter the top `limit`, not even by the id
+ * tie-break). Otherwise one more statement, run synchronously right after (same snapshot), ranks
+ * inside SQLite by (score, id) with the row filter inside the query and returns `limit` rows: when
+ * the window already held `limit` accepted hits, only matches scoring at most the `limit`-th's are
+ * looked up (the tie at the boundary); else every match is. No more than `window` rows reach
+ * JavaScript.
+ */
+function rankAll(indexes: SearchIndexes, table: string, match: string, tenant: string, scope: string, limit: number, now: string): Row[] {
   const window = Math.max(2 * limit, limit + 16);
   const rows = indexes.stmt(searchSql(table, 'window')).all(match, window, tenant, scope, now) as Row[];
-  let hits = rows.filter((x) => x.id !== null && x.id !== undefined).slice(0, limit);
-  if (rows.length >= window) {
-    const worst = Number((rows[rows.length - 1] as Row).score);
-    const kth = hits.length === limit ? Number((hits[limit - 1] as Row).score) : Number.POSITIVE_INFINITY;
-    if (!(kth < worst)) {
-      hits =
-        hits.length === limit
-          ? (indexes.stmt(searchSql(table, 'tie')).all(match, kth, tenant, scope, now, limit) as Row[])
-          : (indexes.stmt(searchSql(table, 'all')).all(match, tenant, scope, now, limit) as Row[]);
-    }
-  }
-  const recs = await r.recordsFromRows(hits, now);
-  return recs.map((record, i) => ({ record, score: -Number((hits[i] as Row).score) }));
+  const hits = rows.filter((x) => x.id !== null && x.id !== undefined).slice(0, limit);
+  if (rows.length < window) return hits;
+  const worst = Number((rows[rows.length - 1] as Row).score);
+  const kth = hits.length === limit ? Number((hits[limit - 1] as Row).score) : Number.POSITIVE_INFINITY;
+  if (kth < worst) return hits;
+  return hits.length === limit
+    ? (indexes.stmt(searchSql(table, 'tie')).all(match, kth, tenant, scope, now, limit) as Row[])
+    : (indexes.stmt(searchSql(table, 'all')).all(match, tenant, scope, now, limit) as Row[]);
 }
 
 /**
