@@ -6,7 +6,8 @@
  * statement ranking every match by BM25 with the row filter (what the driver did before it bounded
  * the matches it scores), with the ratio driver / baseline.
  *
- * Usage: node dist/perf/search-ties.js [--records N] [--db FILE] (an existing FILE is reused).
+ * Usage: node dist/perf/search-ties.js [--records N] [--queries K] [--db FILE] (an existing FILE is
+ * reused; K queries per line, default 30).
  */
 import { existsSync } from 'node:fs';
 import { openMemory } from '../src/api/open.js';
