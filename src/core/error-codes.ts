@@ -78,6 +78,10 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorSpec>> = Object.freeze
     'supersede: the record is not a current version of its chain (a newer version replaced it, or it expired); `details.current` lists the current versions to supersede instead',
   ),
   TOO_MANY_VERSIONS: input(409, "supersede: the record's chain holds the most versions it may, and the writer does not outrank every current version; only such a writer can add a version now"),
+  VERSION_CHAIN_FULL: input(
+    409,
+    "supersede: the record's chain holds the most versions any chain may (`maxVersionsPerChain`, default 100; `details.max`); write the update as a new record instead (delete the old one if it should no longer be read)",
+  ),
   SESSION_TENANT_MISMATCH: input(403, 'the session belongs to another tenant', { reserved: true }),
   SESSION_FORBIDDEN: input(403, 'the session belongs to another principal (a session is owned by the principal that used it first)'),
   CONFIRMATION_REQUIRES_USER: input(403, 'only a user principal can confirm an action', { audited: 'always' }),

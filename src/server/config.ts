@@ -61,6 +61,8 @@ export interface ServerConfig {
   readonly toolWritesPerMinute: number;
   /** UTF-8 bytes of content one tool principal may store per minute, over HTTP and MCP together (default 16 MiB); more is 429 RATE_LIMITED. */
   readonly toolWriteBytesPerMinute: number;
+  /** versions one record's chain may hold, every writer together (default 100); one more is 409 VERSION_CHAIN_FULL. */
+  readonly maxVersionsPerChain: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
@@ -87,6 +89,7 @@ export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
   toolMaxContentBytes: 1024 * 1024,
   toolWritesPerMinute: 600,
   toolWriteBytesPerMinute: 16 * 1024 * 1024,
+  maxVersionsPerChain: 100,
 });
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -137,6 +140,7 @@ const fields = {
   toolMaxContentBytes: byteSize(100 * 1024 * 1024),
   toolWritesPerMinute: z.coerce.number().int().min(1).max(1_000_000),
   toolWriteBytesPerMinute: byteSize(100 * 1024 * 1024 * 1024),
+  maxVersionsPerChain: z.coerce.number().int().min(2).max(100_000),
 };
 
 /** The config file's `embeddings` object (docs/embeddings.md). */
@@ -173,6 +177,7 @@ export const ConfigFileSchema = z.strictObject({
   toolMaxContentBytes: fields.toolMaxContentBytes.optional(),
   toolWritesPerMinute: fields.toolWritesPerMinute.optional(),
   toolWriteBytesPerMinute: fields.toolWriteBytesPerMinute.optional(),
+  maxVersionsPerChain: fields.maxVersionsPerChain.optional(),
 });
 
 /** Environment variable of each setting (an empty variable counts as unset). */
@@ -197,6 +202,7 @@ export const ENV_VARS: Readonly<Partial<Record<keyof ServerConfig, string>>> = O
   toolMaxContentBytes: 'MEMAUTH_TOOL_MAX_CONTENT',
   toolWritesPerMinute: 'MEMAUTH_TOOL_WRITES_PER_MINUTE',
   toolWriteBytesPerMinute: 'MEMAUTH_TOOL_WRITE_BYTES_PER_MINUTE',
+  maxVersionsPerChain: 'MEMAUTH_MAX_VERSIONS_PER_CHAIN',
 });
 
 type Raw = Partial<Record<keyof ServerConfig, unknown>>;
@@ -285,6 +291,7 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     toolMaxContentBytes: pick('toolMaxContentBytes') ?? d.toolMaxContentBytes,
     toolWritesPerMinute: pick('toolWritesPerMinute') ?? d.toolWritesPerMinute,
     toolWriteBytesPerMinute: pick('toolWriteBytesPerMinute') ?? d.toolWriteBytesPerMinute,
+    maxVersionsPerChain: pick('maxVersionsPerChain') ?? d.maxVersionsPerChain,
     ...(file.embeddings !== undefined ? { embeddings: file.embeddings } : {}),
   });
 }

@@ -60,7 +60,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     tag: 'memories',
     summary: "Write a new version of a record as the token's principal (write rules); it competes with current versions it does not outrank",
     description:
-      "The record must be a current version in the token's tenant (404 otherwise; RECORD_DELETED or RECORD_SUPERSEDED, 409, with `details.current`). The new version hides the current versions whose action authority is at most its own; below one of them it competes (`conflict: true`) and reads and the gate show both. A chain at its version limit takes only a version that outranks every current one (TOO_MANY_VERSIONS, 409). An external principal, which reads nothing, may supersede only records it wrote (FORBIDDEN, 403, as for an unknown id).",
+      "The record must be a current version in the token's tenant (404 otherwise; RECORD_DELETED or RECORD_SUPERSEDED, 409, with `details.current`). The new version hides the current versions whose action authority is at most its own; below one of them it competes (`conflict: true`) and reads and the gate show both. A chain past half its room takes only a version that outranks every current one (TOO_MANY_VERSIONS, 409); a chain of `maxVersionsPerChain` versions (default 100) takes none (VERSION_CHAIN_FULL, 409: write a new record). An external principal, which reads nothing, may supersede only records it wrote (FORBIDDEN, 403, as for an unknown id).",
     auth: 'principal',
     params: params.Id,
     body: requests.Supersede,
