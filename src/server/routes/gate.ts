@@ -64,14 +64,16 @@ export const gateRoutes: readonly AnyRoute[] = [
     tag: 'gate',
     summary: "Record that the token's principal corroborates a record with evidence; the result says whether it counts",
     description:
-      'Counts only when docs/design.md § Corroboration holds (independent principal and domain, ≥ trusted_tool_verified, outside the lineage, evidence not derived from the record). Evidence `memory:<id>` must name a record of the same tenant.',
+      "Counts only when docs/design.md § Corroboration holds (independent principal and domain, ≥ trusted_tool_verified, outside the lineage, evidence not derived from the record). Evidence `memory:<id>` must name a record of the same tenant. A tool or external principal's corroboration (stored, or refused and logged) counts as one record of its write budget, its evidence as its bytes (429 RATE_LIMITED past it).",
     auth: 'principal',
     body: requests.CorroborationCreate,
     responses: { 201: 'CorroborateResult' },
-    errors: [404, 409],
+    errors: [404, 409, 429],
     handler: async ({ identity, body, services }) => {
       const principal = writerFor(identity, body.principal);
-      return created(await services.mem.corroborate({ ...body, tenant: tenantFor(identity, body.tenant), principal: principal.id }));
+      const tenant = tenantFor(identity, body.tenant);
+      services.writeBudget.admit(tenant, principal, body.evidence);
+      return created(await services.mem.corroborate({ ...body, tenant, principal: principal.id }));
     },
   }),
   route({
