@@ -18,6 +18,7 @@ import type { AuditReport } from '../api/verify.js';
 import type { Decision, Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
 import { type ReplayView, assertCitesOwn, assertNotExternalReader, recordFor } from './exposure.js';
+import { decisionAs, supersedeAs } from './external-ids.js';
 import { decisionText, evaluationText, modelJson, recordLine, result, versionsLine } from './mcp-text.js';
 import { assertMayDelete, checkContent } from './routes/common.js';
 
@@ -157,7 +158,7 @@ async function supersedeMemory(c: ToolCall, a: z.output<typeof supersedeInput>):
   checkContent(c.config, a.content);
   await assertCitesOwn(c.mem, c.tenant, c.principal, [a.id], 'id');
   c.admitWrite(a.content);
-  const r = await c.mem.supersede({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
+  const r = await supersedeAs(c.mem, c.principal, { ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
   const state = r.conflict
     ? `it COMPETES with the current versions ${r.current
         .filter((id) => id !== r.record.id)
@@ -179,14 +180,14 @@ async function summarizeIntoMemory(c: ToolCall, a: z.output<typeof summarizeInpu
 /** `check_action` → `Memory.evaluate` (dry run: records and consumes nothing). */
 async function checkAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
   c.admitDecision();
-  const e = await c.mem.evaluate({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context });
+  const e = await decisionAs(c.mem, c.principal, await c.mem.evaluate({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context }));
   return result(evaluationText(e), { ...e });
 }
 
 /** `authorize_action` → `Memory.authorize` (the recorded, audited decision). */
 async function authorizeAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
   c.admitDecision();
-  const d = await c.mem.authorize({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context });
+  const d = await decisionAs(c.mem, c.principal, await c.mem.authorize({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context }));
   return result(decisionText(d), { ...d });
 }
 

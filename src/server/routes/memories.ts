@@ -3,8 +3,9 @@
  * call the facade).
  */
 import { params, queries, requests } from '../schemas.js';
+import { supersedeAs } from '../external-ids.js';
 import { agentOf, assertCitesOwn, assertMayRead, lineageFor, recordFor, viewFor } from '../exposure.js';
-import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
+import { type AnyRoute, assertMayDelete, callerOf, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 const DELETED_HASH =
   "A deleted record's `contentHash` is shown to the admin, user and system tokens only; an agent, tool or external principal's token gets the string `withheld` (the keyed hash of erased text would let it test guesses).";
@@ -72,7 +73,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       checkContent(services.config, body.content);
       await assertCitesOwn(services.mem, tenant, principal, [p.id], 'id');
       services.writeBudget.admit(tenant, principal, body.content);
-      const r = await services.mem.supersede({ ...body, id: p.id, tenant, principal: principal.id, requester: principal.id });
+      const r = await supersedeAs(services.mem, principal, { ...body, id: p.id, tenant, principal: principal.id, requester: principal.id });
       return created({ ...r, record: recordFor(agentOf(identity) !== null, r.record) });
     },
   }),
@@ -165,7 +166,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     errors: [404],
     handler: async ({ identity, params: p, query, services }) => {
       const tenant = tenantFor(identity, query.tenant);
-      await assertMayDelete(services.mem, tenant, identity.kind === 'principal' ? identity.principal : null, p.id);
+      await assertMayDelete(services.mem, tenant, callerOf(identity), p.id);
       const principal = identity.kind === 'principal' ? identity.principal.id : undefined;
       return ok(recordFor(agentOf(identity) !== null, await services.mem.delete({ tenant, id: p.id, principal, reason: query.reason })));
     },
