@@ -1,12 +1,14 @@
 /**
  * The `supersede` operation of the facade (docs/design.md § Memory record): a new version of a
- * record, written under the write rules (the writer's origin, the session's context taint) and
- * linked to the version it replaces. Whether it hides the versions current before it or competes
+ * record, written under the write rules (the writer's origin, the session's context taint; its
+ * typed claims checked as a write's and of the version's authority, in its hash and audit entry)
+ * and linked to the version it replaces. Whether it hides the versions current before it or competes
  * with them is judged at every read and decision (core/versions.ts), never by the writer.
  * `Memory` in memory.ts holds its documentation. Imports from src/core, src/store's port, and
  * api/ modules below the facade.
  */
 import { atLeast } from '../core/authority.js';
+import { checkClaims } from '../core/claims.js';
 import { findEchoes } from '../core/echo.js';
 import { MemauthError } from '../core/errors.js';
 import { selfSource, originAuthority } from '../core/policy.js';
@@ -111,7 +113,8 @@ export async function supersede(ctx: OpContext, input: In<'supersede'>): Promise
       const edges: DerivationEdge[] = echoes.map((r) => ({ from: r.id, transform: 'import', kind: 'echo' }));
       const expiresAt = a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null;
       const version = { of: chainIdOf(target), supersedes: target.id };
-      const base: NewRecord = { tenant: a.tenant, scope: target.scope, content: a.content, claims: [], principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason, session, version };
+      const claims = checkClaims(a.claims ?? [], 'supersede');
+      const base: NewRecord = { tenant: a.tenant, scope: target.scope, content: a.content, claims, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason, session, version };
       const context = p.kind === 'agent' ? contextOf(base, echoes.length, 'rewrite') : null;
       const record = await insertNew(ctx, tx, 'write', base, edges, new Map(echoes.map((r) => [r.id, r])), now, 'rewrite', context);
       mark('written');

@@ -77,6 +77,7 @@ const TEXT = {
   expiresAt: 'ISO date-time after which it is not used',
   reason: 'why (kept in the audit log)',
   id: 'record id',
+  claims: 'facts the text states, as [{subject, field, value}], e.g. {"subject":"Acme","field":"payee_account","value":"ACME-AP-1"}; they get the same authority as the memory',
 };
 
 // the action alone: the trust boundary (context, dependsOn) and the confirmation are not the model's to choose
@@ -94,7 +95,7 @@ const rememberInput = described(schemas.write.pick({ scope: true, content: true,
   sourceAt: 'ISO date-time the source said it',
   expiresAt: TEXT.expiresAt,
   reason: TEXT.reason,
-  claims: 'facts the text states, as [{subject, field, value}], e.g. {"subject":"Acme","field":"payee_account","value":"ACME-AP-1"}; they get the same authority as the memory',
+  claims: TEXT.claims,
 });
 const recallInput = described(schemas.search.pick({ scope: true, query: true, limit: true, mode: true }), {
   scope: TEXT.scope,
@@ -114,9 +115,10 @@ const summarizeInput = described(
     transform: 'summarize, extract, rewrite, merge…',
   },
 );
-const supersedeInput = described(schemas.supersede.pick({ id: true, content: true, reason: true, source: true, expiresAt: true }), {
+const supersedeInput = described(schemas.supersede.pick({ id: true, content: true, reason: true, source: true, expiresAt: true, claims: true }), {
   id: 'id of a current version of the record',
   content: 'the new text',
+  claims: TEXT.claims,
   reason: TEXT.reason,
   source: 'URL, message id or file it came from; omit for your own statement',
   expiresAt: TEXT.expiresAt,
@@ -157,7 +159,7 @@ async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult
 async function supersedeMemory(c: ToolCall, a: z.output<typeof supersedeInput>): Promise<CallToolResult> {
   checkContent(c.config, a.content);
   await assertCitesOwn(c.mem, c.tenant, c.principal, [a.id], 'id');
-  c.admitWrite(a.content);
+  c.admitWrite(a.content, a.claims);
   const r = await supersedeAs(c.mem, c.principal, { ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
   const state = r.conflict
     ? `it COMPETES with the current versions ${r.current

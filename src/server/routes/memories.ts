@@ -72,7 +72,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
       await assertCitesOwn(services.mem, tenant, principal, [p.id], 'id');
-      services.writeBudget.admit(tenant, principal, body.content);
+      services.writeBudget.admit(tenant, principal, body.content, body.claims);
       const r = await supersedeAs(services.mem, principal, { ...body, id: p.id, tenant, principal: principal.id, requester: principal.id });
       return created({ ...r, record: recordFor(agentOf(identity) !== null, r.record) });
     },
