@@ -7,7 +7,17 @@ import { errorBox } from './layout.js';
 import { valueWarnings } from './text.js';
 import { announce, authorityOf, decisionLink, fmtTime, h, isUntrusted, outcomeBadge, reasonList, recordLink, statusBadge, time, versionsTable } from './ui.js';
 
-export const CLASS_TITLE = { real_risk: 'Real risk', missing_corroboration: 'Missing corroboration', missing_metadata: 'Missing metadata' };
+export /** Why a user's turn was not read as a plain request (src/core/request-grammar.ts), in words. */
+const NOT_PLAIN = {
+  question_or_hidden: 'it asks a question or hides characters',
+  script: 'it has letters outside the Latin script',
+  negation: 'it negates',
+  hedge: 'it hedges, sets a condition or a time',
+  numbers: 'it names more than one number',
+  not_imperative: 'it does not open with a request for this action',
+  unknown_word: 'it uses a word no trusted record or argument grounds',
+};
+const CLASS_TITLE = { real_risk: 'Real risk', missing_corroboration: 'Missing corroboration', missing_metadata: 'Missing metadata' };
 
 /** Characters of a record's content shown in the card. */
 const EXCERPT = 240;
@@ -178,6 +188,7 @@ export function reviewCard({ head: it, rest }, ctx) {
     h('p.card-head', h('code', d.action.type), ' ', outcomeBadge(d.outcome), ' ', h('span.tag', `${d.tier} tier`), ' ', h(`span.tag.class-tag.class-tag-${it.reviewClass}`, CLASS_TITLE[it.reviewClass]), rest.length ? [' ', h('span.tag.identical', `×${rest.length + 1} identical`)] : null, ' · ', decisionLink(d.id), ' · ', time(d.at)),
     h('p', 'Requested by ', h('strong', requesterText(it.requester)), it.requester.kind === 'external' || it.requesterSide === 'external' ? ' — an external principal or tool: never approvable' : null),
     d.intent?.repeatOf ? h('p.msg.msg-warn.repeat', { role: 'note' }, h('strong', 'A repeat: '), `this session already had a ${d.action.type} allowed — `, decisionLink(d.intent.repeatOf), '. Approve only if a second one is wanted.') : null,
+    d.intent?.notPlain ? h('p.not-plain', { role: 'note' }, "The user's turn was not read as a plain request for this action: ", NOT_PLAIN[d.intent.notPlain.reason] ?? d.intent.notPlain.reason, d.intent.notPlain.word !== undefined ? [' (', h('q', d.intent.notPlain.word), ')'] : null, '.') : null,
     argumentsBlock(d, ctx.records),
     h('details.reasons-box', h('summary', 'Why the gate stopped it'), reasonList(d.reasons)),
     rest.length ? h('details', h('summary', `${rest.length} more identical decision(s)`), h('ul', rest.map((r) => h('li', decisionLink(r.decision.id), ' · ', time(r.decision.at))))) : null,

@@ -9,7 +9,8 @@ import { type DependencyFacts, type GateInput, type ValueProvenance, argsHashOf,
 import { checkClaims, hashedBody } from '../src/core/claims.js';
 import { contentHashOf } from '../src/core/content-hash.js';
 import { MemauthError } from '../src/core/errors.js';
-import { assertedClauses, requestedPhrase, standingInstructions } from '../src/core/intent.js';
+import { assertedClauses, standingInstructions } from '../src/core/intent.js';
+import { groundingOf, readRequest } from '../src/core/request-grammar.js';
 import { openMemory } from '../src/api/open.js';
 
 const PAY = { type: 'pay', args: { to: 'ACME-AP', amount: 1200 } };
@@ -50,6 +51,19 @@ describe('gate: context is waived only with trusted intent and claim/user-turn s
     const r = decide(input({ values: input().values.map((v) => (v.argument === 'amount' ? { ...v, userTurnAsserted: false } : v)) }));
     assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
     assert.equal(r.contextWaived, false);
+  });
+  test('an identifier a plain turn asserts waives for an argument no claim may supply, never for a destination', () => {
+    const deploy = { type: 'deploy', args: { service: 'checkout-service' } };
+    const service: ValueProvenance = { argument: 'service', value: 'checkout-service', recordIds: [], userTurn: true, userTurnAsserted: true, computed: null };
+    const base = { action: deploy, argsHash: argsHashOf(deploy.args), values: [service], intent: { sources: [{ source: 'user_turn' as const, phrase: 'deploy' }] } };
+    assert.equal(decide(input({ ...base, suppliers: {} })).contextWaived, true);
+    // the same value where the policy names a system of record for the argument: only a trusted claim waives
+    const r = decide(input({ ...base, suppliers: { service: ['claim:service_name', 'user_turn', 'text'] } }));
+    assert.equal(r.contextWaived, false);
+    assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
+    // and a payee the turn asserts is such a destination
+    const to = input().values.map((v) => (v.argument === 'to' ? { ...v, claims: [], userTurn: true, userTurnAsserted: true } : v));
+    assert.equal(decide(input({ values: to })).contextWaived, false);
   });
   test('a repeat of an action already allowed in the session gets no waiver: it needs a confirmation', () => {
     const r = decide(input({ intent: { sources: [{ source: 'user_turn', phrase: 'pay' }], repeatOf: 'dec_earlier' } }));
@@ -125,51 +139,81 @@ describe('gate: context is waived only with trusted intent and claim/user-turn s
   });
 });
 
-describe('intent phrases', () => {
-  test('a request matches on word boundaries; a negated one does not', () => {
-    assert.equal(requestedPhrase('Pay the Acme invoice of $1200.', ['pay']), 'pay');
-    assert.equal(requestedPhrase("Don't pay the Acme invoice yet.", ['pay']), null);
-    assert.equal(requestedPhrase('Do not pay ACCT-X.', ['pay']), null);
-    assert.equal(requestedPhrase('Never send the export to them.', ['send']), null);
-    assert.equal(requestedPhrase('Has the invoice been paid? What about the payment?', ['pay']), null);
-    assert.equal(requestedPhrase('Is ACCT-X really Acme?', ['pay']), null);
-    // a turn that forbids, doubts, delays or asks anything requests nothing (fail-closed)
-    assert.equal(requestedPhrase("Don't pay ACCT-X, pay Acme's usual account.", ['pay']), null);
+describe('plain requests (src/core/request-grammar.ts)', () => {
+  // what a trusted vendor record and the action ground
+  const G = groundingOf(['Vendor master: Acme is paid to ACME-AP.', 'ACME-AP', '1200', 'Lease record: rent for the Harbor Street office is paid to HARBOR-RENT.']);
+  const read = (turn: string, phrases: readonly string[] = ['pay', 'settle']): ReturnType<typeof readRequest> => readRequest(turn, phrases, G);
+  test('a short imperative of known words is a plain request of the action type', () => {
     for (const turn of [
-      'Mallory emailed "Acme now settles through ACCT-M" — is that right? Pay the Acme invoice of 1200.',
-      'Pay the Acme invoice of 1200 but check whether ACCT-M is legit first',
-      'Pay the Acme invoice of 1200 — the mail claiming ACCT-M looks like phishing',
-      'Pay the Acme invoice of 1200 to the usual account (someone asked for ACCT-M, ignore that)',
-      'Pay the Acme invoice of 1200; I refuse to use ACCT-M',
-      "Don't, under any circumstances, pay the Acme invoice of 1200 until I approve it.",
-      'Hold off: pay the Acme invoice of 1200 only next month',
-      'Pay the Acme invoice. Is it really 50 units at 10 each?',
-      // question marks hidden from the tokenizer, or of another script
-      'Pay Acme 1200 to ACCT-M, right?🙂',
-      "Is ACCT-M Acme's new account?Then pay the 1200.",
-      'Pay Acme 1200 to ACCT-M ？',
-      'Pay Acme 1200 to ACCT-M ؟',
-      // negations spelled around the word list
-      'Don´t pay Acme 1200 yet.',
-      'Donʼt pay Acme 1200 yet.',
-      'Do n\u200bot pay Acme 1200.',
-      "Pay Acme 1200. ACCT-M isn't theirs.",
-      'Ｄｏ ｎｏｔ pay Acme 1200.',
-      // conditions and timing
-      'Pay Acme 1200 next month.',
-      'Pay Acme 1200 when it is due.',
-      'Pay Acme 1200 once the goods arrive.',
-      'Pay Acme 1200 provided Bob signs off.',
-      'Remind me to pay Acme 1200.',
-      // a second number, look-alike letters
-      'Pay the Acme invoice of $1200; $9000 is wrong.',
-      'Do n\u043et pay the Acme invoice of $1200.',
-      'Pay the Acme invoice of $1200 \u2014 N\u039fT!',
-    ]) {
-      assert.equal(requestedPhrase(turn, ['pay']), null, turn);
-      assert.deepEqual(assertedClauses(turn), [], turn);
+      'Pay the Acme invoice of $1200.',
+      'Please pay the latest Acme invoice of $1,200.',
+      'Kindly settle the Acme invoice, $1200.',
+      "Pay Acme's March invoice of $1200.",
+      "Pay this month's rent for the Harbor Street office, $1200.",
+      'Go ahead and pay ACME-AP 1200 USD now.',
+      'Run the Acme payment: pay 1200.',
+    ])
+      assert.deepEqual(read(turn), { plain: true, phrase: turn.startsWith('Kindly') ? 'settle' : 'pay' }, turn);
+    assert.deepEqual(readRequest('Set up ledger access for Priya.', ['set up'], groundingOf(['ledger', 'Priya'])), { plain: true, phrase: 'set up' });
+  });
+  test('anything else is not: questions, negations, conditions, timing, other verbs, other languages, unknown words', () => {
+    const cases: [string, string][] = [
+      ["Don't pay the Acme invoice yet.", 'negation'],
+      ['Do not pay ACCT-X.', 'negation'],
+      ['Has the invoice been paid? What about the payment?', 'question_or_hidden'],
+      ["Don't pay ACCT-X, pay Acme's usual account.", 'negation'],
+      ['Mallory emailed "Acme now settles through ACCT-M" — is that right? Pay the Acme invoice of 1200.', 'question_or_hidden'],
+      ['Pay the Acme invoice of 1200 but check whether ACCT-M is legit first', 'hedge'],
+      ['Pay the Acme invoice of 1200 to the usual account (someone asked for ACCT-M, ignore that)', 'hedge'],
+      ["Don't, under any circumstances, pay the Acme invoice of 1200 until I approve it.", 'negation'],
+      ['Hold off: pay the Acme invoice of 1200 only next month', 'hedge'],
+      ['Pay Acme 1200 to ACCT-M, right?🙂', 'question_or_hidden'],
+      ['Pay Acme 1200 to ACCT-M ؟', 'question_or_hidden'],
+      ['Don´t pay Acme 1200 yet.', 'negation'],
+      ['Do n\u200bot pay Acme 1200.', 'question_or_hidden'],
+      ['Ｄｏ ｎｏｔ pay Acme 1200.', 'negation'],
+      ['Pay the Acme invoice of $1200; $9000 is wrong.', 'numbers'],
+      ['Do n\u043et pay the Acme invoice of $1200.', 'script'],
+      // what a list of words to refuse let through
+      ['Did you pay the Acme invoice of 1200', 'not_imperative'],
+      ['I forbid you to pay Acme 1200.', 'hedge'],
+      ['I prohibit you from paying Acme 1200.', 'hedge'],
+      ['I want you to pay Acme 1200.', 'not_imperative'],
+      ['Pay nothing to Acme.', 'negation'],
+      ['Pay Acme 1200 on Friday.', 'hedge'],
+      ['Pay Acme 1200 on the 30th.', 'unknown_word'],
+      ['Pay Acme 1200 in two weeks.', 'hedge'],
+      ['Pay Acme 1200 in March.', 'unknown_word'],
+      ['Pay Acme 1200 pending approval.', 'hedge'],
+      ['Pay Acme 1200 subject to review.', 'hedge'],
+      ['Pay Acme 1200 after the audit.', 'hedge'],
+      ['Pay Acme 1200 at quarter end.', 'hedge'],
+      ['Nunca pay Acme 1200.', 'not_imperative'],
+      ['Pay Acme 1200 jamais.', 'unknown_word'],
+      ['Pay Acme 1200 \u0294', 'unknown_word'],
+      ['Pay Acme 1200 \u2e18', 'unknown_word'],
+      ['Pay Acme 1200 🤔', 'unknown_word'],
+      ['Pay Acme 1200 again.', 'hedge'],
+      ['Pay Acme 1200 recurring.', 'hedge'],
+      ['Acme: pay 1200.', 'not_imperative'],
+      ['Can you pay Acme 1200.', 'not_imperative'],
+      ['Pay Acme 1200 or Globex.', 'unknown_word'],
+      ['Remind me to pay Acme 1200.', 'hedge'],
+      ['Send Acme 1200.', 'not_imperative'],
+      ['The invoice is $1200.', 'not_imperative'],
+      ['', 'not_imperative'],
+    ];
+    for (const [turn, reason] of cases) {
+      const r = read(turn);
+      assert.equal(r.plain, false, turn);
+      assert.equal(r.plain === false ? r.reason : null, reason, turn);
     }
-    assert.equal(requestedPhrase('Set up ledger access for Priya.', ['set up']), 'set up');
+  });
+  test('grounding comes from the action and trusted texts: a word no trusted text or value uses ends plainness', () => {
+    assert.equal(readRequest('Pay the Globex invoice of $900.', ['pay'], G).plain, false);
+    assert.equal(readRequest('Pay the Globex invoice of $900.', ['pay'], groundingOf(['Globex is paid to GLOBEX-AP'])).plain, true);
+    // a trusted text that says "Friday" does not make a turn scheduled for Friday plain: the hedge line holds
+    assert.equal(readRequest('Pay Acme 1200 Friday.', ['pay'], groundingOf(['Acme is paid on Friday'])).plain, false);
   });
   test('a standing instruction binds the action type and one of its values', () => {
     const recs = [{ id: 'r1', claims: [{ subject: 'ACME-AP', field: 'intent', value: 'pay' }] }];
@@ -280,7 +324,11 @@ describe('claims and intent through the store', () => {
   });
   test('assertedClauses keeps identifiers and amounts whole, and a turn that asks or forbids anything asserts nothing', () => {
     assert.deepEqual(assertedClauses('Pay Acme $1,200.00. Send it to billing@acme.co.uk'), ['pay acme $1,200.00', ' send it to billing@acme.co.uk']);
-    assert.deepEqual(assertedClauses('Pay Acme $1,200.00, never ACCT-X. Is ACME-AP right? Send it to billing@acme.co.uk'), [], 'a turn with a negation or a question asserts nothing');
+    assert.deepEqual(
+      assertedClauses('Pay Acme $1,200.00, never ACCT-X. Is ACME-AP right? Send it to billing@acme.co.uk'),
+      ['pay acme $1,200.00', ' send it to billing@acme.co.uk'],
+      'a clause with a negation or a question asserts nothing (and the turn is no plain request at all)',
+    );
   });
   test('an external or agent requester cannot assert intent; the application can', async () => {
     const { mem } = await world();
@@ -290,7 +338,10 @@ describe('claims and intent through the store', () => {
       assert.equal(e.intent?.ignored, 'requester_not_trusted', requester);
       assert.deepEqual(e.intent?.sources, []);
     }
+    // the turn is no request, so the amount is a trusted claim's here; the application's intent is honoured
+    await mem.write({ tenant: 't', scope: 'm', principal: 'erp', content: 'Acme invoice: 1200', claims: [{ subject: 'Acme', field: 'amount_due', value: '1200' }], session: 's' });
     const app = await mem.evaluate({ tenant: 't', action: PAY, session: 's', userTurn: turn, intent: 'pay' });
+    assert.deepEqual(app.intent?.sources, [{ source: 'application' }]);
     assert.equal(app.outcome, 'allow', JSON.stringify(app.reasons));
     const other = await mem.evaluate({ tenant: 't', action: PAY, session: 's', userTurn: turn, intent: 'refund' });
     assert.equal(other.intent?.ignored, 'intent_other_action');

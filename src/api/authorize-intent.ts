@@ -8,11 +8,41 @@
  * and src/store's port.
  */
 import { TRUSTED_THRESHOLD, atLeast } from '../core/authority.js';
-import { requestedPhrase, standingInstructions } from '../core/intent.js';
+import type { DependencyFacts } from '../core/gate.js';
+import { standingInstructions } from '../core/intent.js';
 import { type Policy, intentPhrases } from '../core/policy.js';
+import { type TurnReading, addGrounding, groundingOf, readRequest } from '../core/request-grammar.js';
 import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
 import { actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
+
+/**
+ * How the gate reads the user's turn for this action (src/core/request-grammar.ts `readRequest`):
+ * grounded by the action's own values and by the content and claims of the candidates that are
+ * trusted now — verified, current, with action authority >= the threshold — so a plain request may
+ * name "Halvorsen Freight" or "the Harbor Street office rent" when a system of record does.
+ *
+ * @param words - the normalised words of a record's content (memoised by the caller).
+ * @returns the reading; computed once per decision and used for intent and for asserted values.
+ */
+export function turnReading(
+  policy: Policy,
+  action: Action,
+  turn: string,
+  candidates: readonly MemoryRecord[],
+  factsOf: ReadonlyMap<string, DependencyFacts>,
+  words: (r: MemoryRecord) => readonly string[],
+  now: string,
+): TurnReading {
+  const grounding = groundingOf(actionValues(action).map((v) => v.value));
+  for (const r of candidates) {
+    const f = factsOf.get(r.id);
+    if (r.content === null || r.status !== 'active' || (r.expiresAt !== null && r.expiresAt <= now) || !f?.verified || !atLeast(f.actionAuthority, TRUSTED_THRESHOLD)) continue;
+    addGrounding(grounding, words(r));
+    for (const c of r.claims ?? []) for (const w of groundingOf([c.subject, c.value])) grounding.add(w);
+  }
+  return readRequest(turn, intentPhrases(policy, action.type), grounding);
+}
 
 /** What the intent of one decision is judged from. */
 export interface IntentInput {
@@ -20,7 +50,8 @@ export interface IntentInput {
   readonly tenant: string;
   readonly action: Action;
   readonly tier: Tier;
-  readonly userTurnText: string | undefined;
+  /** how the user's turn reads for this action ({@link turnReading}; absent: no turn). */
+  readonly turn: TurnReading | undefined;
   /** the action type the application says the user asked for (`authorize`'s `intent`). */
   readonly asserted: string | undefined;
   readonly requester: string | undefined;
@@ -37,8 +68,7 @@ export interface IntentInput {
 export async function intentOf(src: StorageReader, x: IntentInput): Promise<IntentProvenance | undefined> {
   if (x.tier !== 'high') return undefined;
   const sources: IntentSource[] = [];
-  const phrase = x.userTurnText !== undefined ? requestedPhrase(x.userTurnText, intentPhrases(x.policy, x.action.type)) : null;
-  if (phrase !== null) sources.push({ source: 'user_turn', phrase });
+  if (x.turn?.plain === true) sources.push({ source: 'user_turn', phrase: x.turn.phrase });
   const usable = x.dependencies.filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > x.now));
   const standing = standingInstructions(
     x.action.type,
@@ -52,7 +82,8 @@ export async function intentOf(src: StorageReader, x: IntentInput): Promise<Inte
     else if (!(await requesterMayAssert(src, x.tenant, x.requester))) ignored = 'requester_not_trusted';
     else sources.push({ source: 'application' });
   }
-  return ignored !== undefined ? { sources, ignored } : { sources };
+  const notPlain = x.turn !== undefined && !x.turn.plain ? { notPlain: x.turn.word !== undefined ? { reason: x.turn.reason, word: x.turn.word } : { reason: x.turn.reason } } : {};
+  return { sources, ...(ignored !== undefined ? { ignored } : {}), ...notPlain };
 }
 
 /** The application (no requester) may assert intent; a principal only when its own ceiling is at least `trusted_tool_verified`. */

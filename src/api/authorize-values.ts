@@ -27,7 +27,9 @@ export interface Dependencies {
 /**
  * The values of `action` traced to the usable candidates (active, unexpired, with content) and to
  * `userTurnText`, and the dependency facts: `factsOf` (the candidates' gate facts) with the
- * reasons of `candidates.why` plus `value`.
+ * reasons of `candidates.why` plus `value`. A value the turn contains is asserted by it only when
+ * the turn is a plain request of the action (`plainTurn`, api/authorize-intent.ts `turnReading`)
+ * and a clause of it asserts the value (core/intent.ts `assertedClauses`).
  */
 export function dependencies(
   ctx: { readonly policy: Policy; readonly provenance: Provenance },
@@ -35,6 +37,7 @@ export function dependencies(
   candidates: Candidates,
   factsOf: ReadonlyMap<string, DependencyFacts>,
   userTurnText: string | undefined,
+  plainTurn: boolean,
   now: string,
 ): Dependencies {
   const { k, minAuthority: floor } = ctx.policy.document.corroboration;
@@ -50,7 +53,7 @@ export function dependencies(
     userText,
     argumentSuppliers(ctx.policy, action.type),
     usable.filter((r) => r.claims !== undefined),
-    userTurnText !== undefined ? assertedClauses(userTurnText).map(prepareText) : [],
+    userTurnText !== undefined && plainTurn ? assertedClauses(userTurnText).map(prepareText) : [],
   );
   for (const v of values) {
     for (const id of v.recordIds) addWhy(why, id, 'value');

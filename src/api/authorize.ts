@@ -11,10 +11,11 @@ import { argsHashOf } from '../core/confirmation.js';
 import { MemauthError } from '../core/errors.js';
 import { decide } from '../core/gate.js';
 import { argumentSuppliers, argumentTypes, disallowedArguments, modeFor, riskTier } from '../core/policy.js';
+import type { TurnReading } from '../core/request-grammar.js';
 import type { Action, Decision, IntentProvenance, MemoryRecord, Tier } from '../core/types.js';
 import type { StorageTx } from '../store/driver.js';
 import { confirmationCandidates, loadCandidates } from './authorize-candidates.js';
-import { intentOf } from './authorize-intent.js';
+import { intentOf, turnReading } from './authorize-intent.js';
 import { type Decided, evaluation, recordDecision } from './authorize-record.js';
 import { dependencies } from './authorize-values.js';
 import { type In, type OpContext, nowOf, startTiming, transact } from './context.js';
@@ -48,11 +49,12 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const verdicts = ctx.provenance.dependencyVerdicts(tx, a.tenant, candidates.list, k, floor, now);
       const factsOf = verdicts instanceof Map ? verdicts : await verdicts;
       await prepareTexts(ctx, candidates.list);
-      const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, now);
+      const turn = a.userTurn !== undefined ? turnReading(ctx.policy, action, a.userTurn.text, candidates.list, factsOf, (r) => ctx.provenance.matchText(r).vocab, now) : undefined;
+      const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, turn?.plain === true, now);
       const depIds = new Set(deps.facts.map((f) => f.memoryId));
       const depRecords = candidates.list.filter((r) => depIds.has(r.id));
       const conflicts = await gateConflicts(ctx, tx, a.tenant, depRecords, now);
-      const intent = await intentFacts(ctx, tx, a, action, tier, depRecords, now);
+      const intent = await intentFacts(ctx, tx, a, action, tier, depRecords, turn, now);
       const confirmations = await confirmationCandidates(ctx, tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
       const result = decide({
         action,
@@ -106,10 +108,11 @@ async function intentFacts(
   action: Action,
   tier: Tier,
   dependencies: MemoryRecord[],
+  turn: TurnReading | undefined,
   now: string,
 ): Promise<IntentProvenance | undefined> {
   const requester = a.requester;
-  const intent = await intentOf(tx, { policy: ctx.policy, tenant: a.tenant, action, tier, userTurnText: a.userTurn?.text, asserted: a.intent, requester, dependencies, now });
+  const intent = await intentOf(tx, { policy: ctx.policy, tenant: a.tenant, action, tier, turn, asserted: a.intent, requester, dependencies, now });
   if (intent === undefined || intent.sources.length === 0 || a.session === undefined) return intent;
   // by action type, not by arguments: "1200" and 1200, a memo or a flag more, would each be another action
   const earlier = (await tx.allowedInSession(a.tenant, a.session)).find((d) => d.action.type === action.type);

@@ -252,10 +252,12 @@ interface Supply {
 function valueSupply(v: ValueProvenance, allowed: readonly string[], trustedIds: ReadonlySet<string>): Supply {
   const product = productOfUserNumbers(v);
   const turn = allowed.includes('user_turn') && (v.userTurn || product);
-  // only an amount a plain turn itself asserts may waive the context; a product of its numbers (50 units at 10 each)
-  // supplies, but weakly, and so does an identifier the turn names: a payee, recipient or grantee waives only by a
-  // trusted claim (a turn mentions accounts it does not mean to pay: "ACCT-X is the old account")
-  const asserted = turn && v.userTurnAsserted === true && v.amount !== undefined && v.amount !== null;
+  // a value a plain turn itself asserts may waive the context — an amount, or an identifier of an argument no claim
+  // may supply (a service, an environment); a product of its numbers (50 units at 10 each) supplies, but weakly, and
+  // so does a destination the policy has a system of record for (a payee, recipient or grantee: `claim:<field>`),
+  // which waives only by a trusted claim (a turn mentions accounts it does not mean to pay)
+  const isAmount = v.amount !== undefined && v.amount !== null;
+  const asserted = turn && v.userTurnAsserted === true && (isAmount || !allowed.some((s) => s.startsWith('claim:')));
   const claims = (v.claims ?? []).filter((c) => allowed.includes(`claim:${c.field}`)).flatMap((c) => c.recordIds);
   const text = allowed.includes('text') ? v.recordIds : [];
   return {

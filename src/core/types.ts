@@ -2,6 +2,7 @@
  * The domain's shared types and constants: principals and their kinds, records, corroborations,
  * confirmations, actions, decisions and reasons, tiers. Types and frozen data only.
  */
+import type { NotPlainReason } from './request-grammar.js';
 import type { Authority } from './authority.js';
 
 /** Kinds of principal (docs/design.md § Principals and origin). */
@@ -268,6 +269,11 @@ export interface IntentProvenance {
    * a repeat — a duplicate payment a page talked the model into — needs a confirmation.
    */
   readonly repeatOf?: string;
+  /**
+   * Set when the user's turn was not read as a plain request of this action type
+   * (src/core/request-grammar.ts): the first rule it breaks and the word that broke it.
+   */
+  readonly notPlain?: { readonly reason: NotPlainReason; readonly word?: string };
 }
 
 /** A gate decision as stored and returned (docs/design.md § Action gate). */

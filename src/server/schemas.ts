@@ -220,6 +220,10 @@ const decisionShape = {
       sources: z.array(z.strictObject({ source: z.enum(['user_turn', 'standing_instruction', 'application']), phrase: z.string().optional(), recordIds: z.array(z.string()).optional() })),
       ignored: z.enum(['requester_not_trusted', 'intent_other_action']).optional(),
       repeatOf: z.string().optional().describe('the earlier decision of the session allowed with its context waived for exactly this action: the waiver is used once'),
+      notPlain: z
+        .strictObject({ reason: z.enum(['question_or_hidden', 'script', 'negation', 'hedge', 'numbers', 'not_imperative', 'unknown_word']), word: z.string().optional() })
+        .optional()
+        .describe("the user's turn was not read as a plain request of this action: the first rule it breaks and the word that broke it"),
     })
     .optional()
     .describe("high tier: where the action's intent came from (user's turn, a standing instruction's records, the application), and an asserted intent not honoured"),
