@@ -22,7 +22,14 @@ const dep = (memoryId: string, trusted: boolean, why: DependencyFacts['why']): D
 };
 
 function input(over: Partial<GateInput> = {}): GateInput {
-  const to: ValueProvenance = { argument: 'to', value: 'ACME-AP', recordIds: ['fact', 'page'], userTurn: false, claims: [{ field: 'payee_account', recordIds: ['fact'] }], computed: null };
+  const to: ValueProvenance = {
+    argument: 'to',
+    value: 'ACME-AP',
+    recordIds: ['fact', 'page'],
+    userTurn: false,
+    claims: [{ field: 'payee_account', recordIds: ['fact'], named: ['fact'] }],
+    computed: null,
+  };
   const amount: ValueProvenance = { argument: 'amount', value: '1200', recordIds: [], userTurn: true, userTurnAsserted: true, amount: '1200', computed: null };
   return {
     action: PAY,
@@ -64,6 +71,13 @@ describe('gate: context is waived only with trusted intent and claim/user-turn s
     // and a payee the turn asserts is such a destination
     const to = input().values.map((v) => (v.argument === 'to' ? { ...v, claims: [], userTurn: true, userTurnAsserted: true } : v));
     assert.equal(decide(input({ values: to })).contextWaived, false);
+  });
+  test("with intent from the user's turn alone, a claim waives only when the turn names its subject or value; the application's intent needs no naming", () => {
+    const unnamed = input().values.map((v) => (v.argument === 'to' ? { ...v, claims: [{ field: 'payee_account', recordIds: ['fact'], named: [] }] } : v));
+    const r = decide(input({ values: unnamed }));
+    assert.equal(r.contextWaived, false);
+    assert.equal(r.outcome, 'deny', JSON.stringify(r.reasons));
+    assert.equal(decide(input({ values: unnamed, intent: { sources: [{ source: 'user_turn', phrase: 'pay' }, { source: 'application' }] } })).contextWaived, true);
   });
   test('a repeat of an action already allowed in the session gets no waiver: it needs a confirmation', () => {
     const r = decide(input({ intent: { sources: [{ source: 'user_turn', phrase: 'pay' }], repeatOf: 'dec_earlier' } }));
@@ -140,9 +154,15 @@ describe('gate: context is waived only with trusted intent and claim/user-turn s
 });
 
 describe('plain requests (src/core/request-grammar.ts)', () => {
-  // what a trusted vendor record and the action ground
-  const G = groundingOf(['Vendor master: Acme is paid to ACME-AP.', 'ACME-AP', '1200', 'Lease record: rent for the Harbor Street office is paid to HARBOR-RENT.']);
-  const read = (turn: string, phrases: readonly string[] = ['pay', 'settle']): ReturnType<typeof readRequest> => readRequest(turn, phrases, G);
+  // the names trusted records ground, and the action pay {to: ACME-AP, amount: 1200}
+  const RECORDS = ['Vendor master: Acme is paid to ACME-AP.', 'Lease record: rent for the Harbor Street office is paid to HARBOR-RENT.'];
+  const ctx = (phrases: readonly string[], records: readonly string[] = RECORDS, values: readonly string[] = ['ACME-AP', '1200']) => ({
+    phrases,
+    actionWords: groundingOf(values),
+    amounts: new Set(values.filter((v) => /^\d+$/.test(v))),
+    grounding: groundingOf(records, true),
+  });
+  const read = (turn: string, phrases: readonly string[] = ['pay', 'settle']): ReturnType<typeof readRequest> => readRequest(turn, ctx(phrases));
   test('a short imperative of known words is a plain request of the action type', () => {
     for (const turn of [
       'Pay the Acme invoice of $1200.',
@@ -151,10 +171,12 @@ describe('plain requests (src/core/request-grammar.ts)', () => {
       "Pay Acme's March invoice of $1200.",
       "Pay this month's rent for the Harbor Street office, $1200.",
       'Go ahead and pay ACME-AP 1200 USD now.',
-      'Run the Acme payment: pay 1200.',
     ])
       assert.deepEqual(read(turn), { plain: true, phrase: turn.startsWith('Kindly') ? 'settle' : 'pay' }, turn);
-    assert.deepEqual(readRequest('Set up ledger access for Priya.', ['set up'], groundingOf(['ledger', 'Priya'])), { plain: true, phrase: 'set up' });
+    assert.deepEqual(readRequest('Set up ledger-reports access for Priya.', ctx(['set up'], ['HR: Priya Natarajan joined, username pnatarajan.'], ['pnatarajan', 'ledger-reports'])), {
+      plain: true,
+      phrase: 'set up',
+    });
   });
   test('anything else is not: questions, negations, conditions, timing, other verbs, other languages, unknown words', () => {
     const cases: [string, string][] = [
@@ -197,7 +219,9 @@ describe('plain requests (src/core/request-grammar.ts)', () => {
       ['Pay Acme 1200 recurring.', 'hedge'],
       ['Acme: pay 1200.', 'not_imperative'],
       ['Can you pay Acme 1200.', 'not_imperative'],
-      ['Pay Acme 1200 or Globex.', 'unknown_word'],
+      ['Pay Acme 1200 or Globex.', 'hedge'],
+      ['Pay Acme 1200 shouldnt.', 'negation'],
+      ['Pay Acme 1200 I didnt approve it.', 'negation'],
       ['Remind me to pay Acme 1200.', 'hedge'],
       ['Send Acme 1200.', 'not_imperative'],
       ['The invoice is $1200.', 'not_imperative'],
@@ -210,10 +234,21 @@ describe('plain requests (src/core/request-grammar.ts)', () => {
     }
   });
   test('grounding comes from the action and trusted texts: a word no trusted text or value uses ends plainness', () => {
-    assert.equal(readRequest('Pay the Globex invoice of $900.', ['pay'], G).plain, false);
-    assert.equal(readRequest('Pay the Globex invoice of $900.', ['pay'], groundingOf(['Globex is paid to GLOBEX-AP'])).plain, true);
-    // a trusted text that says "Friday" does not make a turn scheduled for Friday plain: the hedge line holds
-    assert.equal(readRequest('Pay Acme 1200 Friday.', ['pay'], groundingOf(['Acme is paid on Friday'])).plain, false);
+    const globex = ['GLOBEX-AP', '900'];
+    assert.equal(readRequest('Pay the Initech invoice of $900.', ctx(['pay'], RECORDS, globex)).plain, false);
+    assert.equal(readRequest('Pay the Initech invoice of $900.', ctx(['pay'], ['Vendor master: Initech is paid to GLOBEX-AP'], globex)).plain, true);
+    // the action's own values ground their words ("Globex" of GLOBEX-AP): which payee the turn names is the claims' binding
+    assert.equal(readRequest('Pay the Globex invoice of $900.', ctx(['pay'], RECORDS, globex)).plain, true);
+    // a trusted text grounds names only: its "on", "the", "or", "scratch", numbers and times ground nothing
+    const note = ['Note to self: Acme gets paid on the 30th by wire, or by cheque if the wire bounces. Scratch that. Friday at 5.'];
+    for (const turn of ['Pay Acme 1200 on the 30th.', 'Pay Acme 1200 by wire.', 'Pay Acme 1200 Friday.', 'Pay Acme 1200. Scratch that.', 'Pay Acme 1200 at 5.'])
+      assert.equal(readRequest(turn, ctx(['pay'], note)).plain, false, turn);
+    // a number must be one of the action's values
+    for (const turn of ['Pay the Acme invoice in 2027.', 'Pay the Acme invoice at 5.', 'Pay the Acme invoice June the 5.']) assert.equal(readRequest(turn, ctx(['pay'])).plain, false, turn);
+    // a generic verb with an intent word later, and intent words used as nouns, request nothing
+    for (const turn of ['Make the payroll report.', 'Process the pay report.', 'Handle the Acme payroll report.']) assert.equal(readRequest(turn, ctx(['pay', 'payroll'])).plain, false, turn);
+    // a quoted request is someone else's; a tag question is a question
+    for (const turn of ['"Pay the Acme invoice of $1200" - from the vendor', 'Pay the Acme invoice of $1200, right.']) assert.equal(read(turn).plain, false, turn);
   });
   test('a standing instruction binds the action type and one of its values', () => {
     const recs = [{ id: 'r1', claims: [{ subject: 'ACME-AP', field: 'intent', value: 'pay' }] }];
@@ -293,6 +328,44 @@ describe('claims and intent through the store', () => {
       assert.equal(again.intent?.repeatOf, first.id, JSON.stringify(args));
       assert.equal((await mem.replay({ tenant: 't', decisionId: again.id })).matches, true);
     }
+    await mem.close();
+  });
+  test('a plain turn waives only for the party it names, and one waiver per session whatever the action type', async () => {
+    const { mem } = await world();
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: 'Vendor master: Globex is paid to GLOBEX-AP. Open invoices: Acme 1200, Globex 98000.',
+      claims: [
+        { subject: 'Globex', field: 'payee_account', value: 'GLOBEX-AP' },
+        { subject: 'Acme', field: 'amount_due', value: '1200' },
+        { subject: 'Globex', field: 'amount_due', value: '98000' },
+      ],
+      session: 's',
+    });
+    const turn = { principal: 'user', text: 'Pay the Acme invoice.' };
+    for (const args of [
+      { to: 'GLOBEX-AP', amount: 1200 },
+      { to: 'ACME-AP', amount: 98000 },
+      { to: 'GLOBEX-AP', amount: 98000 },
+    ]) {
+      const d = await mem.evaluate({ tenant: 't', action: { type: 'pay', args }, session: 's', userTurn: turn });
+      assert.equal(d.outcome, 'deny', JSON.stringify(args));
+      assert.notEqual(d.contextWaived, true, JSON.stringify(args));
+    }
+    const ok = await mem.authorize({ tenant: 't', action: PAY, session: 's', userTurn: turn });
+    assert.equal(ok.contextWaived, true, JSON.stringify(ok.reasons));
+    // another payment type in the same session: the one waiver is used
+    const buy = await mem.authorize({
+      tenant: 't',
+      action: { type: 'purchase', args: { to: 'ACME-AP', amount: 1200 } },
+      session: 's',
+      userTurn: { principal: 'user', text: 'Order from Acme, $1200.' },
+    });
+    assert.equal(buy.outcome, 'deny', JSON.stringify(buy.reasons));
+    assert.equal(buy.intent?.repeatOf, ok.id);
+    assert.equal((await mem.replay({ tenant: 't', decisionId: buy.id })).matches, true);
     await mem.close();
   });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {

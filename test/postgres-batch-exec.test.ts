@@ -13,7 +13,8 @@ import { openMemory } from '../src/api/open.js';
 import type { Memory } from '../src/api/memory.js';
 import { isMemauthError } from '../src/core/errors.js';
 import type { Decision } from '../src/core/types.js';
-import { deferrable, renderStmt, sqlLiteral } from '../src/store/postgres/batch-exec.js';
+import pg from 'pg';
+import { deferrable, escapeLiteral, renderStmt, sqlLiteral } from '../src/store/postgres/batch-exec.js';
 import { PostgresDriver } from '../src/store/postgres/driver.js';
 import { postgresDialect } from '../src/store/sql/dialect.js';
 import * as S from '../src/store/sql/statements.js';
@@ -49,7 +50,7 @@ describe('batch statements: literals and what is deferred', () => {
       'INSERT INTO audit (tenant, seq) VALUES (?, ?) RETURNING seq',
     ])
       assert.equal(deferrable({ text: d.sql(text), values: [] }), false, text);
-    assert.ok(deferrable(S.insertDecision(d, { id: 'd', tenant: 't', sessionId: null, at: 'x', outcome: 'allow', auditSeq: 1 } as unknown as Decision)));
+    assert.ok(deferrable(S.insertDecision(d, { id: 'd', tenant: 't', sessionId: null, at: 'x', outcome: 'allow', action: { type: 'pay', args: {} }, auditSeq: 1 } as unknown as Decision)));
   });
 
   test('values that are not plain, and strings holding NUL, are not inlined', () => {
@@ -61,6 +62,15 @@ describe('batch statements: literals and what is deferred', () => {
     assert.equal(renderStmt({ text: 'INSERT INTO audit (tenant) VALUES ($1)', values: ['a\u0000'] }), null);
     assert.equal(renderStmt({ text: 'INSERT INTO audit (tenant, seq) VALUES ($1, $2)', values: ['a'] }), null, 'a missing value');
     assert.equal(sqlLiteral(null), 'NULL');
+  });
+
+  test("strings are quoted exactly as pg's escapeLiteral quotes them", () => {
+    const parts = ["'", '\\', 'E', '"', '$1', ' ', 'ü', '🙂', '\n', '\ud800', 'x'];
+    let seed = 7;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648);
+    const samples = [...NASTY];
+    for (let i = 0; i < 2000; i++) samples.push(Array.from({ length: next() % 12 }, () => parts[next() % parts.length]).join(''));
+    for (const s of samples) assert.equal(escapeLiteral(s), pg.escapeLiteral(s), JSON.stringify(s));
   });
 });
 

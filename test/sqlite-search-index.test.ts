@@ -74,13 +74,13 @@ test("migration 5 moves each tenant's entries from the shared index into its own
   db.exec(`CREATE VIRTUAL TABLE records_fts USING fts5 (content, scope_key, tokenize = 'unicode61 remove_diacritics 2');
     INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 1);
     INSERT INTO records_fts (rowid, content, scope_key) SELECT rowid, content, 'k' || lower(hex(tenant)) || 'x' || lower(hex(scope)) FROM records WHERE content IS NOT NULL;`);
-  // and without what the migrations after 4 added (session owners, usable_by, the audit op index, tenant keys, session logs, claims, versions, the session index of decisions)
+  // and without what the migrations after 4 added (session owners, usable_by, the audit op index, tenant keys, session logs, claims, versions, the session index of decisions, the decisions' action type)
   db.exec(`DROP TRIGGER sessions_no_update; ALTER TABLE sessions DROP COLUMN owner; ALTER TABLE confirmations DROP COLUMN usable_by;
     DROP INDEX audit_op; DROP TRIGGER tenant_keys_no_update; DROP TABLE tenant_keys;
     DROP TABLE session_log; DROP TRIGGER records_session_context_immutable; ALTER TABLE records DROP COLUMN session_context;
     DROP TRIGGER records_claims_erase_only; ALTER TABLE records DROP COLUMN claims;
     DROP TRIGGER records_version_immutable; DROP INDEX records_version_of; ALTER TABLE records DROP COLUMN version_of; ALTER TABLE records DROP COLUMN supersedes;
-    DROP INDEX decisions_session;`);
+    DROP INDEX decisions_session; DROP INDEX decisions_session_action; ALTER TABLE decisions DROP COLUMN action_type; ALTER TABLE decisions DROP COLUMN context_waived;`);
   db.pragma('user_version = 4');
   db.close();
 

@@ -10,38 +10,48 @@
 import { TRUSTED_THRESHOLD, atLeast } from '../core/authority.js';
 import type { DependencyFacts } from '../core/gate.js';
 import { standingInstructions } from '../core/intent.js';
-import { type Policy, intentPhrases } from '../core/policy.js';
-import { type TurnReading, addGrounding, groundingOf, readRequest } from '../core/request-grammar.js';
+import { type Policy, argumentTypes, intentPhrases } from '../core/policy.js';
+import { type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
 import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
 import { actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
 
 /**
  * How the gate reads the user's turn for this action (src/core/request-grammar.ts `readRequest`):
- * grounded by the action's own values and by the content and claims of the candidates that are
- * trusted now — verified, current, with action authority >= the threshold — so a plain request may
- * name "Halvorsen Freight" or "the Harbor Street office rent" when a system of record does.
+ * against the action's own words and amounts and the names grounded by the content and claims of
+ * the candidates that are trusted now — verified, current, with action authority >= the threshold
+ * — so a plain request may name "Halvorsen Freight" or "the Harbor Street office" when a system
+ * of record does. Each record's names are memoised per record object.
  *
- * @param words - the normalised words of a record's content (memoised by the caller).
  * @returns the reading; computed once per decision and used for intent and for asserted values.
  */
-export function turnReading(
-  policy: Policy,
-  action: Action,
-  turn: string,
-  candidates: readonly MemoryRecord[],
-  factsOf: ReadonlyMap<string, DependencyFacts>,
-  words: (r: MemoryRecord) => readonly string[],
-  now: string,
-): TurnReading {
-  const grounding = groundingOf(actionValues(action).map((v) => v.value));
+export function turnReading(policy: Policy, action: Action, turn: string, candidates: readonly MemoryRecord[], factsOf: ReadonlyMap<string, DependencyFacts>, now: string): TurnReading {
+  const values = actionValues(action, argumentTypes(policy, action.type));
+  const grounding = new Set<string>();
   for (const r of candidates) {
     const f = factsOf.get(r.id);
     if (r.content === null || r.status !== 'active' || (r.expiresAt !== null && r.expiresAt <= now) || !f?.verified || !atLeast(f.actionAuthority, TRUSTED_THRESHOLD)) continue;
-    addGrounding(grounding, words(r));
-    for (const c of r.claims ?? []) for (const w of groundingOf([c.subject, c.value])) grounding.add(w);
+    for (const w of namesOf(r)) grounding.add(w);
   }
-  return readRequest(turn, intentPhrases(policy, action.type), grounding);
+  return readRequest(turn, {
+    phrases: intentPhrases(policy, action.type),
+    actionWords: groundingOf(values.map((v) => v.value)),
+    amounts: new Set(values.flatMap((v) => (v.amount !== null ? [v.amount] : []))),
+    grounding,
+  });
+}
+
+const NAMES = new WeakMap<MemoryRecord, ReadonlySet<string>>();
+/** The names a record grounds: its text's names and its claims' subjects and values. */
+function namesOf(r: MemoryRecord): ReadonlySet<string> {
+  let out = NAMES.get(r);
+  if (out === undefined) {
+    const names = groundingOf([r.content ?? ''], true);
+    for (const w of groundingOf((r.claims ?? []).flatMap((c) => [c.subject, c.value]))) names.add(w);
+    out = names;
+    NAMES.set(r, out);
+  }
+  return out;
 }
 
 /** What the intent of one decision is judged from. */

@@ -53,7 +53,8 @@ export function dependencies(
     userText,
     argumentSuppliers(ctx.policy, action.type),
     usable.filter((r) => r.claims !== undefined),
-    userTurnText !== undefined && plainTurn ? assertedClauses(userTurnText).map(prepareText) : [],
+    // possessives read as names ("Halvorsen Freight's invoice" names Halvorsen Freight)
+    userTurnText !== undefined && plainTurn ? assertedClauses(userTurnText).map((c) => prepareText(c.replace(/(\p{L})['’]s\b/gu, '$1'))) : [],
   );
   for (const v of values) {
     for (const id of v.recordIds) addWhy(why, id, 'value');

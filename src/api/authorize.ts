@@ -49,7 +49,7 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const verdicts = ctx.provenance.dependencyVerdicts(tx, a.tenant, candidates.list, k, floor, now);
       const factsOf = verdicts instanceof Map ? verdicts : await verdicts;
       await prepareTexts(ctx, candidates.list);
-      const turn = a.userTurn !== undefined ? turnReading(ctx.policy, action, a.userTurn.text, candidates.list, factsOf, (r) => ctx.provenance.matchText(r).vocab, now) : undefined;
+      const turn = a.userTurn !== undefined ? turnReading(ctx.policy, action, a.userTurn.text, candidates.list, factsOf, now) : undefined;
       const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, turn?.plain === true, now);
       const depIds = new Set(deps.facts.map((f) => f.memoryId));
       const depRecords = candidates.list.filter((r) => depIds.has(r.id));
@@ -96,7 +96,8 @@ async function prepareTexts(ctx: OpContext, records: readonly MemoryRecord[]): P
 
 /**
  * The intent facts of a decision (api/authorize-intent.ts `intentOf`), once per action type and
- * session: when the session already holds an allowed decision of this action type, they name it
+ * session, and one waiver per session: when the session already holds an allowed decision of this
+ * action type, or any decision allowed with its context waived, they name it
  * (`repeatOf`) and the gate grants no waiver — a duplicate payment a page talked the model into
  * needs a confirmation (docs/design.md § Claims and intent). Recorded in the decision, so replay
  * reproduces it from the log.
@@ -114,9 +115,10 @@ async function intentFacts(
   const requester = a.requester;
   const intent = await intentOf(tx, { policy: ctx.policy, tenant: a.tenant, action, tier, turn, asserted: a.intent, requester, dependencies, now });
   if (intent === undefined || intent.sources.length === 0 || a.session === undefined) return intent;
-  // by action type, not by arguments: "1200" and 1200, a memo or a flag more, would each be another action
-  const earlier = (await tx.allowedInSession(a.tenant, a.session)).find((d) => d.action.type === action.type);
-  return earlier === undefined ? intent : { ...intent, repeatOf: earlier.id };
+  // by action type, not by arguments: "1200" and 1200, a memo or a flag more, would each be another action; and one
+  // waiver per session: a turn whose words request two types ("pay … and order …") buys one action
+  const earlier = await tx.allowedInSession(a.tenant, a.session, action.type);
+  return earlier === null ? intent : { ...intent, repeatOf: earlier.id };
 }
 
 /**

@@ -6,6 +6,7 @@
  * values (one automaton pass per text).
  */
 import { claimValueEquals } from './claims.js';
+import { FUNCTION_WORDS, NOUNS } from './request-grammar.js';
 import type { Action, ArgumentType, Claim, ValueProvenance } from './types.js';
 import { type ArgumentValue, type MatchText, RESOURCE_ARGUMENT, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
 
@@ -21,17 +22,57 @@ export function claimFields(suppliers: readonly string[] | undefined): string[] 
   return (suppliers ?? []).filter((s) => s.startsWith('claim:')).map((s) => s.slice('claim:'.length));
 }
 
+type ClaimSupplier = { field: string; recordIds: string[]; named?: string[] };
+
 /**
  * The records whose typed claims supply `v`: a claim of one of `fields` whose value equals `v`
- * (src/core/claims.ts `claimValueEquals`), by field; empty when none.
+ * (src/core/claims.ts `claimValueEquals`), by field; empty when none. `named`: the records among
+ * them with such a claim whose subject or value `named` says the user's turn asserts.
  */
-function claimSuppliers(v: ArgumentValue, fields: readonly string[], records: ReadonlyArray<{ id: string; claims?: readonly Claim[] | undefined }>): Array<{ field: string; recordIds: string[] }> {
-  const out: Array<{ field: string; recordIds: string[] }> = [];
+function claimSuppliers(
+  v: ArgumentValue,
+  fields: readonly string[],
+  records: ReadonlyArray<{ id: string; claims?: readonly Claim[] | undefined }>,
+  named: ((text: string) => boolean) | null,
+): ClaimSupplier[] {
+  const out: ClaimSupplier[] = [];
   for (const field of [...new Set(fields)].sort()) {
-    const ids = records.filter((r) => (r.claims ?? []).some((c) => c.field === field && claimValueEquals(c.value, v.value, v.amount))).map((r) => r.id);
-    if (ids.length > 0) out.push({ field, recordIds: [...new Set(ids)].sort() });
+    const ids = new Set<string>();
+    const namedIds = new Set<string>();
+    for (const r of records) {
+      for (const c of r.claims ?? []) {
+        if (c.field !== field || !claimValueEquals(c.value, v.value, v.amount)) continue;
+        ids.add(r.id);
+        if (named !== null && (named(c.subject) || named(c.value))) namedIds.add(r.id);
+      }
+    }
+    if (ids.size > 0) out.push({ field, recordIds: [...ids].sort(), ...(named !== null ? { named: [...namedIds].sort() } : {}) });
   }
   return out;
+}
+
+/**
+ * Which texts (claims' subjects and values) the asserting clauses of the turn name: the text's
+ * tokens in order (one automaton pass for all of them), or a distinctive word of it — three
+ * letters or more, no function word or business noun (src/core/request-grammar.ts) — as a word of
+ * the turn ("our payroll team" names `payroll@tessaline.example`, "the Acme invoice" names
+ * `ACME-AP`; it never names `GLOBEX-AP`).
+ */
+function namedByTurn(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefined }>, assertedTurn: readonly MatchText[]): ((text: string) => boolean) | null {
+  if (assertedTurn.length === 0) return null;
+  const texts = [...new Set(claimed.flatMap((r) => (r.claims ?? []).flatMap((c) => [c.subject, c.value])))];
+  const { byValue } = suppliersOf(
+    texts.map((value) => ({ argument: '', value, type: 'identifier' as const, amount: null })),
+    assertedTurn,
+  );
+  const turnWords = new Set(assertedTurn.flatMap((t) => t.vocab));
+  const distinctive = (text: string): boolean =>
+    text
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .some((w) => w.length >= 3 && /\p{L}/u.test(w) && !FUNCTION_WORDS.has(w) && !NOUNS.has(w) && turnWords.has(w));
+  const named = new Set(texts.filter((t, i) => (byValue[i] as number[]).length > 0 || distinctive(t)));
+  return (text) => named.has(text);
 }
 
 /**
@@ -63,6 +104,7 @@ export function valueProvenance(
   const { byValue } = suppliersOf(values, all);
   const asserted = userTurn !== null && assertedTurn.length > 0 ? suppliersOf(values, assertedTurn).byValue : null;
   const products = userTurn !== null && values.some((v) => v.amount !== null) ? markedProducts(userTurn) : [];
+  const named = namedByTurn(claimed, assertedTurn);
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
     const recordIds = hits
@@ -83,7 +125,7 @@ export function valueProvenance(
         };
     }
     const fields = claimFields(suppliers[topArgument(v.argument)]);
-    const claims = fields.length > 0 && claimed.length > 0 ? claimSuppliers(v, fields, claimed) : [];
+    const claims = fields.length > 0 && claimed.length > 0 ? claimSuppliers(v, fields, claimed, named) : [];
     const userTurnAsserted = fromUser ? { userTurnAsserted: ((asserted?.[i] as number[] | undefined) ?? []).length > 0 } : {};
     const base = { argument: v.argument, value: v.value, recordIds, userTurn: fromUser, ...userTurnAsserted, ...(claims.length > 0 ? { claims } : {}) };
     return v.amount !== null ? { ...base, amount: v.amount, computed } : { ...base, computed };

@@ -237,9 +237,11 @@ export interface ValueProvenance extends ValueSuppliers {
   readonly userTurnAsserted?: boolean;
   /**
    * records whose typed claim of a field the policy lists for this argument (`claim:<field>`) has
-   * this value, by field (absent when none; docs/design.md § Claims and intent).
+   * this value, by field (absent when none; docs/design.md § Claims and intent). `named`: those
+   * of them whose claim's subject or value a plain request of the user's turn asserts — when the
+   * intent comes from the turn alone, only a named claim waives the context.
    */
-  readonly claims?: ReadonlyArray<{ readonly field: string; readonly recordIds: readonly string[] }>;
+  readonly claims?: ReadonlyArray<{ readonly field: string; readonly recordIds: readonly string[]; readonly named?: readonly string[] }>;
   /** for an argument the policy declares an amount: its canonical decimal (absent for identifiers and for amount text that is no amount). */
   readonly amount?: string;
   readonly computed: { readonly op: '*' | '+'; readonly operands: readonly [ValueSuppliers, ValueSuppliers] } | null;

@@ -204,9 +204,11 @@ const decisionShape = {
       recordIds: z.array(z.string()),
       userTurn: z.boolean(),
       claims: z
-        .array(z.strictObject({ field: z.string(), recordIds: z.array(z.string()) }))
+        .array(z.strictObject({ field: z.string(), recordIds: z.array(z.string()), named: z.array(z.string()).optional() }))
         .optional()
-        .describe('records whose typed claim of a field the policy lists for this argument has this value, by field'),
+        .describe(
+          "records whose typed claim of a field the policy lists for this argument has this value, by field; `named`: those whose claim's subject or value a plain request of the user's turn asserts",
+        ),
       userTurnAsserted: z.boolean().optional().describe("for a value the user's turn contains: whether a clause of the turn asserts it (not a question, no negation)"),
       amount: z.string().optional().describe('for an argument the policy declares an amount: its canonical decimal'),
       computed: z

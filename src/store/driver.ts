@@ -68,8 +68,13 @@ export interface StorageReader {
   sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>>;
   getDecision(tenant: string, id: string): Promise<Decision | null>;
   listDecisions(tenant: string, limit: number): Promise<Decision[]>;
-  /** The allowed decisions of one session, oldest first (the gate's once-per-action waiver, docs/design.md § Claims and intent). */
-  allowedInSession(tenant: string, sessionId: string): Promise<Decision[]>;
+  /**
+   * The session's first allowed decision of action type `actionType`, or allowed with its context
+   * waived (oldest by `at`, then id), or null when it has none — the gate's once-per-action-type,
+   * one-waiver-per-session rule (docs/design.md § Claims and intent).
+   * One indexed look-up: its cost does not grow with the session's decisions.
+   */
+  allowedInSession(tenant: string, sessionId: string, actionType: string): Promise<Decision | null>;
   auditHead(tenant: string): Promise<{ seq: number; hash: string } | null>;
   /** Entries with `fromSeq <= seq <= toSeq`, in stored order (by seq). */
   auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]>;

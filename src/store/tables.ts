@@ -39,7 +39,7 @@ export const TABLE_COLUMNS = {
   sessions: ['tenant', 'id', 'created_at', 'owner'],
   session_reads: ['tenant', 'session_id', 'record_id', 'first_read_at'],
   session_log: ['tenant', 'session_id', 'ord', 'record_id', 'hash', 'summary', 'at'],
-  decisions: ['id', 'tenant', 'session_id', 'at', 'outcome', 'body', 'audit_seq'],
+  decisions: ['id', 'tenant', 'session_id', 'at', 'outcome', 'body', 'audit_seq', 'action_type', 'context_waived'],
   audit: ['tenant', 'seq', 'prev_hash', 'op', 'payload', 'policy_version', 'hash'],
   checkpoints: ['tenant', 'seq', 'hash', 'at', 'public_key', 'signature'],
   tokens: ['id', 'tenant', 'principal_id', 'hash', 'created_at', 'revoked_at'],

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { Decision } from '../../src/core/types.js';
 import { P, T, expectCode, manualClock } from '../helpers.js';
 import { type StoreFactory, setupWith } from './common.js';
 
@@ -99,6 +100,82 @@ export function store(f: StoreFactory): void {
       const [gx] = await env.mem.driver.auditEntriesAt('globex', [1]);
       assert.equal(gx?.tenant, 'globex');
       assert.deepEqual(await env.mem.driver.auditEntriesAt('nobody', [1, 2]), []);
+    });
+  });
+
+  describe("a session's allowed decisions", () => {
+    test('the first allowed decision of one action type in one session: by (at, id), only allowed, only that type, session and tenant; rows stored before the type column by their body', async (t) => {
+      const env = await setupWith(f);
+      t.after(env.dispose);
+      const decision = (id: string, tenant: string, sessionId: string | null, at: string, outcome: Decision['outcome'], type: string): Decision =>
+        ({
+          formatVersion: 1,
+          id,
+          tenant,
+          sessionId,
+          at,
+          action: { type, args: {} },
+          argsHash: 'h',
+          tier: 'high',
+          mode: 'enforce',
+          outcome,
+          reasons: [],
+          dependencies: [],
+          values: [],
+          confirmationId: null,
+          policyVersion: 'p',
+          auditSeq: 0,
+        }) as unknown as Decision;
+      const at = (m: number): string => `2025-05-01T00:0${m}:00.000Z`;
+      await env.mem.driver.transaction(T, async (tx) => {
+        await tx.insertDecision(decision('dec_a0', T, 's', at(0), 'deny', 'pay'));
+        await tx.insertDecision(decision('dec_a1', T, 's', at(1), 'would_deny', 'pay'));
+        await tx.insertDecision(decision('dec_a2', T, 's', at(2), 'allow', 'send_email'));
+        await tx.insertDecision(decision('dec_b1', T, 'other', at(1), 'allow', 'pay'));
+        await tx.insertDecision(decision('dec_c1', 'globex', 's', at(1), 'allow', 'pay'));
+        await tx.insertDecision(decision('dec_z3', T, 's', at(3), 'allow', 'pay'));
+        await tx.insertDecision(decision('dec_y3', T, 's', at(3), 'allow', 'pay'));
+        await tx.insertDecision(decision('dec_x4', T, 's', at(4), 'allow', 'pay'));
+        await tx.insertDecision(decision('dec_p', T, 's', at(5), 'allow', 'Pay'));
+      });
+      // rows as stored before the action_type column: no type but the body's, NUL in the arguments
+      const legacy = async (id: string, m: number, outcome: Decision['outcome'], type: string): Promise<void> => {
+        const body = { ...decision(id, T, 'old', at(m), outcome, type), action: { type, args: { memo: 'a\u0000b' } } };
+        await env.raw.query('INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq) VALUES (?, ?, ?, ?, ?, ?, ?)', [id, T, 'old', at(m), outcome, JSON.stringify(body), 0]);
+      };
+      await legacy('dec_l1', 1, 'allow', 'send_email');
+      await legacy('dec_l2', 2, 'deny', 'pay');
+      await legacy('dec_l4', 4, 'allow', 'pay');
+      await env.mem.driver.transaction(T, async (tx) => {
+        await tx.insertDecision(decision('dec_n3', T, 'old', at(3), 'allow', 'deploy'));
+        await tx.insertDecision(decision('dec_n5', T, 'old', at(5), 'allow', 'pay'));
+        await tx.insertDecision(decision('dec_n6', T, 'old', at(6), 'allow', 'deploy'));
+      });
+      await env.mem.driver.transaction(T, async (tx) => {
+        assert.equal((await tx.allowedInSession(T, 's', 'pay'))?.id, 'dec_y3', 'earliest at, then smallest id; denials and other sessions and tenants do not count');
+        assert.equal((await tx.allowedInSession(T, 's', 'send_email'))?.id, 'dec_a2');
+        assert.equal((await tx.allowedInSession(T, 's', 'Pay'))?.id, 'dec_p', 'types compare exactly');
+        assert.equal(await tx.allowedInSession(T, 's', 'deploy'), null);
+        assert.equal(await tx.allowedInSession(T, 'none', 'pay'), null);
+        assert.equal((await tx.allowedInSession('globex', 's', 'pay'))?.id, 'dec_c1');
+        assert.equal((await tx.allowedInSession(T, 'old', 'pay'))?.id, 'dec_l4', 'an older row without the column counts by its body');
+        assert.deepEqual((await tx.allowedInSession(T, 'old', 'pay'))?.action.args, { memo: 'a\u0000b' });
+        assert.equal((await tx.allowedInSession(T, 'old', 'send_email'))?.id, 'dec_l1');
+        assert.equal((await tx.allowedInSession(T, 'old', 'deploy'))?.id, 'dec_n3');
+        assert.equal(await tx.allowedInSession(T, 'old', 'answer'), null);
+      });
+      // one waiver per session: a decision allowed with its context waived answers for every type, new rows and old
+      await env.mem.driver.transaction(T, async (tx) => {
+        await tx.insertDecision({ ...decision('dec_w2', T, 'w', at(2), 'allow', 'pay'), contextWaived: true } as Decision);
+        await tx.insertDecision(decision('dec_w1', T, 'w', at(1), 'allow', 'deploy'));
+      });
+      const body = { ...decision('dec_lw', T, 'oldw', at(1), 'allow', 'refund'), contextWaived: true };
+      await env.raw.query('INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq) VALUES (?, ?, ?, ?, ?, ?, ?)', ['dec_lw', T, 'oldw', at(1), 'allow', JSON.stringify(body), 0]);
+      await env.mem.driver.transaction(T, async (tx) => {
+        assert.equal((await tx.allowedInSession(T, 'w', 'purchase'))?.id, 'dec_w2');
+        assert.equal((await tx.allowedInSession(T, 'w', 'deploy'))?.id, 'dec_w1');
+        assert.equal((await tx.allowedInSession(T, 'oldw', 'purchase'))?.id, 'dec_lw');
+      });
     });
   });
 

@@ -191,8 +191,8 @@ export class CachingDriver {
   getDecision(tenant: string, id: string): Promise<Decision | null> {
     return this.inner.getDecision(tenant, id);
   }
-  allowedInSession(tenant: string, sessionId: string): Promise<Decision[]> {
-    return this.inner.allowedInSession(tenant, sessionId);
+  allowedInSession(tenant: string, sessionId: string, actionType: string): Promise<Decision | null> {
+    return this.inner.allowedInSession(tenant, sessionId, actionType);
   }
   listDecisions(tenant: string, limit: number): Promise<Decision[]> {
     return this.inner.listDecisions(tenant, limit);

@@ -215,7 +215,7 @@ export class CachedTx {
     return this.tx.listRecords(tenant, opts);
   }
   versionIds = (tenant: string, chains: readonly string[]): Promise<string[]> => this.tx.versionIds(tenant, chains);
-  allowedInSession = (tenant: string, sessionId: string): Promise<Decision[]> => this.tx.allowedInSession(tenant, sessionId);
+  allowedInSession = (tenant: string, sessionId: string, actionType: string): Promise<Decision | null> => this.tx.allowedInSession(tenant, sessionId, actionType);
   search(tenant: string, scope: string, query: string, limit: number, now: string): Promise<SearchHit[]> {
     return this.tx.search(tenant, scope, query, limit, now);
   }

@@ -17,7 +17,8 @@
  *   batch's first with BEGIN); one that only appends needs none: when it throws, its kept appends
  *   are dropped ({@link BatchExecutor.endJob}).
  * - **Reads answered once per batch.** The reads of records by id, of their derivation edges and
- *   corroborations, and a look-up of confirmations that found none, are kept and answered again
+ *   corroborations, of the records of version chains (they change only when a record is written),
+ *   and a look-up of confirmations that found none, are kept and answered again
  *   from memory while the batch sends nothing but reads and appends to `audit` and `decisions`;
  *   any other statement (a record, a corroboration, a confirmation, an erasure, …) forgets them,
  *   and so does a job that fails. While the batch holds its tenant's lock nobody else writes
@@ -47,13 +48,23 @@ const DEFERRABLE = new RegExp(String.raw`^INSERT INTO (audit|records|derivations
 export const deferrable = (s: Stmt): boolean => DEFERRABLE.test(s.text);
 
 /**
+ * `pg.escapeLiteral(s)`, character for character (each `'` and backslash doubled, and ` E'…'` when `s`
+ * holds a backslash), in native string operations: `pg` builds it one character at a time, which
+ * for the audit payloads of a batch costs more than the rest of rendering it.
+ */
+export function escapeLiteral(s: string): string {
+  const quoted = s.includes("'") ? s.replaceAll("'", "''") : s;
+  return s.includes('\\') ? ` E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
+/**
  * `v` as an SQL literal of unknown type (coerced to the column's type, as a text-format bound
  * parameter is), or null when it is not one of the plain values rendered here (it is then bound
  * as a parameter instead). A string holding NUL (which would end the query text) is not rendered.
  */
 export function sqlLiteral(v: unknown): string | null {
   if (v === null || v === undefined) return 'NULL';
-  if (typeof v === 'string') return v.includes('\u0000') ? null : pg.escapeLiteral(v);
+  if (typeof v === 'string') return v.includes('\u0000') ? null : escapeLiteral(v);
   if (typeof v === 'number') return Number.isFinite(v) ? `'${String(v)}'` : null;
   if (typeof v === 'bigint') return `'${v.toString()}'`;
   if (typeof v === 'boolean') return v ? "'true'" : "'false'";
@@ -81,7 +92,12 @@ const WRITES = /\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|FOR\s+(NO\s+KEY\s+)?UPDAT
 const leavesReads = (s: Stmt): boolean => (deferrable(s) && KEEPS_READS.test(s.text)) || (ONLY_READS.test(s.text) && !WRITES.test(s.text));
 
 /** The texts of the reads a batch keeps (the statements of ../sql/statements.ts, as PostgreSQL runs them). */
-const KEPT = new Set([S.recordsById(postgresDialect, '', ['']).text, S.derivationsOf(postgresDialect, ['']).text, S.corroborations(postgresDialect, '', ['']).text]);
+const KEPT = new Set([
+  S.recordsById(postgresDialect, '', ['']).text,
+  S.derivationsOf(postgresDialect, ['']).text,
+  S.corroborations(postgresDialect, '', ['']).text,
+  S.versionIds(postgresDialect, '', ['']).text,
+]);
 const CONFIRMATIONS = S.confirmations(postgresDialect, '', '', '', '').text;
 
 /** Reads kept by a batch (see the module header); cleared by {@link forget}. */

@@ -274,4 +274,10 @@ CREATE TRIGGER records_version_immutable BEFORE UPDATE OF version_of, supersedes
   `
 CREATE INDEX IF NOT EXISTS decisions_session ON decisions (tenant, session_id);
 `,
+  // a decision's action type and the index of a session's allowed decisions by type, as SQLite's
+  `
+ALTER TABLE decisions ADD COLUMN action_type ${T};
+ALTER TABLE decisions ADD COLUMN context_waived integer;
+CREATE INDEX IF NOT EXISTS decisions_session_action ON decisions (tenant, session_id, action_type, at, id) WHERE outcome = 'allow';
+`,
 ];

@@ -16,6 +16,15 @@ import { type Dialect, type Stmt, chunks } from './dialect.js';
 import * as S from './statements.js';
 import { surfaceCounts } from './surfaces.js';
 
+/**
+ * Records built from row objects, by row object. A driver's executor hands out the same row
+ * object again only for a read it answers from memory (PostgreSQL's group-commit batch,
+ * ../postgres/batch-exec.ts: until a statement that could change the row), so the facade gets the
+ * same record object back and its memos per record object (verified against the audit entry,
+ * prepared text, gate facts) hold for the rest of the batch. Derivation edges never change.
+ */
+const BUILT = new WeakMap<Row, MemoryRecord>();
+
 /** How a driver runs statements. */
 export interface SqlExecutor {
   /** The rows of one statement. */
@@ -55,9 +64,13 @@ export class SqlReader implements StorageReader {
     return (await this.rows(s))[0];
   }
 
-  /** Rows of `records` as records, with their derivation edges (for the driver's native reads). */
+  /**
+   * Rows of `records` as records, with their derivation edges (for the driver's native reads). A
+   * row object seen before gives the record built from it then (see {@link BUILT}), without
+   * reading its edges again.
+   */
   async recordsFromRows(rows: Row[], now?: string): Promise<MemoryRecord[]> {
-    const ids = rows.map((r) => str(r.id));
+    const ids = rows.filter((r) => !BUILT.has(r)).map((r) => str(r.id));
     const edges = new Map<string, DerivationEdge[]>(ids.map((id) => [id, []]));
     if (ids.length > 0) {
       for (const chunk of chunks(ids, this.dialect.inListMax)) {
@@ -66,7 +79,14 @@ export class SqlReader implements StorageReader {
         }
       }
     }
-    return rows.map((r) => toRecord(r, edges.get(str(r.id)) ?? [], now));
+    return rows.map((r) => {
+      const known = BUILT.get(r);
+      if (known !== undefined) return known;
+      const rec = toRecord(r, edges.get(str(r.id)) ?? [], now);
+      // a record that never expires reads the same at any `now`
+      if (rec.expiresAt === null) BUILT.set(r, Object.freeze(rec));
+      return rec;
+    });
   }
 
   /** The rows of one statement per chunk of `ids`, concatenated. */
@@ -201,8 +221,12 @@ export class SqlReader implements StorageReader {
     return r ? (JSON.parse(str(r.body)) as Decision) : null;
   }
 
-  async allowedInSession(tenant: string, sessionId: string): Promise<Decision[]> {
-    return (await this.rows(S.allowedInSession(this.dialect, tenant, sessionId))).map((r) => JSON.parse(str(r.body)) as Decision);
+  async allowedInSession(tenant: string, sessionId: string, actionType: string): Promise<Decision | null> {
+    for (const r of await this.rows(S.allowedInSession(this.dialect, tenant, sessionId, actionType))) {
+      const d = JSON.parse(str(r.body)) as Decision;
+      if (r.action_type !== null || d.action.type === actionType || d.contextWaived === true) return d;
+    }
+    return null;
   }
 
   async listDecisions(tenant: string, limit: number): Promise<Decision[]> {

@@ -285,11 +285,39 @@ export function insertSessionLog(d: Dialect, tenant: string, sessionId: string, 
   });
 }
 
-/** The allowed decisions of one session (index decisions_session), oldest first. */
-export const allowedInSession = (d: Dialect, tenant: string, sessionId: string): Stmt =>
-  st(d, "SELECT body FROM decisions WHERE tenant = ? AND session_id = ? AND outcome = 'allow' ORDER BY at, id", tenant, sessionId);
+/**
+ * A session's allowed decisions that may be its first of one action type or its first allowed with
+ * the context waived, oldest by (at, id): the first whose `action_type` column is that type or
+ * whose `context_waived` is 1 (index decisions_session_action), and every one whose columns are
+ * NULL (stored before the columns existed; the body has both). The first row that matches is the
+ * answer (sql/reader.ts allowedInSession).
+ */
+export const allowedInSession = (d: Dialect, tenant: string, sessionId: string, actionType: string): Stmt =>
+  st(
+    d,
+    "SELECT body, action_type, at, id FROM (SELECT body, action_type, at, id FROM decisions WHERE tenant = ? AND session_id = ? AND outcome = 'allow' AND (action_type = ? OR context_waived = 1) ORDER BY at, id LIMIT 1) typed " +
+      "UNION ALL SELECT body, action_type, at, id FROM decisions WHERE tenant = ? AND session_id = ? AND outcome = 'allow' AND action_type IS NULL ORDER BY at, id",
+    tenant,
+    sessionId,
+    actionType,
+    tenant,
+    sessionId,
+  );
+/** A decision row; `action_type` and `context_waived` (1 or 0) repeat the body's `action.type` and `contextWaived` for {@link allowedInSession}. */
 export const insertDecision = (d: Dialect, x: Decision): Stmt =>
-  st(d, 'INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq) VALUES (?, ?, ?, ?, ?, ?, ?)', x.id, x.tenant, x.sessionId, x.at, x.outcome, JSON.stringify(x), x.auditSeq);
+  st(
+    d,
+    'INSERT INTO decisions (id, tenant, session_id, at, outcome, body, audit_seq, action_type, context_waived) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    x.id,
+    x.tenant,
+    x.sessionId,
+    x.at,
+    x.outcome,
+    JSON.stringify(x),
+    x.auditSeq,
+    x.action.type,
+    x.contextWaived === true ? 1 : 0,
+  );
 export const appendAudit = (d: Dialect, e: AuditEntry): Stmt =>
   st(d, 'INSERT INTO audit (tenant, seq, prev_hash, op, payload, policy_version, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', e.tenant, e.seq, e.prevHash, e.op, payloadJson(e), e.policyVersion, e.hash);
 export const insertToken = (d: Dialect, t: TokenRow): Stmt =>

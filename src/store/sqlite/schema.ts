@@ -213,4 +213,12 @@ BEGIN SELECT RAISE(ABORT, 'memauth IMMUTABLE_FIELD: a record''s origin, derivati
   `
 CREATE INDEX IF NOT EXISTS decisions_session ON decisions (tenant, session_id);
 `,
+  // a decision's action type and whether its context was waived (sql/statements.ts insertDecision;
+  // NULL on decisions stored before, whose body has both), and the index that finds a session's first allowed decision of
+  // one type (allowedInSession) without reading its other decisions
+  `
+ALTER TABLE decisions ADD COLUMN action_type TEXT;
+ALTER TABLE decisions ADD COLUMN context_waived INTEGER;
+CREATE INDEX IF NOT EXISTS decisions_session_action ON decisions (tenant, session_id, action_type, at, id) WHERE outcome = 'allow';
+`,
 ];
