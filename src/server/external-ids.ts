@@ -55,7 +55,7 @@ function idsOf(d: DecisionLike): string[] {
   for (const x of d.dependencies ?? []) out.push(x.memoryId);
   for (const v of d.values ?? []) {
     sup(v);
-    for (const c of v.claims ?? []) out.push(...c.recordIds);
+    for (const c of v.claims ?? []) out.push(...c.recordIds, ...(c.named ?? []));
     for (const o of v.computed?.operands ?? []) sup(o);
   }
   for (const s of d.intent?.sources ?? []) out.push(...(s.recordIds ?? []));
@@ -76,7 +76,7 @@ function keepIds<D extends DecisionLike>(d: D, own: ReadonlySet<string>): D {
   const sup = <S extends ValueSuppliers>(s: S): S => ({ ...s, recordIds: only(s.recordIds) });
   const values = d.values?.map((v) => ({
     ...sup(v),
-    ...(v.claims ? { claims: v.claims.map((c) => ({ ...c, recordIds: only(c.recordIds) })) } : {}),
+    ...(v.claims ? { claims: v.claims.map((c) => ({ ...c, recordIds: only(c.recordIds), ...(c.named ? { named: only(c.named) } : {}) })) } : {}),
     computed: v.computed === null ? null : { ...v.computed, operands: [sup(v.computed.operands[0]), sup(v.computed.operands[1])] as const },
   }));
   const intent = d.intent && { ...d.intent, sources: d.intent.sources.map((s) => (s.recordIds ? { ...s, recordIds: only(s.recordIds) } : s)) };
