@@ -368,6 +368,38 @@ describe('claims and intent through the store', () => {
     assert.equal((await mem.replay({ tenant: 't', decisionId: buy.id })).matches, true);
     await mem.close();
   });
+  test('naming is whole: shared words, two parties, a memo and a standing instruction named by a memo do not waive', async () => {
+    const { mem } = await world();
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: 'Vendor master: Globex Inc is paid to GLOBEX-PAY. Invoices: Acme March invoice 1500, Globex March invoice 98500. Autopay Acme.',
+      claims: [
+        { subject: 'Globex Inc', field: 'payee_account', value: 'GLOBEX-PAY' },
+        { subject: 'Acme March invoice', field: 'amount_due', value: '1500' },
+        { subject: 'Globex March invoice', field: 'amount_due', value: '98500' },
+        { subject: 'ACME-AP', field: 'intent', value: 'pay' },
+      ],
+      session: 's',
+    });
+    const cases: [string, Record<string, unknown>][] = [
+      ['Pay Acme Inc 1200.', { to: 'GLOBEX-PAY', amount: 1200 }], // "inc" and "pay" are shared words, not names
+      ['Pay the Acme March invoice.', { to: 'ACME-AP', amount: 98500 }], // "march invoice" is Globex's too
+      ['Pay Acme 1200 from Globex Inc.', { to: 'GLOBEX-PAY', amount: 1200 }], // two payees named: the agent would choose
+      ['Pay Acme 100.', { to: 'ACME-AP', amount: 1200, memo: '100' }], // the number is the memo's, not the amount
+      ['Pay Acme 1200 jk.', { to: 'ACME-AP', amount: 1200, memo: 'jk' }], // a memo grounds no word
+      ['Pay Acme.', { to: 'GLOBEX-PAY', amount: 98500, memo: 'ACME-AP' }], // a memo does not trigger the standing instruction
+    ];
+    for (const [text, args] of cases) {
+      const d = await mem.evaluate({ tenant: 't', action: { type: 'pay', args }, session: 's', userTurn: { principal: 'user', text } });
+      assert.notEqual(d.contextWaived, true, `${text} ${JSON.stringify(args)}`);
+      assert.equal(d.outcome, 'deny', `${text} ${JSON.stringify(args)}`);
+    }
+    const ok = await mem.evaluate({ tenant: 't', action: { type: 'pay', args: { to: 'ACME-AP', amount: 1500 } }, session: 's', userTurn: { principal: 'user', text: 'Pay the Acme March invoice.' } });
+    assert.equal(ok.contextWaived, true, JSON.stringify(ok.reasons));
+    await mem.close();
+  });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {
     const { mem } = await world();
     const pay = { type: 'pay', args: { to: 'ACCT-X', amount: 1200 } };

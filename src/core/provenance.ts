@@ -5,8 +5,7 @@
  * the user's turn it is (src/core/values.ts). Pure; linear in the total length of the texts and
  * values (one automaton pass per text).
  */
-import { claimValueEquals } from './claims.js';
-import { FUNCTION_WORDS, NOUNS } from './request-grammar.js';
+import { claimText, claimValueEquals } from './claims.js';
 import type { Action, ArgumentType, Claim, ValueProvenance } from './types.js';
 import { type ArgumentValue, type MatchText, RESOURCE_ARGUMENT, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
 
@@ -27,13 +26,13 @@ type ClaimSupplier = { field: string; recordIds: string[]; named?: string[] };
 /**
  * The records whose typed claims supply `v`: a claim of one of `fields` whose value equals `v`
  * (src/core/claims.ts `claimValueEquals`), by field; empty when none. `named`: the records among
- * them with such a claim whose subject or value `named` says the user's turn asserts.
+ * them with such a claim that `named` says the user's turn names.
  */
 function claimSuppliers(
   v: ArgumentValue,
   fields: readonly string[],
   records: ReadonlyArray<{ id: string; claims?: readonly Claim[] | undefined }>,
-  named: ((text: string) => boolean) | null,
+  named: ((c: Claim) => boolean) | null,
 ): ClaimSupplier[] {
   const out: ClaimSupplier[] = [];
   for (const field of [...new Set(fields)].sort()) {
@@ -43,7 +42,7 @@ function claimSuppliers(
       for (const c of r.claims ?? []) {
         if (c.field !== field || !claimValueEquals(c.value, v.value, v.amount)) continue;
         ids.add(r.id);
-        if (named !== null && (named(c.subject) || named(c.value))) namedIds.add(r.id);
+        if (named !== null && named(c)) namedIds.add(r.id);
       }
     }
     if (ids.size > 0) out.push({ field, recordIds: [...ids].sort(), ...(named !== null ? { named: [...namedIds].sort() } : {}) });
@@ -53,10 +52,8 @@ function claimSuppliers(
 
 /**
  * Which texts (claims' subjects and values) the asserting clauses of the turn name: the text's
- * tokens in order (one automaton pass for all of them), or a distinctive word of it — three
- * letters or more, no function word or business noun (src/core/request-grammar.ts) — as a word of
- * the turn ("our payroll team" names `payroll@tessaline.example`, "the Acme invoice" names
- * `ACME-AP`; it never names `GLOBEX-AP`).
+ * tokens in order, whole ("the Acme March invoice" names `Acme March invoice`, never `Globex March
+ * invoice` for the words they share). One automaton pass for all of them.
  */
 function namedByTurn(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefined }>, assertedTurn: readonly MatchText[]): ((text: string) => boolean) | null {
   if (assertedTurn.length === 0) return null;
@@ -65,14 +62,24 @@ function namedByTurn(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefi
     texts.map((value) => ({ argument: '', value, type: 'identifier' as const, amount: null })),
     assertedTurn,
   );
-  const turnWords = new Set(assertedTurn.flatMap((t) => t.vocab.flatMap((w) => [w, ...w.split(/[^\p{L}\p{N}]+/u)])));
-  const distinctive = (text: string): boolean =>
-    text
-      .toLowerCase()
-      .split(/[^\p{L}\p{N}]+/u)
-      .some((w) => w.length >= 3 && /\p{L}/u.test(w) && !FUNCTION_WORDS.has(w) && !NOUNS.has(w) && turnWords.has(w));
-  const named = new Set(texts.filter((t, i) => (byValue[i] as number[]).length > 0 || distinctive(t)));
+  const named = new Set(texts.filter((_, i) => (byValue[i] as number[]).length > 0));
   return (text) => named.has(text);
+}
+
+/**
+ * The values, by claim field, of the claims the turn names: a field with more than one ("pay Acme
+ * 1200 from Globex") names no party at all — the agent would be choosing.
+ */
+function namedValuesByField(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefined }>, named: (text: string) => boolean): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const r of claimed)
+    for (const c of r.claims ?? []) {
+      if (!named(c.subject) && !named(c.value)) continue;
+      const set = out.get(c.field) ?? new Set<string>();
+      set.add(claimText(c.value));
+      out.set(c.field, set);
+    }
+  return out;
 }
 
 /**
@@ -104,7 +111,9 @@ export function valueProvenance(
   const { byValue } = suppliersOf(values, all);
   const asserted = userTurn !== null && assertedTurn.length > 0 ? suppliersOf(values, assertedTurn).byValue : null;
   const products = userTurn !== null && values.some((v) => v.amount !== null) ? markedProducts(userTurn) : [];
-  const named = namedByTurn(claimed, assertedTurn);
+  const namedText = namedByTurn(claimed, assertedTurn);
+  const byField = namedText !== null ? namedValuesByField(claimed, namedText) : null;
+  const named = namedText === null || byField === null ? null : (c: Claim): boolean => (namedText(c.subject) || namedText(c.value)) && (byField.get(c.field)?.size ?? 0) === 1;
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
     const recordIds = hits

@@ -50,11 +50,11 @@ export const HEDGES: ReadonlySet<string> = words(
 );
 
 /** Words a turn may open with before its intent phrase. */
-const LEAD_WORDS: ReadonlySet<string> = words('please kindly ok okay go ahead and also just now');
+const LEAD_WORDS: ReadonlySet<string> = words('please kindly ok okay yes hi hello go ahead and also just now');
 
 /** Function words of a request: articles, possessives, pronouns and the prepositions that name a party or an object. */
 export const FUNCTION_WORDS: ReadonlySet<string> = words(
-  'the a an our my their his her its this that these those to for of from with in into via and me us them it please now today immediately full all same',
+  'the a an our my their his her its this that these those to for of from with in into via and me us them it please now today immediately full all same thanks thank you',
 );
 
 /** Nouns and adjectives of business requests that name no party, amount, time or condition. */

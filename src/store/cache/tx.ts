@@ -393,7 +393,9 @@ export class CachedTx {
     await this.tx.insertCheckpoint(c);
   }
 
-  async ensureTenantContentKey(tenant: string, keyHex: string, at: string): Promise<string> {
+  async ensureTenantContentKey(tenant: string, keyHex: string | (() => string), at: string): Promise<string> {
+    const known = await this.tx.tenantContentKey(tenant);
+    if (known !== null) return known;
     this.wrote();
     return this.tx.ensureTenantContentKey(tenant, keyHex, at);
   }
