@@ -175,7 +175,7 @@ export const DEFAULT_POLICY: PolicyInput = {
       suppliers: { key: ['claim:setting_key', 'user_turn', 'text'], value: ['claim:setting_value', 'user_turn', 'text'] },
       intent: ['set', 'change', 'update', 'point', 'configure'],
     },
-    change_permission: { tier: 'high', arguments: ARGUMENTS.permission, suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'change', 'revoke', 'remove'] },
+    change_permission: { tier: 'high', arguments: ARGUMENTS.permission, suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'change'] },
     grant_permission: { tier: 'high', arguments: ARGUMENTS.permission, suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'add'] },
     deploy: {
       tier: 'high',

@@ -77,7 +77,8 @@ const TEXT = {
   expiresAt: 'ISO date-time after which it is not used',
   reason: 'why (kept in the audit log)',
   id: 'record id',
-  claims: 'facts the text states, as [{subject, field, value}], e.g. {"subject":"Acme","field":"payee_account","value":"ACME-AP-1"}; they get the same authority as the memory',
+  claims: 'facts the text states: [{"subject":"Acme","field":"payee_account","value":"ACME-AP-1"}]; same authority as the memory',
+  source: 'its source (URL, message id, file); omit for your own words',
 };
 
 // the action alone: the trust boundary (context, dependsOn) and the confirmation are not the model's to choose
@@ -91,7 +92,7 @@ const actionInput = z.strictObject({
 const rememberInput = described(schemas.write.pick({ scope: true, content: true, source: true, sourceAt: true, expiresAt: true, reason: true, claims: true }), {
   scope: TEXT.scope,
   content: 'the text to store',
-  source: 'URL, message id or file it came from; omit for your own statement',
+  source: TEXT.source,
   sourceAt: 'ISO date-time the source said it',
   expiresAt: TEXT.expiresAt,
   reason: TEXT.reason,
@@ -120,7 +121,7 @@ const supersedeInput = described(schemas.supersede.pick({ id: true, content: tru
   content: 'the new text',
   claims: TEXT.claims,
   reason: TEXT.reason,
-  source: 'URL, message id or file it came from; omit for your own statement',
+  source: TEXT.source,
   expiresAt: TEXT.expiresAt,
 });
 const forgetInput = described(schemas.delete.pick({ id: true, reason: true }), { id: TEXT.id, reason: TEXT.reason });

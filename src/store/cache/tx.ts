@@ -394,9 +394,8 @@ export class CachedTx {
   }
 
   async ensureTenantContentKey(tenant: string, keyHex: string | (() => string), at: string): Promise<string> {
-    const known = await this.tx.tenantContentKey(tenant);
-    if (known !== null) return known;
-    this.wrote();
-    return this.tx.ensureTenantContentKey(tenant, keyHex, at);
+    const known = await this.tenantContentKey(tenant);
+    if (known === null) this.wrote();
+    return known ?? this.tx.ensureTenantContentKey(tenant, keyHex, at);
   }
 }
