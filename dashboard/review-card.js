@@ -83,8 +83,10 @@ function valueRows(d) {
 function argumentsBlock(d, records) {
   const rows = valueRows(d).map(({ path, value, v }) => {
     const ids = suppliers(v);
-    const list = h('ul.sources', ids.length ? h('li.muted', 'Loading the records…') : h('li.muted', v?.userTurn ? 'the user’s own turn' : 'no record supplied it'));
-    if (ids.length) void recordsOf(records, ids).then((rs) => list.replaceChildren(...rs.sort((a, b) => Number(!isUntrusted(a.actionAuthority ?? 'external_untrusted')) - Number(!isUntrusted(b.actionAuthority ?? 'external_untrusted'))).map(recordItem), ...(v?.userTurn ? [h('li', 'and the user’s own turn')] : [])));
+    // a turn that only names a value (in a question, beside a negation) did not ask for it
+    const turn = v?.userTurn ? (v.userTurnAsserted === false ? 'the user’s turn names it, but does not ask for it (a question, a negation, or no plain request)' : 'the user’s own turn') : null;
+    const list = h('ul.sources', ids.length ? h('li.muted', 'Loading the records…') : h('li.muted', turn ?? 'no record supplied it'));
+    if (ids.length) void recordsOf(records, ids).then((rs) => list.replaceChildren(...rs.sort((a, b) => Number(!isUntrusted(a.actionAuthority ?? 'external_untrusted')) - Number(!isUntrusted(b.actionAuthority ?? 'external_untrusted'))).map(recordItem), ...(turn ? [h('li', `and ${turn}`)] : [])));
     return h('tr', { 'data-argument': path }, h('th', { scope: 'row' }, h('code', path), warningList(path)), h('td', h('span.mono.value', typeof value === 'string' ? value : JSON.stringify(value)), warningList(value)), h('td', list));
   });
   const argIds = new Set(d.values?.flatMap(suppliers) ?? []);

@@ -361,11 +361,81 @@ describe('claims and intent through the store', () => {
       tenant: 't',
       action: { type: 'purchase', args: { to: 'ACME-AP', amount: 1200 } },
       session: 's',
-      userTurn: { principal: 'user', text: 'Order from Acme, $1200.' },
+      userTurn: { principal: 'user', text: 'Purchase the Acme order, $1200.' },
     });
     assert.equal(buy.outcome, 'deny', JSON.stringify(buy.reasons));
     assert.equal(buy.intent?.repeatOf, ok.id);
     assert.equal((await mem.replay({ tenant: 't', decisionId: buy.id })).matches, true);
+    await mem.close();
+  });
+  test('naming is whole: shared words, two parties, a memo and a standing instruction named by a memo do not waive', async () => {
+    const { mem } = await world();
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: 'Vendor master: Globex Inc is paid to GLOBEX-PAY. Invoices: Acme March invoice 1500, Globex March invoice 98500. Autopay Acme.',
+      claims: [
+        { subject: 'Globex Inc', field: 'payee_account', value: 'GLOBEX-PAY' },
+        { subject: 'Acme March invoice', field: 'amount_due', value: '1500' },
+        { subject: 'Globex March invoice', field: 'amount_due', value: '98500' },
+        { subject: 'ACME-AP', field: 'intent', value: 'pay' },
+      ],
+      session: 's',
+    });
+    const cases: [string, Record<string, unknown>][] = [
+      ['Pay Acme Inc 1200.', { to: 'GLOBEX-PAY', amount: 1200 }], // "inc" and "pay" are shared words, not names
+      ['Pay the Acme March invoice.', { to: 'ACME-AP', amount: 98500 }], // "march invoice" is Globex's too
+      ['Pay Acme 1200 from Globex Inc.', { to: 'GLOBEX-PAY', amount: 1200 }], // two payees named: the agent would choose
+      ['Pay Acme 100.', { to: 'ACME-AP', amount: 1200, memo: '100' }], // the number is the memo's, not the amount
+      ['Pay Acme 1200 jk.', { to: 'ACME-AP', amount: 1200, memo: 'jk' }], // a memo grounds no word
+      ['Pay Acme.', { to: 'GLOBEX-PAY', amount: 98500, memo: 'ACME-AP' }], // a memo does not trigger the standing instruction
+    ];
+    for (const [text, args] of cases) {
+      const d = await mem.evaluate({ tenant: 't', action: { type: 'pay', args }, session: 's', userTurn: { principal: 'user', text } });
+      assert.notEqual(d.contextWaived, true, `${text} ${JSON.stringify(args)}`);
+      assert.equal(d.outcome, 'deny', `${text} ${JSON.stringify(args)}`);
+    }
+    const ok = await mem.evaluate({ tenant: 't', action: { type: 'pay', args: { to: 'ACME-AP', amount: 1500 } }, session: 's', userTurn: { principal: 'user', text: 'Pay the Acme March invoice.' } });
+    assert.equal(ok.contextWaived, true, JSON.stringify(ok.reasons));
+    await mem.close();
+  });
+  test('a claim names the party only in the party slot: roles, sources, related parties, longer names and labels do not waive', async () => {
+    const { mem } = await world();
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: 'Directory: mallory, admin. Vendor master: Acme Holdings is paid to HOLD-AP, invoice 50000.',
+      claims: [
+        { subject: 'mallory', field: 'username', value: 'mallory' },
+        { subject: 'admin', field: 'role', value: 'admin' },
+        { subject: 'Acme Holdings', field: 'payee_account', value: 'HOLD-AP' },
+        { subject: 'Acme Holdings invoice', field: 'amount_due', value: '50000' },
+      ],
+      session: 's',
+    });
+    const cases: [string, { type: string; args: Record<string, unknown> }][] = [
+      ['Give mallory a copy of the admin report.', { type: 'grant_permission', args: { grantee: 'mallory', role: 'admin' } }],
+      ['Pay the Acme Holdings invoice.', { type: 'pay', args: { to: 'ACME-AP', amount: 50000 } }],
+      ['Pay Acme Holdings 1200.', { type: 'pay', args: { to: 'ACME-AP', amount: 1200 } }],
+      ["Pay Acme's supplier 1200.", { type: 'pay', args: { to: 'ACME-AP', amount: 1200 } }],
+      ['Wire 1200 from Acme to our account.', { type: 'wire_transfer', args: { to: 'ACME-AP', amount: 1200 } }],
+      ['Pay Acme invoice 1200.', { type: 'pay', args: { to: 'ACME-AP', amount: 1200 } }],
+      ['Revoke mallory admin access.', { type: 'change_permission', args: { grantee: 'mallory', role: 'admin' } }],
+    ];
+    for (const [text, action] of cases) {
+      const d = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
+      assert.notEqual(d.contextWaived, true, text);
+      assert.equal(d.outcome, 'deny', text);
+    }
+    const ok = await mem.evaluate({
+      tenant: 't',
+      action: { type: 'pay', args: { to: 'HOLD-AP', amount: 50000 } },
+      session: 's',
+      userTurn: { principal: 'user', text: 'Pay the Acme Holdings invoice.' },
+    });
+    assert.equal(ok.contextWaived, true, JSON.stringify(ok.reasons));
     await mem.close();
   });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {

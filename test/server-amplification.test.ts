@@ -3,7 +3,8 @@
  * arguments are capped (ARGS_TOO_LARGE) for decisions, dry runs and confirmations over HTTP and
  * MCP; dry runs count against the external decision budget; new sessions and read marks count
  * against the external write budget; and a JSON number a double does not hold is refused
- * (INEXACT_NUMBER) over HTTP and MCP over HTTP. Against a real server process (SQLite file).
+ * (INEXACT_NUMBER) over HTTP and MCP over HTTP, and so is an object that repeats a key
+ * (DUPLICATE_KEY). Against a real server process (SQLite file).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -134,5 +135,21 @@ describe('amplification limits on the default server', () => {
       raw: '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"1"},"n":6228480012345677999}}',
     });
     expectError(init, 400, 'INEXACT_NUMBER');
+  });
+
+  test('a body whose object repeats a key is refused (400 DUPLICATE_KEY) over HTTP and MCP over HTTP, not read as its last value', async () => {
+    const mallory = await ext('amp-dup');
+    const r = await http(srv.url, 'POST', '/v1/decisions/evaluate', { token: mallory, raw: '{"action":{"type":"pay","args":{"to":"A","to":"B"}}}' });
+    expectError(r, 400, 'DUPLICATE_KEY');
+    assert.equal(r.body.details.key, 'to');
+    const w = await http(srv.url, 'POST', '/v1/memories', { token: mallory, raw: '{"scope":"s","content":"pay A","content":"pay B"}' });
+    expectError(w, 400, 'DUPLICATE_KEY');
+    const ok = await http(srv.url, 'POST', '/v1/decisions/evaluate', { token: mallory, raw: '{"action":{"type":"pay","args":{"to":"A","memo":{"to":"B"}}}}' });
+    assert.equal(ok.status, 200, ok.text);
+    const init = await http(srv.url, 'POST', '/mcp', {
+      token: mallory,
+      raw: '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"1"},"clientInfo":{"name":"y","version":"1"}}}',
+    });
+    expectError(init, 400, 'DUPLICATE_KEY');
   });
 });

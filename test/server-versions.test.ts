@@ -91,3 +91,25 @@ test('MCP: supersede_memory says the version competes; get_memory and recall sho
   assert.match(rc, /versions CONFLICT/);
   await a.close();
 });
+
+test('a new version carries typed claims over HTTP and MCP', async () => {
+  const w = await client(srv.url, tok.alice).post('/v1/memories', { scope: 'vendors', content: 'Acme is paid at ACME-AP-1' });
+  assert.equal(w.status, 201, w.text);
+  const claims = [{ subject: 'Acme', field: 'payee_account', value: 'ACME-AP-2' }];
+  const s = await client(srv.url, tok.alice).post(`/v1/memories/${w.body.record.id}/versions`, { content: 'Acme is paid at ACME-AP-2', reason: 'new account', claims });
+  assert.equal(s.status, 201, s.text);
+  assert.deepEqual(s.body.record.claims, claims);
+  const bad = await client(srv.url, tok.alice).post(`/v1/memories/${s.body.record.id}/versions`, { content: 'x', reason: 'y', claims: [{ subject: 'Acme', field: 'Not A Field', value: 'v' }] });
+  expectError(bad, 400, 'CLAIM_INVALID');
+  const c = await mcp(tok.agent);
+  try {
+    const own = await c.callTool({ name: 'remember', arguments: { scope: 'vendors', content: 'Globex is paid at GLX-1' } });
+    const id = (own.structuredContent as { record: { id: string } }).record.id;
+    const claim = [{ subject: 'Globex', field: 'payee_account', value: 'GLX-2' }];
+    const v = await c.callTool({ name: 'supersede_memory', arguments: { id, content: 'Globex is paid at GLX-2', reason: 'moved', claims: claim } });
+    assert.equal(v.isError, undefined, textOf(v));
+    assert.deepEqual((v.structuredContent as { record: { claims: unknown } }).record.claims, claim);
+  } finally {
+    await c.close();
+  }
+});

@@ -77,6 +77,43 @@ describe('external writes on the default server', () => {
   });
 });
 
+describe('corroborations of channel principals count against their write budget', () => {
+  let srv: ServerProcess;
+  const tok: Record<string, string> = {};
+  let fact = '';
+  before(async () => {
+    srv = await startServerProcess({ cwd: tempDir(), env: { MEMAUTH_TOOL_WRITES_PER_MINUTE: '3', MEMAUTH_EXTERNAL_WRITES_PER_MINUTE: '2' } });
+    const admin = srv.adminToken as string;
+    tok.alice = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'alice', kind: 'user', domain: 'globex' });
+    tok.bank = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'bank', kind: 'tool', domain: 'bank.example', maxAuthority: 'trusted_tool_verified' });
+    tok.mallory = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'mallory', kind: 'external', domain: 'mallory.example' });
+    const w = await http(srv.url, 'POST', '/v1/memories', { token: tok.alice, body: { scope: 's', content: 'payee ACCT-1' } });
+    assert.equal(w.status, 201, w.text);
+    fact = w.body.record.id;
+  });
+  after(async () => {
+    await srv.stop();
+  });
+
+  test('a tool corroborates as often as it may write, then 429 RATE_LIMITED; the user still corroborates', async () => {
+    for (let i = 0; i < 3; i++) {
+      const r = await http(srv.url, 'POST', '/v1/corroborations', { token: tok.bank, body: { recordId: fact, evidence: `bank:statement-${i}` } });
+      assert.equal(r.status, 201, r.text);
+    }
+    const over = await http(srv.url, 'POST', '/v1/corroborations', { token: tok.bank, body: { recordId: fact, evidence: 'bank:statement-9' } });
+    expectError(over, 429, 'RATE_LIMITED');
+    assert.equal(over.body.details.unit, 'records');
+    const u = await http(srv.url, 'POST', '/v1/corroborations', { token: tok.alice, body: { recordId: fact, evidence: 'note:checked' } });
+    assert.equal(u.status, 201, u.text);
+  });
+
+  test("an external principal's refused corroborations (each logged) are budgeted too", async () => {
+    for (let i = 0; i < 2; i++)
+      expectError(await http(srv.url, 'POST', '/v1/corroborations', { token: tok.mallory, body: { recordId: fact, evidence: `mail:${i}` } }), 403, 'CORROBORATOR_BELOW_FLOOR');
+    expectError(await http(srv.url, 'POST', '/v1/corroborations', { token: tok.mallory, body: { recordId: fact, evidence: 'mail:9' } }), 429, 'RATE_LIMITED');
+  });
+});
+
 describe('WriteBudget', () => {
   test('records per minute refill evenly; a refused write uses none of the budget; other kinds are not counted', () => {
     let now = 0;

@@ -10,15 +10,17 @@
 import { TRUSTED_THRESHOLD, atLeast } from '../core/authority.js';
 import type { DependencyFacts } from '../core/gate.js';
 import { standingInstructions } from '../core/intent.js';
-import { type Policy, argumentTypes, intentPhrases } from '../core/policy.js';
+import { type Policy, argumentSuppliers, argumentTypes, intentPhrases } from '../core/policy.js';
+import { topArgument } from '../core/provenance.js';
 import { type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
 import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
-import { actionValues } from '../core/values.js';
+import { RESOURCE_ARGUMENT, actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
 
 /**
  * How the gate reads the user's turn for this action (src/core/request-grammar.ts `readRequest`):
- * against the action's own words and amounts and the names grounded by the content and claims of
+ * against the words and amounts of the action's arguments the policy names (suppliers, argument
+ * types, the resource) and the names grounded by the content and claims of
  * the candidates that are trusted now — verified, current, with action authority >= the threshold
  * — so a plain request may name "Halvorsen Freight" or "the Harbor Street office" when a system
  * of record does. Each record's names are memoised per record object.
@@ -26,7 +28,11 @@ import type { StorageReader } from '../store/driver.js';
  * @returns the reading; computed once per decision and used for intent and for asserted values.
  */
 export function turnReading(policy: Policy, action: Action, turn: string, candidates: readonly MemoryRecord[], factsOf: ReadonlyMap<string, DependencyFacts>, now: string): TurnReading {
-  const values = actionValues(action, argumentTypes(policy, action.type));
+  // only arguments the policy names (its suppliers and argument types) and the resource ground words: a memo the
+  // agent adds ("nah", "upon receipt of goods", "2027") must not make the turn that says it plain
+  const types = argumentTypes(policy, action.type);
+  const suppliers = argumentSuppliers(policy, action.type);
+  const values = actionValues(action, types).filter((v) => v.argument === RESOURCE_ARGUMENT || topArgument(v.argument) in suppliers || topArgument(v.argument) in types);
   const grounding = new Set<string>();
   for (const r of candidates) {
     const f = factsOf.get(r.id);
@@ -80,9 +86,12 @@ export async function intentOf(src: StorageReader, x: IntentInput): Promise<Inte
   const sources: IntentSource[] = [];
   if (x.turn?.plain === true) sources.push({ source: 'user_turn', phrase: x.turn.phrase });
   const usable = x.dependencies.filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > x.now));
+  // a standing instruction names the party the action goes to: a destination (an argument a claim may supply) or the resource, never a memo
+  const suppliers = argumentSuppliers(x.policy, x.action.type);
+  const destinations = actionValues(x.action).filter((v) => v.argument === RESOURCE_ARGUMENT || (suppliers[topArgument(v.argument)] ?? []).some((s) => s.startsWith('claim:')));
   const standing = standingInstructions(
     x.action.type,
-    actionValues(x.action).map((v) => v.value),
+    destinations.map((v) => v.value),
     usable,
   );
   if (standing.length > 0) sources.push({ source: 'standing_instruction', recordIds: standing });

@@ -75,7 +75,7 @@ export async function recordDecision(ctx: Pick<OpContext, 'policy' | 'clock'>, t
   const { a, action, argsHash, tier, mode, result, now } = d;
   const id = newId('dec');
   // keyed like content hashes: a plain SHA-256 of a short turn ("Pay $1,200 to ACCT-1234") can be guessed
-  const userTurnHash = a.userTurn !== undefined ? contentHashOf(a.userTurn.text, await tx.ensureTenantContentKey(a.tenant, newContentKey(), now)) : null;
+  const userTurnHash = a.userTurn !== undefined ? contentHashOf(a.userTurn.text, await tx.ensureTenantContentKey(a.tenant, newContentKey, now)) : null;
   const payload = {
     decisionId: id,
     sessionId: a.session ?? null,

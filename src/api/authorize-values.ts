@@ -9,6 +9,7 @@ import { type FactsBundle, dependencyFacts } from '../core/facts.js';
 import type { DependencyFacts } from '../core/gate.js';
 import { type Policy, argumentSuppliers, argumentTypes } from '../core/policy.js';
 import { assertedClauses } from '../core/intent.js';
+import { type TurnReading, partySlots } from '../core/request-grammar.js';
 import { valueProvenance } from '../core/provenance.js';
 import type { Action, DependencyWhy, MemoryRecord, ValueProvenance } from '../core/types.js';
 import { prepareText } from '../core/values.js';
@@ -28,7 +29,7 @@ export interface Dependencies {
  * The values of `action` traced to the usable candidates (active, unexpired, with content) and to
  * `userTurnText`, and the dependency facts: `factsOf` (the candidates' gate facts) with the
  * reasons of `candidates.why` plus `value`. A value the turn contains is asserted by it only when
- * the turn is a plain request of the action (`plainTurn`, api/authorize-intent.ts `turnReading`)
+ * the turn is a plain request of the action (`turn`, api/authorize-intent.ts `turnReading`)
  * and a clause of it asserts the value (core/intent.ts `assertedClauses`).
  */
 export function dependencies(
@@ -37,9 +38,10 @@ export function dependencies(
   candidates: Candidates,
   factsOf: ReadonlyMap<string, DependencyFacts>,
   userTurnText: string | undefined,
-  plainTurn: boolean,
+  turn: TurnReading | undefined,
   now: string,
 ): Dependencies {
+  const plainTurn = turn?.plain === true;
   const { k, minAuthority: floor } = ctx.policy.document.corroboration;
   const why = candidates.why;
   // every dependency is a candidate; anything else would be unknown to the store (metadata_missing)
@@ -55,6 +57,7 @@ export function dependencies(
     usable.filter((r) => r.claims !== undefined),
     // possessives read as names ("Halvorsen Freight's invoice" names Halvorsen Freight)
     userTurnText !== undefined && plainTurn ? assertedClauses(userTurnText).map((c) => prepareText(c.replace(/(\p{L})['’]s\b/gu, '$1'))) : [],
+    userTurnText !== undefined && turn?.plain === true ? partySlots(userTurnText, turn.phrase) : null,
   );
   for (const v of values) {
     for (const id of v.recordIds) addWhy(why, id, 'value');

@@ -50,7 +50,7 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const factsOf = verdicts instanceof Map ? verdicts : await verdicts;
       await prepareTexts(ctx, candidates.list);
       const turn = a.userTurn !== undefined ? turnReading(ctx.policy, action, a.userTurn.text, candidates.list, factsOf, now) : undefined;
-      const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, turn?.plain === true, now);
+      const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, turn, now);
       const depIds = new Set(deps.facts.map((f) => f.memoryId));
       const depRecords = candidates.list.filter((r) => depIds.has(r.id));
       const conflicts = await gateConflicts(ctx, tx, a.tenant, depRecords, now);

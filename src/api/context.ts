@@ -32,6 +32,8 @@ export interface OpContext {
   readonly onTiming: ((t: OpTiming) => void) | undefined;
   /** verified-fact loading and its memos. */
   readonly provenance: Provenance;
+  /** versions one chain may hold (`MemoryOptions.maxVersionsPerChain`); undefined: the default. */
+  readonly maxVersionsPerChain?: number;
 }
 
 const noop = (): void => undefined;

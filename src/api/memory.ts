@@ -22,7 +22,7 @@ import type { MemoryOptions } from './options.js';
 import * as decisions from './decisions.js';
 import { Provenance } from './provenance.js';
 import * as records from './records.js';
-import { type SupersedeResult, supersede } from './supersede.js';
+import { type SupersedeResult, checkedMaxVersions, supersede } from './supersede.js';
 import { type ReplayResult, replayDecision } from './replay.js';
 import type { Evaluation } from './requesters.js';
 import { parseInput, schemas } from './validation.js';
@@ -60,6 +60,7 @@ export class Memory {
       clock: opts.clock ?? (() => new Date()),
       onTiming: opts.onTiming,
       provenance: new Provenance(),
+      ...(opts.maxVersionsPerChain !== undefined ? { maxVersionsPerChain: checkedMaxVersions(opts.maxVersionsPerChain) } : {}),
       checkpointKey: opts.checkpointKey ?? null,
       onCheckpoint: opts.onCheckpoint,
       externalCheckpoints: opts.externalCheckpoints,
@@ -168,7 +169,9 @@ export class Memory {
    * @param input.id - a current version. @param input.reason - why (the version's write reason).
    * @returns the new version, the chain's current versions (highest authority first), `conflict`.
    * @throws `RECORD_NOT_FOUND` (also another tenant's id), `RECORD_DELETED`, `RECORD_SUPERSEDED`
-   *   (details.current), `TOO_MANY_VERSIONS`, `UNKNOWN_PRINCIPAL`, `INVALID_ARGUMENT`, `SESSION_FORBIDDEN`.
+   *   (details.current), `TOO_MANY_VERSIONS` (a writer below a current version, past half the
+   *   chain's room), `VERSION_CHAIN_FULL` (the chain holds `maxVersionsPerChain` versions, default
+   *   100: write a new record), `UNKNOWN_PRINCIPAL`, `INVALID_ARGUMENT`, `SESSION_FORBIDDEN`.
    */
   async supersede(input: In<'supersede'>): Promise<SupersedeResult> {
     this.assertOpen();

@@ -58,6 +58,8 @@ export interface OpenMemoryOptions {
    * defaults to hybrid. Default none: search is lexical.
    */
   readonly embedder?: Embedder | null;
+  /** versions one record's chain may hold (see `MemoryOptions.maxVersionsPerChain`); default 100. */
+  readonly maxVersionsPerChain?: number;
 }
 
 /**
@@ -205,6 +207,7 @@ export async function openMemory(opts: OpenMemoryOptions = {}): Promise<Memory> 
     policy,
     clock: opts.clock,
     ...(opts.cache !== undefined ? { cache: opts.cache } : {}),
+    ...(opts.maxVersionsPerChain !== undefined ? { maxVersionsPerChain: opts.maxVersionsPerChain } : {}),
     embedder: opts.embedder ?? null,
     checkpointKey: key,
     onCheckpoint: cpFile ? (c) => appendFileSync(cpFile, `${JSON.stringify(c)}\n`) : undefined,

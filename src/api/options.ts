@@ -34,4 +34,11 @@ export interface MemoryOptions {
    * changed the store, so it never serves what the store no longer holds.
    */
   readonly cache?: boolean | CacheOptions;
+  /**
+   * Versions one record's chain may hold, every writer together, from 2 (default
+   * 100, `DEFAULT_MAX_VERSIONS_PER_CHAIN` in api/supersede.ts); a `supersede` past it is refused (`VERSION_CHAIN_FULL`):
+   * each read of a version judges its whole chain, so a chain without bound would make every
+   * read of it slower (docs/design.md § Memory record).
+   */
+  readonly maxVersionsPerChain?: number;
 }

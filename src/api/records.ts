@@ -84,7 +84,7 @@ export async function insertNew(
   const derived = (): Taint => derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs, context: session });
   const taint = edges.length === 0 && context === null && op === 'write' ? own : withChannels(derived(), own.channels);
   const sessionContext = { ...(context === null ? {} : { sessionContext: context.ref }), ...(base.version === undefined ? {} : { version: base.version }) }; // in the entry and on the row alike
-  const contentHash = contentHashOf(hashedBody(base.content, base.claims), await tx.ensureTenantContentKey(base.tenant, newContentKey(), base.writtenAt));
+  const contentHash = contentHashOf(hashedBody(base.content, base.claims), await tx.ensureTenantContentKey(base.tenant, newContentKey, base.writtenAt));
   const claimed = base.claims.length > 0 ? { claimCount: base.claims.length } : {}; // their count only: the hash covers the values, which delete erases
   const payload = {
     recordId: id,
@@ -161,7 +161,7 @@ export async function write(ctx: OpContext, input: In<'write'>, onWritten?: (rec
           echoOf: exact.id,
           principalId: p.id,
           sourceRef,
-          contentHash: contentHashOf(a.content, await tx.ensureTenantContentKey(a.tenant, newContentKey(), now)),
+          contentHash: contentHashOf(a.content, await tx.ensureTenantContentKey(a.tenant, newContentKey, now)),
           sessionId: a.session ?? null,
           at: now,
         });

@@ -1,12 +1,14 @@
 /**
  * The `supersede` operation of the facade (docs/design.md § Memory record): a new version of a
- * record, written under the write rules (the writer's origin, the session's context taint) and
- * linked to the version it replaces. Whether it hides the versions current before it or competes
+ * record, written under the write rules (the writer's origin, the session's context taint; its
+ * typed claims checked as a write's and of the version's authority, in its hash and audit entry)
+ * and linked to the version it replaces. Whether it hides the versions current before it or competes
  * with them is judged at every read and decision (core/versions.ts), never by the writer.
  * `Memory` in memory.ts holds its documentation. Imports from src/core, src/store's port, and
  * api/ modules below the facade.
  */
 import { atLeast } from '../core/authority.js';
+import { checkClaims } from '../core/claims.js';
 import { findEchoes } from '../core/echo.js';
 import { MemauthError } from '../core/errors.js';
 import { selfSource, originAuthority } from '../core/policy.js';
@@ -20,12 +22,24 @@ import { enterSession } from './sessions.js';
 import { parseInput, schemas } from './validation.js';
 import { type Chain, chainIdOf, gateJudge, loadChains } from './versions.js';
 
+/** Default of `MemoryOptions.maxVersionsPerChain`: versions one chain may hold, every writer together. */
+export const DEFAULT_MAX_VERSIONS_PER_CHAIN = 100;
+
+/**
+ * `MemoryOptions.maxVersionsPerChain`, checked.
+ * @throws `INVALID_ARGUMENT` unless an integer from 2 to 100 000.
+ */
+export function checkedMaxVersions(max: number): number {
+  if (Number.isInteger(max) && max >= 2 && max <= 100_000) return max;
+  throw new MemauthError('INVALID_ARGUMENT', `maxVersionsPerChain must be an integer from 2 to 100000; got ${String(max)}`, { field: 'maxVersionsPerChain' });
+}
+
 /**
  * Versions a chain may hold before a version that would not replace every current one is
- * refused (`TOO_MANY_VERSIONS`): a principal below a record cannot grow its chain without bound;
- * a version that outranks every current one is always accepted.
+ * refused (`TOO_MANY_VERSIONS`): a principal below a record cannot grow its chain without bound,
+ * and uses at most half of the chain's room, so the writers who outrank it can still update it.
  */
-export const MAX_COMPETING_CHAIN = 64;
+export const competingLimit = (max: number): number => Math.max(1, Math.floor(max / 2));
 
 /** Result of {@link Memory.supersede}. */
 export interface SupersedeResult {
@@ -53,14 +67,29 @@ async function targetOf(ctx: OpContext, tx: StorageTx, tenant: string, id: strin
   return { target, chain };
 }
 
-/** A chain at {@link MAX_COMPETING_CHAIN} takes only a version whose writer outranks every current version. */
-function checkRoom(chain: Chain | undefined, p: Principal, origin: NewRecord['origin']): void {
-  if (chain === undefined || chain.versions.length < MAX_COMPETING_CHAIN) return;
+/**
+ * Room for one more version in `chain` (docs/design.md § Memory record): none once it holds `max`
+ * versions (any writer: each read of a version judges its whole chain), and past
+ * {@link competingLimit} only for a writer that outranks every current version.
+ * @throws `VERSION_CHAIN_FULL` (details `{chain, versions, max}`), `TOO_MANY_VERSIONS` (details `{chain, versions, limit}`).
+ */
+function checkRoom(chain: Chain | undefined, p: Principal, origin: NewRecord['origin'], max: number): void {
+  if (chain === undefined) return; // one record: room for a second version (max is at least 2)
+  const held = chain.versions.length;
+  if (held >= max) {
+    throw new MemauthError('VERSION_CHAIN_FULL', `supersede: chain ${chain.id} holds ${held} versions, the most a chain may (maxVersionsPerChain ${max}); write the update as a new record instead`, {
+      chain: chain.id,
+      versions: held,
+      max,
+    });
+  }
+  if (held < competingLimit(max)) return;
   const outranks = chain.state.current.every((id) => atLeast(origin, chain.judged.get(id)?.actionAuthority ?? 'system_policy'));
   if (!outranks)
-    throw new MemauthError('TOO_MANY_VERSIONS', `supersede: chain ${chain.id} holds ${chain.versions.length} versions; ${p.id} (${origin}) does not outrank its current versions`, {
+    throw new MemauthError('TOO_MANY_VERSIONS', `supersede: chain ${chain.id} holds ${held} versions; ${p.id} (${origin}) does not outrank its current versions`, {
       chain: chain.id,
-      versions: chain.versions.length,
+      versions: held,
+      limit: competingLimit(max),
     });
 }
 
@@ -76,7 +105,7 @@ export async function supersede(ctx: OpContext, input: In<'supersede'>): Promise
       const { target, chain } = await targetOf(ctx, tx, a.tenant, a.id, now);
       const sourceRef = a.source ?? selfSource(p.id);
       const origin = originAuthority(ctx.policy, sourceRef, p);
-      checkRoom(chain, p, origin);
+      checkRoom(chain, p, origin, ctx.maxVersionsPerChain ?? DEFAULT_MAX_VERSIONS_PER_CHAIN);
       const session = await enterSession(ctx.provenance, tx, a.tenant, a.session, a.requester ?? null, now);
       // recalled text in the new version derives from where it was read (an exact echo too: a version is always new)
       const { exact, contained } = findEchoes(a.content, await sessionRecords(tx, a.tenant, a.session));
@@ -84,7 +113,8 @@ export async function supersede(ctx: OpContext, input: In<'supersede'>): Promise
       const edges: DerivationEdge[] = echoes.map((r) => ({ from: r.id, transform: 'import', kind: 'echo' }));
       const expiresAt = a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null;
       const version = { of: chainIdOf(target), supersedes: target.id };
-      const base: NewRecord = { tenant: a.tenant, scope: target.scope, content: a.content, claims: [], principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason, session, version };
+      const claims = checkClaims(a.claims ?? [], 'supersede');
+      const base: NewRecord = { tenant: a.tenant, scope: target.scope, content: a.content, claims, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason, session, version };
       const context = p.kind === 'agent' ? contextOf(base, echoes.length, 'rewrite') : null;
       const record = await insertNew(ctx, tx, 'write', base, edges, new Map(echoes.map((r) => [r.id, r])), now, 'rewrite', context);
       mark('written');

@@ -94,6 +94,7 @@ export const schemas = {
     session: ident.optional(),
     requester: ident.optional(),
     expiresAt: isoDate.optional(),
+    claims: claims.optional(),
   }),
   get: z.strictObject({ tenant, id: ident, session: ident.optional(), requester: ident.optional(), exact: z.boolean().optional() }),
   search: z.strictObject({

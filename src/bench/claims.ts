@@ -22,7 +22,7 @@ const SHAPES: ReadonlyArray<{ field: string; re: RegExp; subject?: number; value
   { field: 'payee_account', re: new RegExp(String.raw`\b(?:paid to|account(?: is| changed to| updated to)?|payout is|billed by vendor|wired to)\b[^.;]*?\b${ACCOUNT}`, 'g'), value: 1 },
   { field: 'email_address', re: /\b([A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,})\b/g, value: 1 },
   // "the approved build of S V is REGISTRY/PATH:TAG"
-  { field: 'image', re: /\b(?:build|image)\b[^;]*? is ([a-z0-9.-]+\.[a-z]{2,}\/[^\s;]+)/g, value: 1 },
+  { field: 'image', re: /\b(?:build|image)\b(?: of ([a-z0-9.-]+(?: [0-9][\w.-]*[\w])?))?[^;]*? is ([a-z0-9.-]+\.[a-z]{2,}\/[^\s;]+)/g, subject: 1, value: 2 },
   // "set KEY to VALUE"
   { field: 'setting_key', re: /\bset ([a-z0-9_]+(?:\.[a-z0-9_]+)+) to /g, value: 1 },
   { field: 'setting_value', re: /\bset ([a-z0-9_]+(?:\.[a-z0-9_]+)+) to ([^\s;,]+)/g, subject: 1, value: 2 },
@@ -60,7 +60,8 @@ export function factClaims(fact: string): Claim[] {
   for (const s of SHAPES) {
     for (const m of body.matchAll(s.re)) {
       const value = trim(m[s.value] ?? '');
-      const subject = s.subject !== undefined ? trim(m[s.subject] ?? '') : (lastName(body.slice(0, m.index)) ?? label);
+      const own = s.subject !== undefined ? trim(m[s.subject] ?? '') : '';
+      const subject = own !== '' ? own : (lastName(body.slice(0, m.index)) ?? label);
       const key = `${s.field}\u0000${subject}\u0000${value}`;
       if (value === '' || subject === '' || seen.has(key)) continue;
       seen.add(key);

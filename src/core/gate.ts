@@ -178,8 +178,8 @@ export function decide(input: GateInput): GateResult {
   }
   let contextWaived = false;
   if (input.tier === 'high') {
-    const turnOnly = intentFromTurnOnly(input.intent, trustedIds);
-    const supply = input.values.map((v) => valueSupply(v, input.suppliers?.[topArgument(v.argument)] ?? DEFAULT_SUPPLIERS, trustedIds, turnOnly));
+    const naming = !(input.intent?.sources ?? []).some((s) => s.source === 'application');
+    const supply = input.values.map((v) => valueSupply(v, input.suppliers?.[topArgument(v.argument)] ?? DEFAULT_SUPPLIERS, trustedIds, naming));
     contextWaived = input.intent?.repeatOf === undefined && intentTrusted(input.intent, trustedIds) && supply.every((x) => x.strong);
     // with trusted intent and values, what the session merely read does not count; what the caller declared still does
     for (const d of weak) if (!(contextWaived && !d.why.includes('declared'))) soft.add(d.corroborationAttempted ? 'missing_corroboration' : 'untrusted_origin', [d.memoryId]);
@@ -250,7 +250,7 @@ interface Supply {
  * `claim:<field>` — a record with action authority >= the threshold claims it in that field;
  * `text` — such a record's text contains it.
  */
-function valueSupply(v: ValueProvenance, allowed: readonly string[], trustedIds: ReadonlySet<string>, turnOnly: boolean): Supply {
+function valueSupply(v: ValueProvenance, allowed: readonly string[], trustedIds: ReadonlySet<string>, naming: boolean): Supply {
   const product = productOfUserNumbers(v);
   const turn = allowed.includes('user_turn') && (v.userTurn || product);
   // a value a plain turn itself asserts may waive the context — an amount, or an identifier of an argument no claim
@@ -261,20 +261,15 @@ function valueSupply(v: ValueProvenance, allowed: readonly string[], trustedIds:
   const asserted = turn && v.userTurnAsserted === true && (isAmount || !allowed.some((s) => s.startsWith('claim:')));
   const listed = (v.claims ?? []).filter((c) => allowed.includes(`claim:${c.field}`));
   const claims = listed.flatMap((c) => c.recordIds);
-  // when only the user's turn asks for the action, a claim waives only for the party the turn names: "pay the Acme
-  // invoice" is no request to pay Globex, though the vendor master claims Globex's account too
-  const waiving = turnOnly ? listed.flatMap((c) => c.named ?? []) : claims;
+  // unless the application asserted the intent, a claim waives only for the one party the user's plain request
+  // names: "pay the Acme invoice" is no request to pay Globex, though the vendor master claims Globex's account too
+  const waiving = naming ? listed.flatMap((c) => c.named ?? []) : claims;
   const text = allowed.includes('text') ? v.recordIds : [];
   return {
     strong: asserted || waiving.some((id) => trustedIds.has(id)),
     weak: (turn && !asserted) || text.some((id) => trustedIds.has(id)),
     suppliers: [...new Set([...claims, ...text])],
   };
-}
-
-/** Does the action's trusted intent come from the user's turn alone (no application intent, no trusted standing instruction)? */
-function intentFromTurnOnly(intent: IntentProvenance | undefined, trustedIds: ReadonlySet<string>): boolean {
-  return !(intent?.sources ?? []).some((s) => s.source === 'application' || (s.source === 'standing_instruction' && (s.recordIds ?? []).some((id) => trustedIds.has(id))));
 }
 
 /**

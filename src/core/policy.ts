@@ -126,7 +126,27 @@ export interface Policy {
  */
 const PAYMENT_SUPPLIERS = { to: ['claim:payee_account', 'user_turn', 'text'], amount: ['user_turn', 'claim:amount_due', 'text'] };
 /** Who may supply a message's or an export's destination in the default policy. */
-const RECIPIENT_SUPPLIERS = { to: ['claim:email_address', 'user_turn', 'text'], destination: ['claim:email_address', 'claim:export_destination', 'user_turn', 'text'] };
+const RECIPIENT_SUPPLIERS = {
+  to: ['claim:email_address', 'user_turn', 'text'],
+  cc: ['claim:email_address', 'user_turn', 'text'],
+  bcc: ['claim:email_address', 'user_turn', 'text'],
+  destination: ['claim:email_address', 'claim:export_destination', 'user_turn', 'text'],
+};
+
+/**
+ * The arguments each `high` action of the default policy takes (`arguments`): any other top-level
+ * argument — a `recurring: true` riding along on a payment the user asked for — is refused
+ * (`metadata_missing`, `argument_not_allowed`; docs/design.md § Action gate).
+ */
+const PAYMENT_ARGUMENTS = ['to', 'amount', 'currency', 'memo', 'note', 'reference', 'invoice'];
+const ARGUMENTS = {
+  purchase: ['item', 'items', 'quantity', ...PAYMENT_ARGUMENTS],
+  email: ['to', 'cc', 'bcc', 'subject', 'body', 'attachment'],
+  data: ['to', 'destination', 'data', 'format', 'subject', 'body'],
+  setting: ['key', 'value'],
+  permission: ['grantee', 'role', 'resource'],
+  deploy: ['service', 'environment', 'target', 'version'],
+};
 /** Who may supply a permission change's grantee and role in the default policy. */
 const PERMISSION_SUPPLIERS = { grantee: ['claim:username', 'user_turn', 'text'], role: ['claim:role', 'user_turn', 'text'] };
 
@@ -142,22 +162,24 @@ export const DEFAULT_POLICY: PolicyInput = {
     draft: { tier: 'read_only' },
     set_preference: { tier: 'low', description: 'personalization: reversible, user-visible' },
     personalize: { tier: 'low' },
-    pay: { tier: 'high', argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['pay', 'settle', 'remit', 'payroll'] },
-    wire_transfer: { tier: 'high', argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['wire', 'transfer'] },
-    purchase: { tier: 'high', argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['buy', 'purchase', 'order', 'reorder', 'renew'] },
-    refund: { tier: 'high', argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['refund'] },
-    send_email: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['email', 'send', 'mail', 'forward', 'reply'] },
-    send_data: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['send', 'share', 'email'] },
-    export_data: { tier: 'high', suppliers: RECIPIENT_SUPPLIERS, intent: ['export', 'send', 'share'] },
+    pay: { tier: 'high', arguments: PAYMENT_ARGUMENTS, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['pay', 'settle', 'remit', 'payroll'] },
+    wire_transfer: { tier: 'high', arguments: PAYMENT_ARGUMENTS, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['wire', 'transfer'] },
+    purchase: { tier: 'high', arguments: ARGUMENTS.purchase, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['buy', 'purchase', 'order', 'reorder', 'renew'] },
+    refund: { tier: 'high', arguments: PAYMENT_ARGUMENTS, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['refund'] },
+    send_email: { tier: 'high', arguments: ARGUMENTS.email, suppliers: RECIPIENT_SUPPLIERS, intent: ['email', 'send', 'mail', 'forward', 'reply'] },
+    send_data: { tier: 'high', arguments: ARGUMENTS.data, suppliers: RECIPIENT_SUPPLIERS, intent: ['send', 'share', 'email'] },
+    export_data: { tier: 'high', arguments: ARGUMENTS.data, suppliers: RECIPIENT_SUPPLIERS, intent: ['export', 'send', 'share'] },
     update_setting: {
       tier: 'high',
+      arguments: ARGUMENTS.setting,
       suppliers: { key: ['claim:setting_key', 'user_turn', 'text'], value: ['claim:setting_value', 'user_turn', 'text'] },
       intent: ['set', 'change', 'update', 'point', 'configure'],
     },
-    change_permission: { tier: 'high', suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'change', 'revoke', 'remove'] },
-    grant_permission: { tier: 'high', suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'add'] },
+    change_permission: { tier: 'high', arguments: ARGUMENTS.permission, suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'change'] },
+    grant_permission: { tier: 'high', arguments: ARGUMENTS.permission, suppliers: PERMISSION_SUPPLIERS, intent: ['grant', 'give', 'set up', 'add'] },
     deploy: {
       tier: 'high',
+      arguments: ARGUMENTS.deploy,
       suppliers: { target: ['claim:image', 'user_turn', 'text'], '{resource}': ['claim:deploy_target', 'user_turn', 'text'] },
       intent: ['deploy', 'release', 'roll out', 'ship'],
     },

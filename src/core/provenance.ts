@@ -5,8 +5,8 @@
  * the user's turn it is (src/core/values.ts). Pure; linear in the total length of the texts and
  * values (one automaton pass per text).
  */
-import { claimValueEquals } from './claims.js';
-import { FUNCTION_WORDS, NOUNS } from './request-grammar.js';
+import { claimText, claimValueEquals } from './claims.js';
+import { turnWords } from './request-grammar.js';
 import type { Action, ArgumentType, Claim, ValueProvenance } from './types.js';
 import { type ArgumentValue, type MatchText, RESOURCE_ARGUMENT, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
 
@@ -27,13 +27,13 @@ type ClaimSupplier = { field: string; recordIds: string[]; named?: string[] };
 /**
  * The records whose typed claims supply `v`: a claim of one of `fields` whose value equals `v`
  * (src/core/claims.ts `claimValueEquals`), by field; empty when none. `named`: the records among
- * them with such a claim whose subject or value `named` says the user's turn asserts.
+ * them with such a claim that `named` says the user's turn names.
  */
 function claimSuppliers(
   v: ArgumentValue,
   fields: readonly string[],
   records: ReadonlyArray<{ id: string; claims?: readonly Claim[] | undefined }>,
-  named: ((text: string) => boolean) | null,
+  named: ((c: Claim) => boolean) | null,
 ): ClaimSupplier[] {
   const out: ClaimSupplier[] = [];
   for (const field of [...new Set(fields)].sort()) {
@@ -43,7 +43,7 @@ function claimSuppliers(
       for (const c of r.claims ?? []) {
         if (c.field !== field || !claimValueEquals(c.value, v.value, v.amount)) continue;
         ids.add(r.id);
-        if (named !== null && (named(c.subject) || named(c.value))) namedIds.add(r.id);
+        if (named !== null && named(c)) namedIds.add(r.id);
       }
     }
     if (ids.size > 0) out.push({ field, recordIds: [...ids].sort(), ...(named !== null ? { named: [...namedIds].sort() } : {}) });
@@ -52,27 +52,41 @@ function claimSuppliers(
 }
 
 /**
- * Which texts (claims' subjects and values) the asserting clauses of the turn name: the text's
- * tokens in order (one automaton pass for all of them), or a distinctive word of it — three
- * letters or more, no function word or business noun (src/core/request-grammar.ts) — as a word of
- * the turn ("our payroll team" names `payroll@tessaline.example`, "the Acme invoice" names
- * `ACME-AP`; it never names `GLOBEX-AP`).
+ * Which claims the turn names as its party: the claim's subject or value at the start of one of its
+ * party slots (src/core/request-grammar.ts `partySlots`), the longest of a field's claims that start
+ * there — "the Acme Holdings invoice" names the payee `Acme Holdings`, not `Acme`.
  */
-function namedByTurn(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefined }>, assertedTurn: readonly MatchText[]): ((text: string) => boolean) | null {
-  if (assertedTurn.length === 0) return null;
-  const texts = [...new Set(claimed.flatMap((r) => (r.claims ?? []).flatMap((c) => [c.subject, c.value])))];
-  const { byValue } = suppliersOf(
-    texts.map((value) => ({ argument: '', value, type: 'identifier' as const, amount: null })),
-    assertedTurn,
-  );
-  const turnWords = new Set(assertedTurn.flatMap((t) => t.vocab.flatMap((w) => [w, ...w.split(/[^\p{L}\p{N}]+/u)])));
-  const distinctive = (text: string): boolean =>
-    text
-      .toLowerCase()
-      .split(/[^\p{L}\p{N}]+/u)
-      .some((w) => w.length >= 3 && /\p{L}/u.test(w) && !FUNCTION_WORDS.has(w) && !NOUNS.has(w) && turnWords.has(w));
-  const named = new Set(texts.filter((t, i) => (byValue[i] as number[]).length > 0 || distinctive(t)));
-  return (text) => named.has(text);
+function namedByTurn(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefined }>, slots: readonly (readonly string[])[] | null): ((c: Claim) => boolean) | null {
+  if (slots === null) return null;
+  const claims = claimed.flatMap((r) => r.claims ?? []);
+  const words = new Map<string, string[]>();
+  const wordsOf = (t: string): string[] => words.get(t) ?? (words.set(t, turnWords(t)), words.get(t) as string[]);
+  const named = new Set<Claim>();
+  for (const slot of slots) {
+    const starts = (t: string): number => {
+      const ws = wordsOf(t);
+      return ws.length > 0 && ws.length <= slot.length && ws.every((w, i) => slot[i] === w) ? ws.length : 0;
+    };
+    const at = claims.map((c) => ({ c, n: Math.max(starts(c.subject), starts(c.value)) })).filter((x) => x.n > 0);
+    for (const x of at) if (!at.some((y) => y.c.field === x.c.field && y.n > x.n)) named.add(x.c);
+  }
+  return (c) => named.has(c);
+}
+
+/**
+ * The values, by claim field, of the claims the turn names: a field with more than one ("pay Acme
+ * 1200 from Globex") names no party at all — the agent would be choosing.
+ */
+function namedValuesByField(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefined }>, named: (c: Claim) => boolean): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const r of claimed)
+    for (const c of r.claims ?? []) {
+      if (!named(c)) continue;
+      const set = out.get(c.field) ?? new Set<string>();
+      set.add(claimText(c.value));
+      out.set(c.field, set);
+    }
+  return out;
 }
 
 /**
@@ -83,6 +97,8 @@ function namedByTurn(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefi
  * @param suppliers - the policy's suppliers for the action's type (`argumentSuppliers`): only
  *   claims of the fields listed for a value's argument are traced.
  * @param claimed - the candidate records that carry claims (active, unexpired).
+ * @param slots - the party slots of a plain request (src/core/request-grammar.ts `partySlots`),
+ *   or null: a claim the turn names there gets `named`.
  * @param assertedTurn - the user's turn's asserting clauses, prepared (src/core/intent.ts
  *   `assertedClauses`): a value the turn contains gets `userTurnAsserted` — whether one of them
  *   contains it.
@@ -98,13 +114,16 @@ export function valueProvenance(
   suppliers: Readonly<Record<string, readonly string[]>> = {},
   claimed: ReadonlyArray<{ id: string; claims?: readonly Claim[] | undefined }> = [],
   assertedTurn: readonly MatchText[] = [],
+  slots: readonly (readonly string[])[] | null = null,
 ): ValueProvenance[] {
   const values = actionValues(action, types);
   const all = userTurn === null ? texts.map((x) => x.text) : [...texts.map((x) => x.text), userTurn];
   const { byValue } = suppliersOf(values, all);
   const asserted = userTurn !== null && assertedTurn.length > 0 ? suppliersOf(values, assertedTurn).byValue : null;
   const products = userTurn !== null && values.some((v) => v.amount !== null) ? markedProducts(userTurn) : [];
-  const named = namedByTurn(claimed, assertedTurn);
+  const namedClaim = namedByTurn(claimed, slots);
+  const byField = namedClaim !== null ? namedValuesByField(claimed, namedClaim) : null;
+  const named = namedClaim === null || byField === null ? null : (c: Claim): boolean => namedClaim(c) && (byField.get(c.field)?.size ?? 0) === 1;
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
     const recordIds = hits

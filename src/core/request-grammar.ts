@@ -50,19 +50,21 @@ export const HEDGES: ReadonlySet<string> = words(
 );
 
 /** Words a turn may open with before its intent phrase. */
-const LEAD_WORDS: ReadonlySet<string> = words('please kindly ok okay go ahead and also just now');
+const LEAD_WORDS: ReadonlySet<string> = words('please kindly ok okay yes hi hello go ahead and also just now');
 
 /** Function words of a request: articles, possessives, pronouns and the prepositions that name a party or an object. */
-export const FUNCTION_WORDS: ReadonlySet<string> = words(
-  'the a an our my their his her its this that these those to for of from with in into via and me us them it please now today immediately full all same',
-);
+export const FUNCTION_WORDS: ReadonlySet<string> = words('the a an our my their his her its this that these those to for of with in into via and it please now today immediately full all same thanks');
 
-/** Nouns and adjectives of business requests that name no party, amount, time or condition. */
+/**
+ * Nouns and adjectives of business requests that name no party, amount, time or condition — and
+ * no relation to a party (`supplier`, `partner`, `team` would let "pay Acme's supplier" name Acme)
+ * and no role (`admin`: "give mallory the admin report").
+ */
 export const NOUNS: ReadonlySet<string> = words(
-  'invoice invoices bill bills payment payments rent fee fees deposit amount balance total account accounts vendor vendors supplier',
-  'suppliers contractor contact team office access report reports file files copy export data repository repo folder document',
-  'documents plan subscription service production staging build version release role read write admin viewer editor owner member',
-  'partner customer client order usd eur gbp chf jpy cad aud dollars euros pounds open latest current outstanding usual new security',
+  'invoice invoices bill bills payment payments rent fee fees deposit amount balance total account accounts office access report',
+  'reports file files copy export data repository repo folder document documents plan subscription service production staging',
+  'build version release role order usd eur gbp chf jpy cad aud dollars euros pounds open latest current outstanding usual new',
+  'security',
 );
 
 /** Period adjectives: allowed only before a noun, and never after a {@link TIME_PREPOSITIONS time preposition}. */
@@ -71,6 +73,8 @@ const PERIOD_WORDS: ReadonlySet<string> = words(
   "last previous q1 q2 q3 q4 h1 h2 month's week's year's quarter's",
 );
 const FISCAL_YEAR = /^fy\d{2,4}$/;
+/** Nouns a number after them labels rather than counts. */
+const LABELLED: ReadonlySet<string> = words('invoice invoices bill bills account accounts order reference ref number no ticket po item version release');
 /** Prepositions of time: a period word after one of them schedules the action ("in March") rather than naming its object. */
 const TIME_PREPOSITIONS: ReadonlySet<string> = words('in on at by from to for within during through since starting till until');
 /** Delimiters a plain request may contain: white space, list and sentence punctuation, currency signs, brackets around a name. */
@@ -197,7 +201,7 @@ export function readRequest(turn: string, x: RequestContext): TurnReading {
   const mark = tokens.find((t) => (!t.run && !PLAIN_MARKS.has(t.token)) || (t.run && /^[\p{P}\p{S}]+$/u.test(t.token)));
   if (mark) return { plain: false, reason: 'unknown_word', word: mark.token };
   const ws = tokens.filter((t) => t.run).map((t) => t.token);
-  const problem = wordProblem(ws, x);
+  const problem = wordProblem(ws, x) ?? labelledNumber(tokens);
   if (problem) return problem;
   const compiled = x.phrases.map((phrase) => ({
     phrase,
@@ -228,4 +232,49 @@ function periodBeforeNoun(ws: readonly string[], j: number, x: RequestContext): 
   const next = ws[j + 1];
   if (!(PERIOD_WORDS.has(w) || FISCAL_YEAR.test(w)) || next === undefined || TIME_PREPOSITIONS.has(ws[j - 1] ?? '')) return false;
   return NOUNS.has(next) || known(next, x.grounding) || known(next, x.actionWords) || PERIOD_WORDS.has(next);
+}
+
+/** A number right after a noun that it labels ("invoice 4471", "account 4471"; not "invoice, $1200") is no amount. */
+function labelledNumber(tokens: readonly { token: string; run: boolean }[]): TurnReading | null {
+  const spoken = tokens.filter((t) => t.token !== ' ');
+  for (let i = 1; i < spoken.length; i++) {
+    const t = spoken[i] as { token: string; run: boolean };
+    const prev = spoken[i - 1] as { token: string; run: boolean };
+    if (t.run && NUMBER.test(t.token) && prev.run && LABELLED.has(prev.token)) return { plain: false, reason: 'numbers', word: t.token };
+  }
+  return null;
+}
+
+/** Words a party's name may follow at the start of a slot. */
+const DETERMINERS: ReadonlySet<string> = words('the a an our my their this latest current open outstanding usual new');
+
+/**
+ * The slots of a plain request where it names the party its action goes to: the words right after
+ * its intent phrase, and right after each `to` or `for` — each with determiners and period words skipped and
+ * possessives read as the name ("Halvorsen Freight's invoice" → halvorsen freight invoice). A claim
+ * names the party only at the start of a slot (src/core/provenance.ts): "give mallory a copy of the
+ * admin report" names mallory, not the role admin.
+ *
+ * @param turn - the user's turn (a plain request).
+ * @param phrase - the intent phrase it opens with (`readRequest`'s `phrase`).
+ * @returns each slot as normalised words to the end of the turn.
+ */
+export function partySlots(turn: string, phrase: string): string[][] {
+  const ws = turnWords(turn);
+  const p = turnWords(phrase);
+  const starts: number[] = [];
+  for (let i = 0; i + p.length <= ws.length; i++) if (p.every((w, j) => ws[i + j] === w)) starts.push(i + p.length);
+  ws.forEach((w, i) => (w === 'to' || w === 'for' ? starts.push(i + 1) : undefined));
+  return starts.map((s) => {
+    let i = s;
+    while (i < ws.length && (DETERMINERS.has(ws[i] as string) || PERIOD_WORDS.has(ws[i] as string) || PERIOD_WORDS.has(`${ws[i] as string}'s`))) i++;
+    return ws.slice(i);
+  });
+}
+
+/** The normalised words of a text, possessives read as their names. */
+export function turnWords(text: string): string[] {
+  return turnTokens(text)
+    .filter((t) => t.run)
+    .map((t) => t.token.replace(/'s$|'$/, ''));
 }

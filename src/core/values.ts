@@ -49,10 +49,20 @@ export const RESOURCE_ARGUMENT = '{resource}';
 export const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
+ * A key below the top level that may be structure rather than a value: words of ASCII letters
+ * joined by single underscores (`account`, `line_items`), no digit.
+ */
+export const WORD_KEY = /^[A-Za-z]+(?:_[A-Za-z]+)*$/;
+
+/**
  * Flatten `args` to leaf values (strings and finite numbers). Booleans, null and empty strings
  * carry no value. Object keys that are not plain identifiers are values too (a payee smuggled
  * in as a key, `{ "ACCT-9": 1200 }`, must be supplied like any other value); a key is always an
- * identifier.
+ * identifier. Below the top level (docs/design.md § Action gate), a key is a value too unless it
+ * is a {@link WORD_KEY} that labels a value: `{to: {account: "ACME-AP", acct_1Mallory: {}}}` or
+ * `{to: {account: "ACME-AP", recurring: true}}` — a key with a digit, or one that labels nothing
+ * (an empty object, a flag) — must be supplied like `ACME-AP`. Top-level names are the
+ * policy's to restrict (`actions.<type>.arguments`).
  *
  * @param types - the policy's argument types of this action, by top-level argument name
  *   (`policy.argumentTypes`); every leaf under an `amount` argument is an amount, the rest identifiers.
@@ -71,9 +81,12 @@ export function argumentValues(args: Readonly<Record<string, unknown>>, types: R
     else if (v !== null && typeof v === 'object') {
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
         const p = path ? `${path}.${k}` : k;
-        if (!PLAIN_KEY.test(k)) identifier(k, `${p}{key}`);
+        const at = out.length;
         const t = path === '' ? (Object.prototype.hasOwnProperty.call(types, k) ? (types[k] as ArgumentType) : 'identifier') : type;
         walk(x, p, t);
+        const traced = !PLAIN_KEY.test(k) || (path !== '' && !(WORD_KEY.test(k) && out.length > at));
+        // the key goes before what it labels (the order values are reported in)
+        if (traced && k.trim() !== '') out.splice(at, 0, { argument: `${p}{key}`, value: k, type: 'identifier', amount: null });
       }
     }
   };

@@ -61,6 +61,8 @@ export interface ServerConfig {
   readonly toolWritesPerMinute: number;
   /** UTF-8 bytes of content one tool principal may store per minute, over HTTP and MCP together (default 16 MiB); more is 429 RATE_LIMITED. */
   readonly toolWriteBytesPerMinute: number;
+  /** versions one record's chain may hold, every writer together (default 100); one more is 409 VERSION_CHAIN_FULL. */
+  readonly maxVersionsPerChain: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
@@ -87,22 +89,50 @@ export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
   toolMaxContentBytes: 1024 * 1024,
   toolWritesPerMinute: 600,
   toolWriteBytesPerMinute: 16 * 1024 * 1024,
+  maxVersionsPerChain: 100,
 });
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** `123`, `512kb`, `2mb` → bytes. */
-function bytes(v: string | number): number {
+const UNITS: ReadonlyMap<string, number> = new Map([
+  ['b', 1],
+  ...['k', 'kb', 'kib'].map((u) => [u, 1024] as const),
+  ...['m', 'mb', 'mib'].map((u) => [u, 1024 ** 2] as const),
+  ...['g', 'gb', 'gib'].map((u) => [u, 1024 ** 3] as const),
+]);
+
+/**
+ * A size in bytes: a number, or a string of digits (a fraction allowed) and an optional unit —
+ * `b`, `k`/`kb`/`kib`, `m`/`mb`/`mib`, `g`/`gb`/`gib`, any case, 1 kb = 1024 bytes: `123`,
+ * `512kb`, `1.5MiB`, `10gb` (rounded down to whole bytes). NaN for anything else.
+ */
+export function bytes(v: string | number): number {
   if (typeof v === 'number') return v;
-  const m = /^\s*(\d+)\s*(b|kb|k|kib|mb|m|mib)?\s*$/i.exec(v);
-  if (!m) return Number.NaN;
-  const unit = (m[2] ?? 'b').toLowerCase();
-  const mult = unit.startsWith('k') ? 1024 : unit.startsWith('m') ? 1024 * 1024 : 1;
-  return Number(m[1]) * mult;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(v);
+  const mult = m ? UNITS.get((m[2] || 'b').toLowerCase()) : undefined;
+  return m && mult !== undefined ? Math.floor(Number(m[1]) * mult) : Number.NaN;
 }
 
-/** A size in bytes, as a number or a string such as `64KiB` (see {@link bytes}), from 1 to `max`. */
-const byteSize = (max: number) => z.union([z.number(), z.string()]).transform(bytes).pipe(z.number().int().min(1).max(max));
+/** `n` bytes in the largest unit that divides it: `100mb`, `1024` → `1kb`. */
+const sizeText = (n: number): string => {
+  const [unit, size] = (['gb', 'mb', 'kb'] as const).map((u) => [u, UNITS.get(u) as number] as const).find(([, m]) => n % m === 0) ?? ['', 1];
+  return `${n / size}${unit || (n === 1 ? ' byte' : ' bytes')}`;
+};
+
+const SIZE_HELP = 'not a size: give a number of bytes, or one with a unit b, kb, mb or gb (1 kb = 1024 bytes), e.g. 512kb, 10mb, 1gb';
+
+/** A size in bytes, as a number or a string such as `64KiB` (see {@link bytes}), from `min` to `max`. */
+const byteSize = (max: number, min = 1) =>
+  z
+    .union([z.number(), z.string().refine((v) => !Number.isNaN(bytes(v)), SIZE_HELP)])
+    .transform(bytes)
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min, `at least ${sizeText(min)}`)
+        .max(max, `at most ${sizeText(max)}`),
+    );
 
 const fields = {
   host: z.string().min(1).max(255),
@@ -110,16 +140,7 @@ const fields = {
   db: z.string().min(1),
   policy: z.string().min(1),
   checkpointKeyFile: z.string().min(1),
-  bodyLimit: z
-    .union([z.number(), z.string()])
-    .transform(bytes)
-    .pipe(
-      z
-        .number()
-        .int()
-        .min(1024)
-        .max(1024 * 1024 * 1024),
-    ),
+  bodyLimit: byteSize(1024 * 1024 * 1024, 1024),
   maxContentChars: z.coerce.number().int().min(1).max(1_000_000),
   logLevel: z.enum(LEVELS),
   validateResponses: z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]),
@@ -137,6 +158,7 @@ const fields = {
   toolMaxContentBytes: byteSize(100 * 1024 * 1024),
   toolWritesPerMinute: z.coerce.number().int().min(1).max(1_000_000),
   toolWriteBytesPerMinute: byteSize(100 * 1024 * 1024 * 1024),
+  maxVersionsPerChain: z.coerce.number().int().min(2).max(100_000),
 };
 
 /** The config file's `embeddings` object (docs/embeddings.md). */
@@ -173,6 +195,7 @@ export const ConfigFileSchema = z.strictObject({
   toolMaxContentBytes: fields.toolMaxContentBytes.optional(),
   toolWritesPerMinute: fields.toolWritesPerMinute.optional(),
   toolWriteBytesPerMinute: fields.toolWriteBytesPerMinute.optional(),
+  maxVersionsPerChain: fields.maxVersionsPerChain.optional(),
 });
 
 /** Environment variable of each setting (an empty variable counts as unset). */
@@ -197,6 +220,7 @@ export const ENV_VARS: Readonly<Partial<Record<keyof ServerConfig, string>>> = O
   toolMaxContentBytes: 'MEMAUTH_TOOL_MAX_CONTENT',
   toolWritesPerMinute: 'MEMAUTH_TOOL_WRITES_PER_MINUTE',
   toolWriteBytesPerMinute: 'MEMAUTH_TOOL_WRITE_BYTES_PER_MINUTE',
+  maxVersionsPerChain: 'MEMAUTH_MAX_VERSIONS_PER_CHAIN',
 });
 
 type Raw = Partial<Record<keyof ServerConfig, unknown>>;
@@ -285,6 +309,7 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     toolMaxContentBytes: pick('toolMaxContentBytes') ?? d.toolMaxContentBytes,
     toolWritesPerMinute: pick('toolWritesPerMinute') ?? d.toolWritesPerMinute,
     toolWriteBytesPerMinute: pick('toolWriteBytesPerMinute') ?? d.toolWriteBytesPerMinute,
+    maxVersionsPerChain: pick('maxVersionsPerChain') ?? d.maxVersionsPerChain,
     ...(file.embeddings !== undefined ? { embeddings: file.embeddings } : {}),
   });
 }

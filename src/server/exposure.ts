@@ -20,6 +20,7 @@ import { MemauthError } from '../core/errors.js';
 import type { Decision, MemoryRecord, Principal } from '../core/types.js';
 import { type CorroborationView, corroborationViews, mayShowText } from '../core/exposure.js';
 import { HttpError } from './errors.js';
+import { ownRecordIds } from './external-ids.js';
 import type { Identity } from './tokens.js';
 
 /** Principal kinds that stand for an agent or a channel (those an MCP connection may be bound to). */
@@ -88,7 +89,7 @@ export function assertNotExternalReader(kind: string, what: string): void {
  */
 export async function assertCitesOwn(mem: Memory, tenant: string, caller: Pick<Principal, 'id' | 'kind'> | null, ids: readonly string[] | undefined, field: string): Promise<void> {
   if (caller === null || caller.kind !== 'external' || ids === undefined || ids.length === 0) return;
-  const own = new Set((await mem.driver.getRecords(tenant, [...new Set(ids)])).filter((r) => r.origin.principalId === caller.id).map((r) => r.id));
+  const own = await ownRecordIds(mem, tenant, caller.id, ids);
   const refused = [...new Set(ids)].filter((id) => !own.has(id));
   if (refused.length === 0) return;
   throw new HttpError(

@@ -295,6 +295,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       // after the COMMIT that includes its write (src/store/sqlite/group-commit.ts)
       groupCommit: true,
       embedder: options.embedder ?? null,
+      maxVersionsPerChain: config.maxVersionsPerChain,
       ...(config.policy !== undefined ? { policy: config.policy } : {}),
       ...(config.checkpointKeyFile !== undefined ? { checkpointKeyFile: config.checkpointKeyFile } : {}),
     }));

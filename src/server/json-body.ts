@@ -6,17 +6,21 @@
  * past 2^53, an amount with more digits than a double keeps — would be checked, hashed and stored
  * as a different value than the one an executor reading the same JSON exactly acts on
  * (docs/design.md § Known limits): it is refused, 400 `INEXACT_NUMBER`, before any route runs.
+ * So is an object that repeats a key (`{"to":"A","to":"B"}`: `JSON.parse` keeps the last, another
+ * reader of the same text may keep the first), 400 `DUPLICATE_KEY` (src/core/json-keys.ts).
  *
- * May import: fastify types, ./errors.js, core/json-numbers.
+ * May import: fastify types, ./errors.js, core/json-numbers, core/json-keys.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { duplicateKey } from '../core/json-keys.js';
 import { inexactNumberLiteral } from '../core/json-numbers.js';
 import { HttpError } from './errors.js';
 
 /**
  * Replace the `application/json` parser of `app` by the checking one.
  * Refusals: `INEXACT_NUMBER` (400) with details `{literal, offset, parsed, why}` (`why`:
- * `rounded`, `unsafe_integer` or `overflow`); Fastify's own (INVALID_JSON, BODY_TOO_LARGE) as before.
+ * `rounded`, `unsafe_integer` or `overflow`); `DUPLICATE_KEY` (400) with details `{key, offset}`;
+ * Fastify's own (INVALID_JSON, BODY_TOO_LARGE) as before.
  */
 export function exactJsonBodies(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
@@ -24,6 +28,11 @@ export function exactJsonBodies(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
     parse(req, body as string, (err: Error | null, value?: unknown) => {
       if (err !== null) return done(err);
+      const dup = duplicateKey(body as string);
+      if (dup !== null) {
+        const message = `the body repeats the key ${JSON.stringify(dup.key)} in one object (at offset ${dup.offset}): send each key once, so that every reader of the body sees the same value`;
+        return done(new HttpError(400, 'DUPLICATE_KEY', message, { ...dup }));
+      }
       const bad = inexactNumberLiteral(body as string);
       if (bad === null) return done(null, value);
       done(

@@ -18,6 +18,7 @@ import type { AuditReport } from '../api/verify.js';
 import type { Decision, Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
 import { type ReplayView, assertCitesOwn, assertNotExternalReader, recordFor } from './exposure.js';
+import { decisionAs, supersedeAs } from './external-ids.js';
 import { decisionText, evaluationText, modelJson, recordLine, result, versionsLine } from './mcp-text.js';
 import { assertMayDelete, checkContent } from './routes/common.js';
 
@@ -76,6 +77,8 @@ const TEXT = {
   expiresAt: 'ISO date-time after which it is not used',
   reason: 'why (kept in the audit log)',
   id: 'record id',
+  claims: 'facts the text states: [{"subject":"Acme","field":"payee_account","value":"ACME-AP-1"}]; same authority as the memory',
+  source: 'its source (URL, message id, file); omit for your own words',
 };
 
 // the action alone: the trust boundary (context, dependsOn) and the confirmation are not the model's to choose
@@ -89,11 +92,11 @@ const actionInput = z.strictObject({
 const rememberInput = described(schemas.write.pick({ scope: true, content: true, source: true, sourceAt: true, expiresAt: true, reason: true, claims: true }), {
   scope: TEXT.scope,
   content: 'the text to store',
-  source: 'URL, message id or file it came from; omit for your own statement',
+  source: TEXT.source,
   sourceAt: 'ISO date-time the source said it',
   expiresAt: TEXT.expiresAt,
   reason: TEXT.reason,
-  claims: 'facts the text states, as [{subject, field, value}], e.g. {"subject":"Acme","field":"payee_account","value":"ACME-AP-1"}; they get the same authority as the memory',
+  claims: TEXT.claims,
 });
 const recallInput = described(schemas.search.pick({ scope: true, query: true, limit: true, mode: true }), {
   scope: TEXT.scope,
@@ -113,11 +116,12 @@ const summarizeInput = described(
     transform: 'summarize, extract, rewrite, merge…',
   },
 );
-const supersedeInput = described(schemas.supersede.pick({ id: true, content: true, reason: true, source: true, expiresAt: true }), {
+const supersedeInput = described(schemas.supersede.pick({ id: true, content: true, reason: true, source: true, expiresAt: true, claims: true }), {
   id: 'id of a current version of the record',
   content: 'the new text',
+  claims: TEXT.claims,
   reason: TEXT.reason,
-  source: 'URL, message id or file it came from; omit for your own statement',
+  source: TEXT.source,
   expiresAt: TEXT.expiresAt,
 });
 const forgetInput = described(schemas.delete.pick({ id: true, reason: true }), { id: TEXT.id, reason: TEXT.reason });
@@ -156,8 +160,8 @@ async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult
 async function supersedeMemory(c: ToolCall, a: z.output<typeof supersedeInput>): Promise<CallToolResult> {
   checkContent(c.config, a.content);
   await assertCitesOwn(c.mem, c.tenant, c.principal, [a.id], 'id');
-  c.admitWrite(a.content);
-  const r = await c.mem.supersede({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
+  c.admitWrite(a.content, a.claims);
+  const r = await supersedeAs(c.mem, c.principal, { ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
   const state = r.conflict
     ? `it COMPETES with the current versions ${r.current
         .filter((id) => id !== r.record.id)
@@ -179,14 +183,14 @@ async function summarizeIntoMemory(c: ToolCall, a: z.output<typeof summarizeInpu
 /** `check_action` → `Memory.evaluate` (dry run: records and consumes nothing). */
 async function checkAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
   c.admitDecision();
-  const e = await c.mem.evaluate({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context });
+  const e = await decisionAs(c.mem, c.principal, await c.mem.evaluate({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context }));
   return result(evaluationText(e), { ...e });
 }
 
 /** `authorize_action` → `Memory.authorize` (the recorded, audited decision). */
 async function authorizeAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
   c.admitDecision();
-  const d = await c.mem.authorize({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context });
+  const d = await decisionAs(c.mem, c.principal, await c.mem.authorize({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context }));
   return result(decisionText(d), { ...d });
 }
 

@@ -25,6 +25,7 @@ import type { Decision, Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
 import { HttpError, errorResponse } from './errors.js';
 import { assertDecisionVisible, assertNotExternalReader, replayFor } from './exposure.js';
+import { decisionAs, replayAs } from './external-ids.js';
 import { jsonResource, modelJson, toolError } from './mcp-text.js';
 import { MCP_TOOLS, type ToolCall } from './mcp-tools.js';
 import type { Identity } from './tokens.js';
@@ -109,10 +110,10 @@ export const MCP_RESOURCES: readonly ResourceSpec[] = [
 function toolCall(b: McpBinding): ToolCall {
   const { mem, tenant, principal } = b;
   // decisions are not records: the connection sees only those its principal requested, another's answers like a missing one
-  const ownDecision = async (decisionId: string): Promise<Decision> => assertDecisionVisible(principal.id, tenant, await mem.getDecision({ tenant, decisionId }));
+  const ownDecision = async (decisionId: string): Promise<Decision> => decisionAs(mem, principal, assertDecisionVisible(principal.id, tenant, await mem.getDecision({ tenant, decisionId })));
   const replayOwn = async (decisionId: string) => {
     await ownDecision(decisionId);
-    return replayFor(null, mem, await expensive('replayDecision', () => mem.replay({ tenant, decisionId })));
+    return replayFor(null, mem, await replayAs(mem, tenant, principal, await expensive('replayDecision', () => mem.replay({ tenant, decisionId }))));
   };
   const expensive = b.expensive ?? (<T>(_operation: string, fn: () => Promise<T>): Promise<T> => fn());
   const verifyAudit = () => {

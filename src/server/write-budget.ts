@@ -7,8 +7,10 @@
  * values through it costs every later decision of the session, and each one stays on disk:
  * without a budget one token carrying others' text could stall every tenant and fill the disk.
  * Agents, people and the application are not limited here (only by `maxContentChars`). Used by
- * POST /v1/memories, POST /v1/derivations (routes/memories.ts) and the MCP tools `remember` and
- * `derive` alike.
+ * POST /v1/memories, POST /v1/derivations, POST /v1/memories/{id}/versions (routes/memories.ts)
+ * and the MCP tools `remember`, `summarize_into_memory` and `supersede_memory` alike; and by POST
+ * /v1/corroborations (routes/gate.ts): a corroboration is a stored row and an audit entry too (a
+ * refused one, an audit entry), so each counts as a record, its evidence as its bytes.
  *
  * External principals read nothing (server/exposure.ts), so their reads cost no budget here.
  *

@@ -138,8 +138,11 @@ export interface StorageTx extends StorageReader {
    * the token does not exist or is already revoked.
    */
   markTokenRevoked(id: string, at: string): Promise<boolean>;
-  /** The tenant's content key: `keyHex` stored when the tenant has none yet, else the stored one (never replaced). */
-  ensureTenantContentKey(tenant: string, keyHex: string, at: string): Promise<string>;
+  /**
+   * The tenant's content key: the stored one (never replaced), else `keyHex` (or what it returns:
+   * a fresh key is drawn only when the tenant has none yet) stored now.
+   */
+  ensureTenantContentKey(tenant: string, keyHex: string | (() => string), at: string): Promise<string>;
 }
 
 /**

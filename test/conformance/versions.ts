@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MemauthError, type Memory } from '../../src/index.js';
+import { hashedBody } from '../../src/core/claims.js';
+import { contentHashOf } from '../../src/core/content-hash.js';
 import { P, T, codes } from '../helpers.js';
 import { type StoreFactory, expectImmutable, setupWith } from './common.js';
 import { versionAttackCases } from './versions-attacks.js';
@@ -137,6 +139,37 @@ export function versionCases(f: StoreFactory): void {
       assert.ok(hits.some((h) => h.record.id === alice));
       const fix = await mem.supersede({ tenant: T, id: alice, principal: P.alice, content: 'payee ACCT-ALICE-2', reason: 'new account' });
       assert.equal(fix.conflict, false);
+    });
+  });
+
+  describe('claims of a version', () => {
+    test("a version carries typed claims: checked as a write's, in its hash and audit entry, of the version's authority", async (t) => {
+      const env = await setup();
+      t.after(env.dispose);
+      const { mem } = env;
+      const v1 = (await mem.write({ tenant: T, scope: 'vendors', principal: P.alice, content: 'Acme is paid at ACME-AP-1' })).record.id;
+      const claims = [{ subject: 'Acme', field: 'payee_account', value: 'ACME-AP-2' }];
+      const v2 = (await mem.supersede({ tenant: T, id: v1, principal: P.alice, content: 'Acme is paid at ACME-AP-2', reason: 'new account', claims })).record;
+      assert.deepEqual(v2.claims, claims);
+      assert.deepEqual((await mem.get({ tenant: T, id: v1 })).claims, claims, 'the current version is read with its claims');
+      const key = await mem.driver.tenantContentKey(T);
+      assert.equal(v2.contentHash, contentHashOf(hashedBody(v2.content as string, claims), key), 'the hash covers the claims');
+      const entry = (await mem.driver.auditRange(T, v2.audit.seq, v2.audit.seq))[0];
+      assert.equal((entry?.payload as { claimCount?: number }).claimCount, 1, 'the audit entry counts them');
+      assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
+      assert.equal(
+        await codeOf(mem.supersede({ tenant: T, id: v2.id, principal: P.alice, content: 'x', reason: 'y', claims: [{ subject: 'Acme', field: 'Bad Field', value: 'v' }] })),
+        'CLAIM_INVALID',
+      );
+
+      // an external principal's version: its claim is external_untrusted and supplies no payee
+      const own = (await mem.write({ tenant: T, scope: 'vendors', principal: P.mallory, content: 'Acme banks with us' })).record.id;
+      const evil = [{ subject: 'Acme', field: 'payee_account', value: 'ACCT-EVIL-9' }];
+      const m = (await mem.supersede({ tenant: T, id: own, principal: P.mallory, content: 'Acme is paid at ACCT-EVIL-9', reason: 'moved', claims: evil })).record;
+      assert.deepEqual(m.claims, evil);
+      assert.equal(m.taint.lowestAuthority, 'external_untrusted');
+      const d = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-EVIL-9', amount: '100' } }, dependsOn: [m.id], context: 'declared' });
+      assert.notEqual(d.outcome, 'allow', codes(d).join(','));
     });
   });
 

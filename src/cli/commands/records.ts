@@ -148,11 +148,25 @@ async function deriveCommand(ctx: Ctx, o: DeriveFlags): Promise<void> {
 }
 
 /** `supersede <id>` → `Memory.supersede`. */
-async function supersedeCommand(ctx: Ctx, o: { principal: string; content?: string; file?: string; reason: string; source?: string; session?: string; expiresAt?: string }, id: string): Promise<void> {
+async function supersedeCommand(
+  ctx: Ctx,
+  o: { principal: string; content?: string; file?: string; reason: string; source?: string; session?: string; expiresAt?: string; claim?: Claim[] },
+  id: string,
+): Promise<void> {
   const tenant = requireTenant(ctx);
   const content = await readContent(o);
   const r = await withMemory(ctx, (mem) =>
-    mem.supersede({ tenant, id, principal: o.principal, content, reason: o.reason, ...given('source', o.source), ...given('session', o.session), ...given('expiresAt', o.expiresAt) }),
+    mem.supersede({
+      tenant,
+      id,
+      principal: o.principal,
+      content,
+      reason: o.reason,
+      ...given('source', o.source),
+      ...given('session', o.session),
+      ...given('expiresAt', o.expiresAt),
+      ...given('claims', o.claim),
+    }),
   );
   ctx.emit(r, () => `${formatRecord(r.record)}\n${r.conflict ? `CONFLICT: competes with ${r.current.filter((x) => x !== r.record.id).join(', ')} (it does not outrank them)` : 'current version'}`);
 }
@@ -264,6 +278,7 @@ export const recordCommands: readonly AnyCommand[] = [
       { flags: '--source <ref>', description: 'where the text came from; default: the principal itself' },
       { flags: '--session <id>', description: 'session the write happens in' },
       { flags: '--expires-at <iso>', description: 'retention: when the version expires (ISO-8601)' },
+      { ...CLAIM_FLAG, description: "a typed claim the new version asserts, as subject:field=value (repeatable); it has the version's authority" },
     ],
     handler: supersedeCommand,
   }),

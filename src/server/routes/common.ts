@@ -170,5 +170,8 @@ export async function assertMayDelete(mem: Memory, tenant: string, caller: Princ
   }
 }
 
+/** The principal of a principal token, or null for the admin token. */
+export const callerOf = (identity: Identity): Principal | null => (identity.kind === 'principal' ? identity.principal : null);
+
 export const ok = (body: unknown): HandlerResult => ({ status: 200, body });
 export const created = (body: unknown): HandlerResult => ({ status: 201, body });

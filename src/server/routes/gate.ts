@@ -5,9 +5,10 @@
 import type { z } from 'zod';
 import type { Identity } from '../tokens.js';
 import { HttpError } from '../errors.js';
+import { decisionAs, replayAs } from '../external-ids.js';
 import { agentOf, assertCitesOwn, assertDecisionVisible, decisionVisible, replayFor } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
-import { type AnyRoute, type Services, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
+import { type AnyRoute, type Services, callerOf, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 /**
  * The gate input of a POST /v1/decisions(/evaluate) body: tenant and requester from the token, a
@@ -64,14 +65,16 @@ export const gateRoutes: readonly AnyRoute[] = [
     tag: 'gate',
     summary: "Record that the token's principal corroborates a record with evidence; the result says whether it counts",
     description:
-      'Counts only when docs/design.md § Corroboration holds (independent principal and domain, ≥ trusted_tool_verified, outside the lineage, evidence not derived from the record). Evidence `memory:<id>` must name a record of the same tenant.',
+      "Counts only when docs/design.md § Corroboration holds (independent principal and domain, ≥ trusted_tool_verified, outside the lineage, evidence not derived from the record). Evidence `memory:<id>` must name a record of the same tenant. A tool or external principal's corroboration (stored, or refused and logged) counts as one record of its write budget, its evidence as its bytes (429 RATE_LIMITED past it).",
     auth: 'principal',
     body: requests.CorroborationCreate,
     responses: { 201: 'CorroborateResult' },
-    errors: [404, 409],
+    errors: [404, 409, 429],
     handler: async ({ identity, body, services }) => {
       const principal = writerFor(identity, body.principal);
-      return created(await services.mem.corroborate({ ...body, tenant: tenantFor(identity, body.tenant), principal: principal.id }));
+      const tenant = tenantFor(identity, body.tenant);
+      services.writeBudget.admit(tenant, principal, body.evidence);
+      return created(await services.mem.corroborate({ ...body, tenant, principal: principal.id }));
     },
   }),
   route({
@@ -105,7 +108,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     errors: [404, 429],
     handler: async ({ identity, body, services }) => {
       const input = await checkedGateInput(identity, body, services);
-      return created(await services.mem.authorize(input));
+      return created(await decisionAs(services.mem, callerOf(identity), await services.mem.authorize(input)));
     },
   }),
   route({
@@ -121,7 +124,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     errors: [404, 429],
     handler: async ({ identity, body, services }) => {
       const input = await checkedGateInput(identity, body, services);
-      return ok(await services.mem.evaluate(input));
+      return ok(await decisionAs(services.mem, callerOf(identity), await services.mem.evaluate(input)));
     },
   }),
   route({
@@ -138,7 +141,8 @@ export const gateRoutes: readonly AnyRoute[] = [
       const agent = agentOf(identity);
       const tenant = tenantFor(identity, query.tenant);
       const decisions = await services.mem.listDecisions({ tenant, limit: query.limit });
-      return ok({ decisions: decisions.filter((d) => decisionVisible(agent, d)), ...(await tenantHint(identity, services, tenant, decisions.length === 0)) });
+      const shown = await Promise.all(decisions.filter((d) => decisionVisible(agent, d)).map((d) => decisionAs(services.mem, callerOf(identity), d)));
+      return ok({ decisions: shown, ...(await tenantHint(identity, services, tenant, decisions.length === 0)) });
     },
   }),
   route({
@@ -155,7 +159,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     errors: [404],
     handler: async ({ identity, params: p, query, services }) => {
       const tenant = tenantFor(identity, query.tenant);
-      return ok(assertDecisionVisible(agentOf(identity), tenant, await services.mem.getDecision({ tenant, decisionId: p.id })));
+      return ok(await decisionAs(services.mem, callerOf(identity), assertDecisionVisible(agentOf(identity), tenant, await services.mem.getDecision({ tenant, decisionId: p.id }))));
     },
   }),
   route({
@@ -173,7 +177,8 @@ export const gateRoutes: readonly AnyRoute[] = [
     handler: async ({ identity, params: p, query, services }) => {
       const tenant = tenantFor(identity, query.tenant);
       assertDecisionVisible(agentOf(identity), tenant, await services.mem.getDecision({ tenant, decisionId: p.id }));
-      return ok(replayFor(identity, services.mem, await services.expensive.run(tenant, 'replayDecision', () => services.mem.replay({ tenant, decisionId: p.id }))));
+      const r = await services.expensive.run(tenant, 'replayDecision', () => services.mem.replay({ tenant, decisionId: p.id }));
+      return ok(replayFor(identity, services.mem, await replayAs(services.mem, tenant, callerOf(identity), r)));
     },
   }),
 ];

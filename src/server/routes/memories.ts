@@ -3,8 +3,9 @@
  * call the facade).
  */
 import { params, queries, requests } from '../schemas.js';
+import { supersedeAs } from '../external-ids.js';
 import { agentOf, assertCitesOwn, assertMayRead, lineageFor, recordFor, viewFor } from '../exposure.js';
-import { type AnyRoute, assertMayDelete, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
+import { type AnyRoute, assertMayDelete, callerOf, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 const DELETED_HASH =
   "A deleted record's `contentHash` is shown to the admin, user and system tokens only; an agent, tool or external principal's token gets the string `withheld` (the keyed hash of erased text would let it test guesses).";
@@ -60,7 +61,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     tag: 'memories',
     summary: "Write a new version of a record as the token's principal (write rules); it competes with current versions it does not outrank",
     description:
-      "The record must be a current version in the token's tenant (404 otherwise; RECORD_DELETED or RECORD_SUPERSEDED, 409, with `details.current`). The new version hides the current versions whose action authority is at most its own; below one of them it competes (`conflict: true`) and reads and the gate show both. A chain at its version limit takes only a version that outranks every current one (TOO_MANY_VERSIONS, 409). An external principal, which reads nothing, may supersede only records it wrote (FORBIDDEN, 403, as for an unknown id).",
+      "The record must be a current version in the token's tenant (404 otherwise; RECORD_DELETED or RECORD_SUPERSEDED, 409, with `details.current`). The new version hides the current versions whose action authority is at most its own; below one of them it competes (`conflict: true`) and reads and the gate show both. A chain past half its room takes only a version that outranks every current one (TOO_MANY_VERSIONS, 409); a chain of `maxVersionsPerChain` versions (default 100) takes none (VERSION_CHAIN_FULL, 409: write a new record). An external principal, which reads nothing, may supersede only records it wrote (FORBIDDEN, 403, as for an unknown id).",
     auth: 'principal',
     params: params.Id,
     body: requests.Supersede,
@@ -71,8 +72,8 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
       await assertCitesOwn(services.mem, tenant, principal, [p.id], 'id');
-      services.writeBudget.admit(tenant, principal, body.content);
-      const r = await services.mem.supersede({ ...body, id: p.id, tenant, principal: principal.id, requester: principal.id });
+      services.writeBudget.admit(tenant, principal, body.content, body.claims);
+      const r = await supersedeAs(services.mem, principal, { ...body, id: p.id, tenant, principal: principal.id, requester: principal.id });
       return created({ ...r, record: recordFor(agentOf(identity) !== null, r.record) });
     },
   }),
@@ -165,7 +166,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     errors: [404],
     handler: async ({ identity, params: p, query, services }) => {
       const tenant = tenantFor(identity, query.tenant);
-      await assertMayDelete(services.mem, tenant, identity.kind === 'principal' ? identity.principal : null, p.id);
+      await assertMayDelete(services.mem, tenant, callerOf(identity), p.id);
       const principal = identity.kind === 'principal' ? identity.principal.id : undefined;
       return ok(recordFor(agentOf(identity) !== null, await services.mem.delete({ tenant, id: p.id, principal, reason: query.reason })));
     },

@@ -393,8 +393,9 @@ export class CachedTx {
     await this.tx.insertCheckpoint(c);
   }
 
-  async ensureTenantContentKey(tenant: string, keyHex: string, at: string): Promise<string> {
-    this.wrote();
-    return this.tx.ensureTenantContentKey(tenant, keyHex, at);
+  async ensureTenantContentKey(tenant: string, keyHex: string | (() => string), at: string): Promise<string> {
+    const known = await this.tenantContentKey(tenant);
+    if (known === null) this.wrote();
+    return known ?? this.tx.ensureTenantContentKey(tenant, keyHex, at);
   }
 }

@@ -74,7 +74,7 @@ export class PgTx extends SqlTx {
     return k;
   }
 
-  override async ensureTenantContentKey(tenant: string, keyHex: string, at: string): Promise<string> {
+  override async ensureTenantContentKey(tenant: string, keyHex: string | (() => string), at: string): Promise<string> {
     // the key exists after a tenant's first write: one SELECT, not INSERT … ON CONFLICT then SELECT
     const known = await this.tenantContentKey(tenant);
     if (known !== null) return known;

@@ -96,8 +96,11 @@ export class SqlTx extends SqlReader implements StorageTx {
     return true;
   }
 
-  async ensureTenantContentKey(tenant: string, keyHex: string, at: string): Promise<string> {
-    await this.write(S.insertTenantKey(this.dialect, tenant, keyHex, at));
+  async ensureTenantContentKey(tenant: string, keyHex: string | (() => string), at: string): Promise<string> {
+    // after a tenant's first write the key exists: one read, no write and no fresh random key
+    const known = await this.tenantContentKey(tenant);
+    if (known !== null) return known;
+    await this.write(S.insertTenantKey(this.dialect, tenant, typeof keyHex === 'function' ? keyHex() : keyHex, at));
     const [row] = await this.rows(S.tenantContentKey(this.dialect, tenant));
     return str((row as Row).content_key);
   }
