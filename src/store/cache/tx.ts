@@ -14,9 +14,8 @@ import { byAtThenId, walkLineage, withSessionLineage } from '../rows.js';
 import { type CacheState, type Entry, type Head, INVALID, type Overlay, type Slot, byCreatedThenId, byId, deepFreeze, key } from './state.js';
 
 /**
- * The transaction view handed to the facade: cached reads, write-through writes. Port methods
- * it does not define are forwarded (see {@link viewClassFor}); the interface merge below lets
- * TypeScript see it as a full {@link StorageTx}.
+ * The transaction view handed to the facade: cached reads, write-through writes. Port methods it
+ * does not define are forwarded ({@link viewClassFor}); the merge below types it as a {@link StorageTx}.
  */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- methods it lacks are forwarded at runtime
 export interface CachedTx extends StorageTx {}
