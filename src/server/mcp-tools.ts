@@ -77,8 +77,8 @@ const TEXT = {
   expiresAt: 'ISO date-time after which it is not used',
   reason: 'why (kept in the audit log)',
   id: 'record id',
-  claims: 'facts the text states: [{"subject":"Acme","field":"payee_account","value":"ACME-AP-1"}]; same authority as the memory',
-  source: 'its source (URL, message id, file); omit for your own words',
+  claims: 'facts it states, [{subject, field, value}], e.g. {"subject":"Acme","field":"payee_account","value":"ACME-AP"}; same authority as the memory',
+  source: 'its source (URL, message id, file); omit if it is yours',
 };
 
 // the action alone: the trust boundary (context, dependsOn) and the confirmation are not the model's to choose
@@ -100,9 +100,9 @@ const rememberInput = described(schemas.write.pick({ scope: true, content: true,
 });
 const recallInput = described(schemas.search.pick({ scope: true, query: true, limit: true, mode: true }), {
   scope: TEXT.scope,
-  query: 'what to search for (words, or a description when an embedder is configured)',
+  query: 'words to search for (or a description, with an embedder)',
   limit: 'most hits to return',
-  mode: 'lexical | semantic | hybrid (default hybrid when the server has an embedder, else lexical)',
+  mode: 'lexical | semantic | hybrid (default: hybrid with an embedder, else lexical)',
 });
 const summarizeInput = described(
   schemas.derive.pick({ from: true, content: true, scope: true, narrowInputs: true, expiresAt: true, reason: true }).extend({ transform: schemas.derive.shape.transform.default('summarize') }),
