@@ -8,6 +8,7 @@
 import { type FactsBundle, dependencyFacts } from '../core/facts.js';
 import type { DependencyFacts } from '../core/gate.js';
 import { type Policy, argumentSuppliers, argumentTypes } from '../core/policy.js';
+import { TRUSTED_THRESHOLD, atLeast } from '../core/authority.js';
 import { assertedClauses } from '../core/intent.js';
 import { type TurnReading, partySlots } from '../core/request-grammar.js';
 import { valueProvenance } from '../core/provenance.js';
@@ -58,6 +59,10 @@ export function dependencies(
     // possessives read as names ("Halvorsen Freight's invoice" names Halvorsen Freight)
     userTurnText !== undefined && plainTurn ? assertedClauses(userTurnText).map((c) => prepareText(c.replace(/(\p{L})['’]s\b/gu, '$1'))) : [],
     userTurnText !== undefined && turn?.plain === true ? partySlots(userTurnText, turn.phrase) : null,
+    (id) => {
+      const f = factsOf.get(id);
+      return f !== undefined && f.verified && atLeast(f.actionAuthority, TRUSTED_THRESHOLD);
+    },
   );
   for (const v of values) {
     for (const id of v.recordIds) addWhy(why, id, 'value');

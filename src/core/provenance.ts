@@ -97,6 +97,8 @@ function namedValuesByField(claimed: ReadonlyArray<{ claims?: readonly Claim[] |
  * @param suppliers - the policy's suppliers for the action's type (`argumentSuppliers`): only
  *   claims of the fields listed for a value's argument are traced.
  * @param claimed - the candidate records that carry claims (active, unexpired).
+ * @param trusted - whether a record is trusted now (action authority >= the threshold): two
+ *   values of a field named by trusted claims name no party; untrusted claims do not count.
  * @param slots - the party slots of a plain request (src/core/request-grammar.ts `partySlots`),
  *   or null: a claim the turn names there gets `named`.
  * @param assertedTurn - the user's turn's asserting clauses, prepared (src/core/intent.ts
@@ -115,14 +117,25 @@ export function valueProvenance(
   claimed: ReadonlyArray<{ id: string; claims?: readonly Claim[] | undefined }> = [],
   assertedTurn: readonly MatchText[] = [],
   slots: readonly (readonly string[])[] | null = null,
+  trusted: (recordId: string) => boolean = () => true,
 ): ValueProvenance[] {
   const values = actionValues(action, types);
   const all = userTurn === null ? texts.map((x) => x.text) : [...texts.map((x) => x.text), userTurn];
   const { byValue } = suppliersOf(values, all);
   const asserted = userTurn !== null && assertedTurn.length > 0 ? suppliersOf(values, assertedTurn).byValue : null;
   const products = userTurn !== null && values.some((v) => v.amount !== null) ? markedProducts(userTurn) : [];
-  const namedClaim = namedByTurn(claimed, slots);
-  const byField = namedClaim !== null ? namedValuesByField(claimed, namedClaim) : null;
+  const namedClaim = namedByTurn(
+    claimed.filter((r) => trusted(r.id)),
+    slots,
+  );
+  // only trusted records' claims make a field ambiguous: an external record claiming the same subject cannot veto
+  const byField =
+    namedClaim !== null
+      ? namedValuesByField(
+          claimed.filter((r) => trusted(r.id)),
+          namedClaim,
+        )
+      : null;
   const named = namedClaim === null || byField === null ? null : (c: Claim): boolean => namedClaim(c) && (byField.get(c.field)?.size ?? 0) === 1;
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
