@@ -390,6 +390,7 @@ describe('claims and intent through the store', () => {
       ['Pay Acme 100.', { to: 'ACME-AP', amount: 1200, memo: '100' }], // the number is the memo's, not the amount
       ['Pay Acme 1200 jk.', { to: 'ACME-AP', amount: 1200, memo: 'jk' }], // a memo grounds no word
       ['Pay Acme.', { to: 'GLOBEX-PAY', amount: 98500, memo: 'ACME-AP' }], // a memo does not trigger the standing instruction
+      ['Thanks, that is all for today.', { to: 'ACME-AP', amount: 98500 }], // the instruction names ACME-AP, not Globex's invoice amount
     ];
     for (const [text, args] of cases) {
       const d = await mem.evaluate({ tenant: 't', action: { type: 'pay', args }, session: 's', userTurn: { principal: 'user', text } });

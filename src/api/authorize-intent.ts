@@ -60,6 +60,17 @@ function namesOf(r: MemoryRecord): ReadonlySet<string> {
   return out;
 }
 
+/**
+ * The action's destinations — values of arguments a claim may supply (payee, recipient, grantee)
+ * and its resource: what a standing instruction may name, never a memo.
+ */
+export function destinationValues(policy: Policy, action: Action): string[] {
+  const suppliers = argumentSuppliers(policy, action.type);
+  return actionValues(action)
+    .filter((v) => v.argument === RESOURCE_ARGUMENT || (suppliers[topArgument(v.argument)] ?? []).some((s) => s.startsWith('claim:')))
+    .map((v) => v.value);
+}
+
 /** What the intent of one decision is judged from. */
 export interface IntentInput {
   readonly policy: Policy;
@@ -86,14 +97,7 @@ export async function intentOf(src: StorageReader, x: IntentInput): Promise<Inte
   const sources: IntentSource[] = [];
   if (x.turn?.plain === true) sources.push({ source: 'user_turn', phrase: x.turn.phrase });
   const usable = x.dependencies.filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > x.now));
-  // a standing instruction names the party the action goes to: a destination (an argument a claim may supply) or the resource, never a memo
-  const suppliers = argumentSuppliers(x.policy, x.action.type);
-  const destinations = actionValues(x.action).filter((v) => v.argument === RESOURCE_ARGUMENT || (suppliers[topArgument(v.argument)] ?? []).some((s) => s.startsWith('claim:')));
-  const standing = standingInstructions(
-    x.action.type,
-    destinations.map((v) => v.value),
-    usable,
-  );
+  const standing = standingInstructions(x.action.type, destinationValues(x.policy, x.action), usable);
   if (standing.length > 0) sources.push({ source: 'standing_instruction', recordIds: standing });
   let ignored: IntentProvenance['ignored'];
   if (x.asserted !== undefined) {

@@ -32,6 +32,21 @@ export function standingInstructions(actionType: string, values: readonly string
 }
 
 /**
+ * The values a standing instruction names as the action's party: those of `values` that are the
+ * subject of an `intent` claim for `actionType` in one of `records` (the caller passes the trusted
+ * ones). A claim whose subject or value is one of them is named by the instruction (core/provenance.ts).
+ *
+ * @returns the values, normalised (src/core/claims.ts `claimText`).
+ */
+export function instructedValues(actionType: string, values: readonly string[], records: ReadonlyArray<{ claims?: readonly Claim[] | undefined }>): Set<string> {
+  const type = claimText(actionType);
+  const wanted = new Set(values.map(claimText));
+  const out = new Set<string>();
+  for (const r of records) for (const c of r.claims ?? []) if (c.field === INTENT_FIELD && claimText(c.value) === type && wanted.has(claimText(c.subject))) out.add(claimText(c.subject));
+  return out;
+}
+
+/**
  * The clauses of the user's turn that assert rather than ask or forbid: a clause (cut at `. , ; :
  * ! ?`, brackets and quotes) that is not ended by `?` and has no {@link NEGATORS negator} among its
  * words, as normalised text. A value the turn names only in a question or beside a negation

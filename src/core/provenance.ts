@@ -99,6 +99,8 @@ function namedValuesByField(claimed: ReadonlyArray<{ claims?: readonly Claim[] |
  * @param claimed - the candidate records that carry claims (active, unexpired).
  * @param trusted - whether a record is trusted now (action authority >= the threshold): two
  *   values of a field named by trusted claims name no party; untrusted claims do not count.
+ * @param instructed - the action's values a trusted standing instruction names (core/intent.ts
+ *   `instructedValues`): a claim whose subject or value is one of them is named.
  * @param slots - the party slots of a plain request (src/core/request-grammar.ts `partySlots`),
  *   or null: a claim the turn names there gets `named`.
  * @param assertedTurn - the user's turn's asserting clauses, prepared (src/core/intent.ts
@@ -118,6 +120,7 @@ export function valueProvenance(
   assertedTurn: readonly MatchText[] = [],
   slots: readonly (readonly string[])[] | null = null,
   trusted: (recordId: string) => boolean = () => true,
+  instructed: ReadonlySet<string> = new Set(),
 ): ValueProvenance[] {
   const values = actionValues(action, types);
   const all = userTurn === null ? texts.map((x) => x.text) : [...texts.map((x) => x.text), userTurn];
@@ -136,7 +139,10 @@ export function valueProvenance(
           namedClaim,
         )
       : null;
-  const named = namedClaim === null || byField === null ? null : (c: Claim): boolean => namedClaim(c) && (byField.get(c.field)?.size ?? 0) === 1;
+  // a trusted standing instruction names its party exactly: the claims whose subject or value it is
+  const byInstruction = (c: Claim): boolean => instructed.has(claimText(c.subject)) || instructed.has(claimText(c.value));
+  const bySlot = namedClaim === null || byField === null ? null : (c: Claim): boolean => namedClaim(c) && (byField.get(c.field)?.size ?? 0) === 1;
+  const named = bySlot === null && instructed.size === 0 ? null : (c: Claim): boolean => byInstruction(c) || (bySlot?.(c) ?? false);
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
     const recordIds = hits
