@@ -64,6 +64,7 @@ export async function decisionPage(id) {
         ['Outcome (replayed)', outcomeBadge(r.replayed.outcome)],
         ['Reasons (replayed)', reasonList(r.replayed.reasons)],
         ['Confirmation used', d.confirmationId ?? 'none'],
+        ['Intent', intentText(d)],
         ['Policy version', h('span.mono', r.policyVersion)],
         ['Session', d.sessionId ?? '—'],
         ['At / audit seq', [time(d.at), ` / ${d.auditSeq}`]],
@@ -73,4 +74,15 @@ export async function decisionPage(id) {
     h('section', { 'aria-labelledby': 'h-dgraph' }, h('h2', { id: 'h-dgraph' }, 'Derivation graphs of the dependencies'), lineageFigure('Dependencies (outlined) and their lineage down to the roots', nodes, r.lineage, { onOpen: (nid) => (location.hash = `#/memory/${encodeURIComponent(nid)}`) })),
     h('section', { 'aria-labelledby': 'h-pol' }, h('h2', { id: 'h-pol' }, 'Policy of that version'), h('details', h('summary', `Policy ${r.policyVersion}`), h('pre.json', r.policyText))),
   );
+}
+
+/** Where a high action's intent came from, and whether the session's context was waived for it (docs/design.md § Claims and intent). */
+function intentText(d) {
+  if (!d.intent) return '—';
+  const from = d.intent.sources.map((x) => (x.source === 'user_turn' ? `the user's turn ("${x.phrase}")` : x.source === 'application' ? 'the application' : `a standing instruction (${(x.recordIds ?? []).join(', ')})`));
+  const parts = [from.length ? `requested by ${from.join(', ')}` : 'requested by nobody trusted'];
+  if (d.contextWaived) parts.push('context waived: what the session only read did not count');
+  if (d.intent.repeatOf) parts.push(`a repeat of ${d.intent.repeatOf}`);
+  if (d.intent.notPlain) parts.push(`the turn is no plain request (${d.intent.notPlain.reason}${d.intent.notPlain.word ? `: ${d.intent.notPlain.word}` : ''})`);
+  return parts.join('; ');
 }

@@ -184,6 +184,8 @@ test('admin: search a record, open its graph, replay a decision, metrics, audit;
   await page.locator('.replay-result').waitFor();
   assert.match((await page.locator('.replay-result').textContent()) ?? '', /matches/);
   assert.ok(await page.getByText('untrusted_origin').first().isVisible());
+  // where the intent came from: the agent asked, nobody trusted requested it, nothing was waived
+  assert.ok(await page.getByText('requested by nobody trusted').isVisible());
   await page.locator('.graph[data-ready="true"]').waitFor();
   await shot(page, '3-decision-replay');
   // the review queue: the admin sees why it cannot approve; every would_deny is listed with its class
