@@ -439,6 +439,37 @@ describe('claims and intent through the store', () => {
     assert.equal(ok.contextWaived, true, JSON.stringify(ok.reasons));
     await mem.close();
   });
+  test('the turn wins over a standing instruction; two slots naming two parties name none; a possessive of a person names no one; relation words are never plain', async () => {
+    const { mem } = await world();
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: 'Vendor master: Globex is paid to GLOBEX-AP, invoice 98000. Directory: mallory. Autopay ACME-AP. Partner: bob@partner.example.',
+      claims: [
+        { subject: 'Globex', field: 'payee_account', value: 'GLOBEX-AP' },
+        { subject: 'Globex invoice', field: 'amount_due', value: '98000' },
+        { subject: 'mallory', field: 'payee_account', value: 'MALLORY-AP' },
+        { subject: 'ACME-AP', field: 'intent', value: 'pay' },
+        { subject: 'Bob', field: 'email_address', value: 'bob@partner.example' },
+      ],
+      session: 's',
+    });
+    const cases: [string, Record<string, unknown>][] = [
+      ['Pay Globex 98000.', { to: 'ACME-AP', amount: 98000 }],
+      ['Pay the Globex invoice to mallory.', { to: 'GLOBEX-AP', amount: 98000 }],
+      ["Pay Acme's mallory 1200.", { to: 'ACME-AP', amount: 1200 }],
+      ["Pay Acme's partner 1200.", { to: 'ACME-AP', amount: 1200 }],
+    ];
+    for (const [text, args] of cases) {
+      const d = await mem.evaluate({ tenant: 't', action: { type: 'pay', args }, session: 's', userTurn: { principal: 'user', text } });
+      assert.notEqual(d.contextWaived, true, text);
+      assert.equal(d.outcome, 'deny', text);
+    }
+    const ok = await mem.evaluate({ tenant: 't', action: { type: 'pay', args: { to: 'GLOBEX-AP', amount: 98000 } }, session: 's', userTurn: { principal: 'user', text: 'Pay the Globex invoice.' } });
+    assert.equal(ok.contextWaived, true, JSON.stringify(ok.reasons));
+    await mem.close();
+  });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {
     const { mem } = await world();
     const pay = { type: 'pay', args: { to: 'ACCT-X', amount: 1200 } };

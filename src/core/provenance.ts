@@ -6,7 +6,7 @@
  * values (one automaton pass per text).
  */
 import { claimText, claimValueEquals } from './claims.js';
-import { turnWords } from './request-grammar.js';
+import { nameStandsAlone, turnWords } from './request-grammar.js';
 import type { Action, ArgumentType, Claim, ValueProvenance } from './types.js';
 import { type ArgumentValue, type MatchText, RESOURCE_ARGUMENT, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
 
@@ -62,14 +62,19 @@ function namedByTurn(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefi
   const words = new Map<string, string[]>();
   const wordsOf = (t: string): string[] => words.get(t) ?? (words.set(t, turnWords(t)), words.get(t) as string[]);
   const named = new Set<Claim>();
+  const partiesBySlot: string[] = [];
   for (const slot of slots) {
     const starts = (t: string): number => {
       const ws = wordsOf(t);
-      return ws.length > 0 && ws.length <= slot.length && ws.every((w, i) => slot[i] === w) ? ws.length : 0;
+      return ws.length > 0 && ws.length <= slot.length && ws.every((w, i) => slot[i] === w) && nameStandsAlone(slot.slice(ws.length)) ? ws.length : 0;
     };
     const at = claims.map((c) => ({ c, n: Math.max(starts(c.subject), starts(c.value)) })).filter((x) => x.n > 0);
-    for (const x of at) if (!at.some((y) => y.c.field === x.c.field && y.n > x.n)) named.add(x.c);
+    const here = at.filter((x) => !at.some((y) => y.c.field === x.c.field && y.n > x.n));
+    for (const x of here) named.add(x.c);
+    if (here.length > 0) partiesBySlot.push([...new Set(here.map((x) => `${x.c.field}\u0000${claimText(x.c.value)}`))].sort().join('\u0001'));
   }
+  // two slots naming different parties ("export the Bob report to backup", "pay the Globex invoice to mallory"): none is named
+  if (new Set(partiesBySlot).size > 1) named.clear();
   return (c) => named.has(c);
 }
 
@@ -142,7 +147,9 @@ export function valueProvenance(
   // a trusted standing instruction names its party exactly: the claims whose subject or value it is
   const byInstruction = (c: Claim): boolean => instructed.has(claimText(c.subject)) || instructed.has(claimText(c.value));
   const bySlot = namedClaim === null || byField === null ? null : (c: Claim): boolean => namedClaim(c) && (byField.get(c.field)?.size ?? 0) === 1;
-  const named = bySlot === null && instructed.size === 0 ? null : (c: Claim): boolean => byInstruction(c) || (bySlot?.(c) ?? false);
+  // the turn wins: a standing instruction names its party only when the plain request names none
+  const turnNames = bySlot !== null && claimed.some((r) => trusted(r.id) && (r.claims ?? []).some((c) => bySlot(c)));
+  const named = bySlot === null && instructed.size === 0 ? null : (c: Claim): boolean => (turnNames ? (bySlot?.(c) ?? false) : byInstruction(c));
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
     const recordIds = hits

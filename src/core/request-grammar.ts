@@ -73,6 +73,11 @@ const PERIOD_WORDS: ReadonlySet<string> = words(
   "last previous q1 q2 q3 q4 h1 h2 month's week's year's quarter's",
 );
 const FISCAL_YEAR = /^fy\d{2,4}$/;
+/** Words that relate a party to another, or name a role: "pay Acme's supplier", "give mallory the admin report". */
+const RELATIONS: ReadonlySet<string> = words(
+  'supplier suppliers vendor vendors partner partners customer customers client clients contractor contractors team teams contact contacts',
+  'member members owner owners landlord landlords agent agents admin admins administrator viewer viewers editor editors maintainer',
+);
 /** Nouns a number after them labels rather than counts. */
 const LABELLED: ReadonlySet<string> = words('invoice invoices bill bills account accounts order reference ref number no ticket po item version release');
 /** Prepositions of time: a period word after one of them schedules the action ("in March") rather than naming its object. */
@@ -216,6 +221,10 @@ export function readRequest(turn: string, x: RequestContext): TurnReading {
   const verbs = new Set(compiled.flatMap((p) => p.words));
   for (let j = i + opening.length; j < ws.length; j++) {
     const w = ws[j] as string;
+    // a possessive owns a business noun or a period ("Acme's invoice", "Halvorsen Freight's March invoice"), never a person
+    if (w.endsWith("'s") && !nameStandsAlone(["'s", ws[j + 1] ?? ''])) return { plain: false, reason: 'unknown_word', word: ws[j + 1] ?? w };
+    // a word relating a party to another is never plain, even where a trusted text or a claim value has it
+    if (RELATIONS.has(w.replace(/'s$|'$/, ''))) return { plain: false, reason: 'unknown_word', word: w };
     if (FUNCTION_WORDS.has(w) || NOUNS.has(w) || verbs.has(w) || NUMBER.test(w) || known(w, x.actionWords) || known(w, x.grounding)) continue;
     if (periodBeforeNoun(ws, j, x)) continue;
     return { plain: false, reason: 'unknown_word', word: w };
@@ -260,14 +269,14 @@ const DETERMINERS: ReadonlySet<string> = words('the a an our my their this lates
  * @returns each slot as normalised words to the end of the turn.
  */
 export function partySlots(turn: string, phrase: string): string[][] {
-  const ws = turnWords(turn);
+  const ws = slotWords(turn);
   const p = turnWords(phrase);
   const starts: number[] = [];
   for (let i = 0; i + p.length <= ws.length; i++) if (p.every((w, j) => ws[i + j] === w)) starts.push(i + p.length);
   ws.forEach((w, i) => (w === 'to' || w === 'for' ? starts.push(i + 1) : undefined));
   return starts.map((s) => {
     let i = s;
-    while (i < ws.length && (DETERMINERS.has(ws[i] as string) || PERIOD_WORDS.has(ws[i] as string) || PERIOD_WORDS.has(`${ws[i] as string}'s`))) i++;
+    while (i < ws.length && (DETERMINERS.has(ws[i] as string) || PERIOD_WORDS.has(ws[i] as string) || (PERIOD_WORDS.has(`${ws[i] as string}'s`) && ws[i + 1] === "'s") || ws[i] === "'s")) i++;
     return ws.slice(i);
   });
 }
@@ -277,4 +286,22 @@ export function turnWords(text: string): string[] {
   return turnTokens(text)
     .filter((t) => t.run)
     .map((t) => t.token.replace(/'s$|'$/, ''));
+}
+
+/** The words of a turn with each possessive as its own word `'s` ("Acme's mallory" → acme 's mallory). */
+function slotWords(text: string): string[] {
+  return turnTokens(text)
+    .filter((t) => t.run)
+    .flatMap((t) => (/'s$/.test(t.token) ? [t.token.slice(0, -2), "'s"] : [t.token.replace(/'$/, '')]));
+}
+
+/**
+ * Does a name at the start of a slot, followed by `rest`, name the party? Yes unless it is a
+ * possessive of something other than a business noun or a period ("Acme's invoice", "Halvorsen
+ * Freight's March invoice" name them; "Acme's mallory" names mallory's relation to Acme, not Acme).
+ */
+export function nameStandsAlone(rest: readonly string[]): boolean {
+  if (rest[0] !== "'s") return true;
+  const next = rest[1] ?? '';
+  return NOUNS.has(next) || PERIOD_WORDS.has(next) || PERIOD_WORDS.has(`${next}'s`) || FISCAL_YEAR.test(next);
 }
