@@ -17,6 +17,12 @@ import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from 
 import { RESOURCE_ARGUMENT, actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
 
+/** Is a candidate trusted now: its facts verified and its action authority at least the threshold? */
+export function trustedNow(factsOf: ReadonlyMap<string, DependencyFacts>, id: string): boolean {
+  const f = factsOf.get(id);
+  return f !== undefined && f.verified && atLeast(f.actionAuthority, TRUSTED_THRESHOLD);
+}
+
 /**
  * How the gate reads the user's turn for this action (src/core/request-grammar.ts `readRequest`):
  * against the words and amounts of the action's arguments the policy names (suppliers, argument
@@ -35,8 +41,7 @@ export function turnReading(policy: Policy, action: Action, turn: string, candid
   const values = actionValues(action, types).filter((v) => v.argument === RESOURCE_ARGUMENT || topArgument(v.argument) in suppliers || topArgument(v.argument) in types);
   const grounding = new Set<string>();
   for (const r of candidates) {
-    const f = factsOf.get(r.id);
-    if (r.content === null || r.status !== 'active' || (r.expiresAt !== null && r.expiresAt <= now) || !f?.verified || !atLeast(f.actionAuthority, TRUSTED_THRESHOLD)) continue;
+    if (r.content === null || r.status !== 'active' || (r.expiresAt !== null && r.expiresAt <= now) || !trustedNow(factsOf, r.id)) continue;
     for (const w of namesOf(r)) grounding.add(w);
   }
   return readRequest(turn, {

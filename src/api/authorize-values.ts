@@ -8,14 +8,13 @@
 import { type FactsBundle, dependencyFacts } from '../core/facts.js';
 import type { DependencyFacts } from '../core/gate.js';
 import { type Policy, argumentSuppliers, argumentTypes } from '../core/policy.js';
-import { TRUSTED_THRESHOLD, atLeast } from '../core/authority.js';
 import { assertedClauses, instructedValues } from '../core/intent.js';
 import { type TurnReading, partySlots } from '../core/request-grammar.js';
 import { valueProvenance } from '../core/provenance.js';
 import type { Action, DependencyWhy, MemoryRecord, ValueProvenance } from '../core/types.js';
 import { prepareText } from '../core/values.js';
 import { type Candidates, addWhy } from './authorize-candidates.js';
-import { destinationValues } from './authorize-intent.js';
+import { destinationValues, trustedNow } from './authorize-intent.js';
 import type { Provenance } from './provenance.js';
 
 const EMPTY_BUNDLE: FactsBundle = { records: new Map(), domains: new Map(), corroborations: new Map() };
@@ -50,10 +49,7 @@ export function dependencies(
   const depFactsOf = (id: string): DependencyFacts => factsOf.get(id) ?? dependencyFacts(id, [], EMPTY_BUNDLE, k, floor, now);
   const usable = candidates.list.filter((r: MemoryRecord) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now));
   const userText = userTurnText !== undefined ? prepareText(userTurnText) : null;
-  const trusted = (id: string): boolean => {
-    const f = factsOf.get(id);
-    return f !== undefined && f.verified && atLeast(f.actionAuthority, TRUSTED_THRESHOLD);
-  };
+  const trusted = (id: string): boolean => trustedNow(factsOf, id);
   const values = valueProvenance(
     action,
     argumentTypes(ctx.policy, action.type),

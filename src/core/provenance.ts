@@ -95,6 +95,26 @@ function namedValuesByField(claimed: ReadonlyArray<{ claims?: readonly Claim[] |
 }
 
 /**
+ * Which trusted claims name the action's party: those the plain request names in a party slot
+ * (one value per field), or — when it names none — those whose subject or value a trusted standing
+ * instruction names. Untrusted claims never name, nor make a field ambiguous. Null: nothing names.
+ */
+function partyNaming(
+  trustedClaimed: ReadonlyArray<{ claims?: readonly Claim[] | undefined }>,
+  slots: readonly (readonly string[])[] | null,
+  instructed: ReadonlySet<string>,
+): ((c: Claim) => boolean) | null {
+  const namedClaim = namedByTurn(trustedClaimed, slots);
+  const byField = namedClaim !== null ? namedValuesByField(trustedClaimed, namedClaim) : null;
+  const bySlot = namedClaim === null || byField === null ? null : (c: Claim): boolean => namedClaim(c) && (byField.get(c.field)?.size ?? 0) === 1;
+  const byInstruction = (c: Claim): boolean => instructed.has(claimText(c.subject)) || instructed.has(claimText(c.value));
+  if (bySlot === null && instructed.size === 0) return null;
+  // the turn wins: a standing instruction names its party only when the plain request names none
+  const turnNames = bySlot !== null && trustedClaimed.some((r) => (r.claims ?? []).some(bySlot));
+  return turnNames ? (bySlot as (c: Claim) => boolean) : byInstruction;
+}
+
+/**
  * @param action - the proposed action (arguments and resource).
  * @param types - the policy's argument types for its type (`argumentTypes(policy, type)`).
  * @param texts - the candidate records' prepared texts (active, unexpired, with content).
@@ -132,24 +152,11 @@ export function valueProvenance(
   const { byValue } = suppliersOf(values, all);
   const asserted = userTurn !== null && assertedTurn.length > 0 ? suppliersOf(values, assertedTurn).byValue : null;
   const products = userTurn !== null && values.some((v) => v.amount !== null) ? markedProducts(userTurn) : [];
-  const namedClaim = namedByTurn(
+  const named = partyNaming(
     claimed.filter((r) => trusted(r.id)),
     slots,
+    instructed,
   );
-  // only trusted records' claims make a field ambiguous: an external record claiming the same subject cannot veto
-  const byField =
-    namedClaim !== null
-      ? namedValuesByField(
-          claimed.filter((r) => trusted(r.id)),
-          namedClaim,
-        )
-      : null;
-  // a trusted standing instruction names its party exactly: the claims whose subject or value it is
-  const byInstruction = (c: Claim): boolean => instructed.has(claimText(c.subject)) || instructed.has(claimText(c.value));
-  const bySlot = namedClaim === null || byField === null ? null : (c: Claim): boolean => namedClaim(c) && (byField.get(c.field)?.size ?? 0) === 1;
-  // the turn wins: a standing instruction names its party only when the plain request names none
-  const turnNames = bySlot !== null && claimed.some((r) => trusted(r.id) && (r.claims ?? []).some((c) => bySlot(c)));
-  const named = bySlot === null && instructed.size === 0 ? null : (c: Claim): boolean => (turnNames ? (bySlot?.(c) ?? false) : byInstruction(c));
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
     const recordIds = hits
