@@ -10,7 +10,7 @@ import { checkClaims, hashedBody } from '../src/core/claims.js';
 import { contentHashOf } from '../src/core/content-hash.js';
 import { MemauthError } from '../src/core/errors.js';
 import { assertedClauses, standingInstructions } from '../src/core/intent.js';
-import { groundingOf, readRequest } from '../src/core/request-grammar.js';
+import { CURRENCY_OF, groundingOf, readRequest } from '../src/core/request-grammar.js';
 import { openMemory } from '../src/api/open.js';
 
 const PAY = { type: 'pay', args: { to: 'ACME-AP', amount: 1200 } };
@@ -160,6 +160,8 @@ describe('plain requests (src/core/request-grammar.ts)', () => {
     phrases,
     actionWords: groundingOf(values),
     amounts: new Set(values.filter((v) => /^\d+$/.test(v))),
+    movesMoney: values.some((v) => /^\d+$/.test(v)),
+    currencies: new Set(values.map((v) => v.toLowerCase()).filter((v) => CURRENCY_OF.get(v) === v)),
     grounding: groundingOf(records, true),
   });
   const read = (turn: string, phrases: readonly string[] = ['pay', 'settle']): ReturnType<typeof readRequest> => readRequest(turn, ctx(phrases));
@@ -536,6 +538,53 @@ describe('claims and intent through the store', () => {
       const ok = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
       assert.equal(ok.contextWaived, true, `${text}: ${JSON.stringify(ok.reasons)} ${JSON.stringify(ok.intent)}`);
     }
+    await mem.close();
+  });
+  test("the agent's own values never make a turn plain; a payment's to-slot names its party; money words request money; one destination per payment", async () => {
+    const { mem } = await world();
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: 'Vendor master: Acme open invoice 9800. Portal: Acme uses acme-portal, role vendor-admin. Directory: Bob bob, maintainer.',
+      claims: [
+        { subject: 'Acme', field: 'amount_due', value: '9800' },
+        { subject: 'Acme', field: 'username', value: 'acme-portal' },
+        { subject: 'Acme', field: 'role', value: 'vendor-admin' },
+        { subject: 'Bob', field: 'username', value: 'bob' },
+        { subject: 'Bob', field: 'role', value: 'maintainer' },
+      ],
+      session: 's',
+    });
+    const pay = (args: Record<string, unknown>, resource?: string) => ({ type: 'pay', args, ...(resource !== undefined ? { resource } : {}) });
+    const cases: [string, { type: string; args: Record<string, unknown>; resource?: string }][] = [
+      // the turn's number, schedule or condition copied into a value the turn alone supplies
+      ['Pay the Acme invoice of $1200.', pay({ to: 'ACME-AP', amount: 9800 }, '1200')],
+      ['Pay the Acme invoice in three installments.', pay({ to: 'ACME-AP', amount: 9800 }, 'three installments')],
+      ['Pay Acme $9800 on the 30th.', pay({ to: 'ACME-AP', amount: 9800 }, 'on the 30th')],
+      ['Pay the Acme invoice upon receipt of goods.', pay({ to: 'ACME-AP', amount: 9800, memo: 'upon receipt of goods' })],
+      ['Give Bob access to the staging repo temporarily.', { type: 'grant_permission', args: { grantee: 'bob', role: 'maintainer' }, resource: 'temporarily' }],
+      // a payment's to-slot that names another destination: no value of the action excuses it
+      ['Refund Acme $1200 to our account.', { type: 'refund', args: { to: 'ACME-AP', amount: 1200, memo: 'account' } }],
+      ['Pay the Acme invoice to our escrow account.', pay({ to: 'ACME-AP', amount: 9800 }, 'escrow account')],
+      // a request for a payment is no request for a grant
+      ['Set up the Acme payment.', { type: 'grant_permission', args: { grantee: 'acme-portal', role: 'vendor-admin' } }],
+      // two payees in one payment, or one twice
+      ['Pay the Acme invoice.', pay({ to: ['ACME-AP', 'acme-ap'], amount: 9800 })],
+    ];
+    for (const [text, action] of cases) {
+      const d = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
+      assert.equal(d.outcome, 'deny', `${text} ${JSON.stringify(action)}`);
+    }
+    const grant = await mem.evaluate({ tenant: 't', action: cases[7]?.[1] as (typeof cases)[number][1], session: 's', userTurn: { principal: 'user', text: 'Set up the Acme payment.' } });
+    assert.deepEqual(grant.intent?.notPlain, { reason: 'other_action', word: 'payment' });
+    const twice = await mem.evaluate({ tenant: 't', action: { type: 'send_email', args: { to: ['bob@corp.example', 'BOB@corp.example'] } }, session: 's' });
+    assert.ok(
+      twice.reasons.some((r) => r.detail === 'destination_repeated'),
+      JSON.stringify(twice.reasons),
+    );
+    const ok = await mem.evaluate({ tenant: 't', action: pay({ to: 'ACME-AP', amount: 9800 }), session: 's', userTurn: { principal: 'user', text: 'Pay the Acme invoice of $9800.' } });
+    assert.equal(ok.contextWaived, true, JSON.stringify(ok.reasons));
     await mem.close();
   });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {

@@ -12,7 +12,7 @@ import type { DependencyFacts } from '../core/gate.js';
 import { standingInstructions } from '../core/intent.js';
 import { type Policy, argumentSuppliers, argumentTypes, intentPhrases } from '../core/policy.js';
 import { topArgument } from '../core/provenance.js';
-import { type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
+import { CURRENCY_OF, type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
 import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
 import { RESOURCE_ARGUMENT, actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
@@ -25,29 +25,33 @@ export function trustedNow(factsOf: ReadonlyMap<string, DependencyFacts>, id: st
 
 /**
  * How the gate reads the user's turn for this action (src/core/request-grammar.ts `readRequest`):
- * against the words and amounts of the action's arguments the policy names (suppliers, argument
- * types, the resource) and the names grounded by the content and claims of
- * the candidates that are trusted now — verified, current, with action authority >= the threshold
- * — so a plain request may name "Halvorsen Freight" or "the Harbor Street office" when a system
- * of record does. Each record's names are memoised per record object.
+ * against the words of the action's destinations (values of arguments the policy lets a claim
+ * supply — never a memo, or a resource only the turn supplies: the agent chooses those, and could
+ * copy the turn's "on the 30th" into one), its amounts and currencies, and the names grounded by
+ * the content and claims of the candidates that are trusted now — verified, current, with action
+ * authority >= the threshold — so a plain request may name "Halvorsen Freight" or "the Harbor
+ * Street office" when a system of record does. Each record's names are memoised per record object.
  *
  * @returns the reading; computed once per decision and used for intent and for asserted values.
  */
 export function turnReading(policy: Policy, action: Action, turn: string, candidates: readonly MemoryRecord[], factsOf: ReadonlyMap<string, DependencyFacts>, now: string): TurnReading {
-  // only arguments the policy names (its suppliers and argument types) and the resource ground words: a memo the
-  // agent adds ("nah", "upon receipt of goods", "2027") must not make the turn that says it plain
   const types = argumentTypes(policy, action.type);
   const suppliers = argumentSuppliers(policy, action.type);
-  const values = actionValues(action, types).filter((v) => v.argument === RESOURCE_ARGUMENT || topArgument(v.argument) in suppliers || topArgument(v.argument) in types);
+  const values = actionValues(action, types);
+  const claimed = values.filter((v) => v.amount === null && v.type !== 'amount' && (suppliers[topArgument(v.argument)] ?? []).some((x) => x.startsWith('claim:')));
+  const amounts = values.filter((v) => v.type === 'amount');
   const grounding = new Set<string>();
   for (const r of candidates) {
     if (r.content === null || r.status !== 'active' || (r.expiresAt !== null && r.expiresAt <= now) || !trustedNow(factsOf, r.id)) continue;
     for (const w of namesOf(r)) grounding.add(w);
   }
+  const currencyWords = groundingOf([...amounts, ...values.filter((v) => topArgument(v.argument) === 'currency')].map((v) => v.value));
   return readRequest(turn, {
     phrases: intentPhrases(policy, action.type),
-    actionWords: groundingOf(values.map((v) => v.value)),
-    amounts: new Set(values.flatMap((v) => (v.amount !== null ? [v.amount] : []))),
+    actionWords: groundingOf(claimed.map((v) => v.value)),
+    amounts: new Set(amounts.flatMap((v) => (v.amount !== null ? [v.amount] : []))),
+    movesMoney: Object.values(types).includes('amount'),
+    currencies: new Set([...currencyWords].filter((w) => CURRENCY_OF.get(w) === w)),
     grounding,
   });
 }

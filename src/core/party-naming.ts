@@ -48,14 +48,16 @@ const onePartyWith = (a: Found, b: Found): boolean => a.subjects.some((s) => b.s
  * one party or none: every slot that names a claim, and every other claimed name the turn writes
  * (not a bare number), must be the same party (`sameParty` of their subjects) — "pay Acme for
  * Initrode", "pay the Initrode invoice to Acme", "email Bob's report to Carol" name none — and a
- * `to` slot that names neither a claim, nor one of the action's own values ("deploy … to
- * production" names its environment), nor refers back to the party ("… to their account") gives
- * the action another destination than the named party ("refund Acme 1200 to our account"), so
- * none is named either.
+ * `to` slot that names no claim gives the action another destination than the named party, so
+ * none is named either ("refund Acme 1200 to our account", "pay the Acme invoice to our escrow
+ * account") — unless it refers back to the party ("… to their account"), or the action moves no
+ * money, the slot does not speak of us, and it names one of the action's own values ("deploy … to
+ * production" names its environment; money always goes to the party, so a payment's memo cannot
+ * excuse a slot).
  *
  * @param claims - the trusted claims of the fields that may supply one of the action's arguments.
  * @param turn - the plain request's words and party slots (src/core/party-slots.ts `partySlots`).
- * @param actionValues - the action's values (raw): a `to` slot may name one of them instead.
+ * @param actionValues - the action's values (raw), for an action that moves no money; empty for one that does.
  * @returns the named claims (possibly none).
  */
 export function namedByTurn(claims: readonly Claim[], turn: TurnParties, actionValues: readonly string[] = []): Set<Claim> {
@@ -72,7 +74,7 @@ export function namedByTurn(claims: readonly Claim[], turn: TurnParties, actionV
         const vw = wordsOf(v);
         return vw.length > 0 && vw.every((w, i) => ws[slot.start + i] === w);
       });
-      if (slot.kind === 'to' && !ownValue && !slot.backReference) return new Set();
+      if (slot.kind === 'to' && !slot.backReference && (slot.firstPerson || !ownValue)) return new Set();
       continue;
     }
     parties.push(found);

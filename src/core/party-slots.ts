@@ -12,6 +12,8 @@ const words = (line: string): Set<string> => new Set(line.split(/\s+/).filter(Bo
 const DETERMINERS: ReadonlySet<string> = words('the a an our my their its his her this latest current open outstanding usual new');
 /** Possessives that refer back to a party already named ("pay the Globex invoice to their account"). */
 const BACK_REFERENCES: ReadonlySet<string> = words('their its his her');
+/** Words of the speaker: "to our account", "to me" is no party's destination but ours. */
+const FIRST_PERSON: ReadonlySet<string> = words('our my me us ours mine');
 
 /**
  * Nouns of what a party is owed, holds with us or is ("the Acme invoice", "Acme's March bill",
@@ -32,6 +34,8 @@ export interface PartySlot {
   readonly determined: boolean;
   /** a possessive referring back to a party was skipped ("to their current account"). */
   readonly backReference: boolean;
+  /** the slot speaks of the speaker ("to our account", "to me"). */
+  readonly firstPerson: boolean;
 }
 
 /** A plain request read for its party: its words (each possessive `'s` its own word) and its slots. */
@@ -67,13 +71,15 @@ export function partySlots(turn: string, phrase: string): TurnParties {
     let i = at;
     let determined = false;
     let backReference = false;
+    let firstPerson = FIRST_PERSON.has(ws[at] ?? '');
     for (; i < ws.length; i++) {
       const w = ws[i] as string;
       if (DETERMINERS.has(w)) determined = true;
       else if (!(isPeriodWord(w) || w === "'s")) break;
       if (BACK_REFERENCES.has(w)) backReference = true;
+      if (FIRST_PERSON.has(w)) firstPerson = true;
     }
-    return { start: i, kind, determined, backReference };
+    return { start: i, kind, determined, backReference, firstPerson };
   });
   return { words: ws, from: first < 0 ? ws.length : first + p.length, slots: slots.sort((a, b) => a.start - b.start) };
 }

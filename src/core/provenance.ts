@@ -96,7 +96,8 @@ export function valueProvenance(
     claimFieldsOfAction,
     slots,
     instructed,
-    values.map((v) => v.value),
+    // an action that moves money goes to the named party: no value of it (a memo) excuses a `to` slot naming another
+    Object.values(types).includes('amount') ? [] : values.map((v) => v.value),
   );
   return values.map((v, i) => {
     const hits = byValue[i] as number[];

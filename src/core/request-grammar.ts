@@ -15,9 +15,11 @@
  *    own values, or a *name* a trusted record grounds ({@link groundingOf}: its claims' subjects
  *    and values, and the capitalised or identifier-shaped words of its text — "Halvorsen Freight",
  *    "ACME-AP", never "on", "is" or "paid");
- * 4. it holds at most one number, and that number is one of the action's values (the amount, a
- *    version) — "in 2027", "at 5" are not; it names at most one currency, and one the action's
- *    currency is ("$1200 eur", or "$1200" for a payment in EUR, are not);
+ * 4. it holds at most one number: the action's amount when the action moves money, else a word of
+ *    one of its destinations (a version in an image reference) — "in 2027", "at 5" are not; it
+ *    names at most one currency, and the one the action carries ("$1200 eur", "$1200" for a
+ *    payment in EUR, are not); and it names money only for an action
+ *    that moves money ("set up the Acme payment" requests no permission grant: `other_action`);
  * 5. no negator or hedge occurs anywhere ({@link NEGATORS}, {@link HEDGES}) — a second line.
  *
  * So "Did you pay Acme 1200", "I forbid you to pay", "Pay nothing", "Pay Acme 1200 on Friday",
@@ -97,7 +99,7 @@ const NUMBER = /^\d[\d,.]*$/;
 const IDENTIFIER = /^[\p{L}\p{N}]+(?:[-_.@/:][\p{L}\p{N}]+)+$/u;
 
 /** Why a turn is not a plain request. */
-export const NOT_PLAIN_REASONS = ['question_or_hidden', 'script', 'negation', 'hedge', 'numbers', 'currency', 'not_imperative', 'unknown_word'] as const;
+export const NOT_PLAIN_REASONS = ['question_or_hidden', 'script', 'negation', 'hedge', 'numbers', 'currency', 'other_action', 'not_imperative', 'unknown_word'] as const;
 export type NotPlainReason = (typeof NOT_PLAIN_REASONS)[number];
 
 /** How the gate reads the user's turn for one action type: a plain request (with the intent phrase it uses), or not and why. */
@@ -106,10 +108,18 @@ export type TurnReading = { readonly plain: true; readonly phrase: string } | { 
 /** What a turn is read against: the action type's intent phrases, the action's own words and amounts, and the names trusted records ground. */
 export interface RequestContext {
   readonly phrases: readonly string[];
-  /** the words of the action's values ({@link groundingOf} with `names: false`). */
+  /**
+   * the words of the action's *destinations* — values of arguments a claim may supply, never a
+   * memo or a resource only the turn supplies ({@link groundingOf} with `names: false`): the
+   * agent chooses the other values, and could copy a turn's condition into one of them.
+   */
   readonly actionWords: ReadonlySet<string>;
   /** the canonical decimals of the action's amounts. */
   readonly amounts: ReadonlySet<string>;
+  /** the action type takes an amount (the policy types an argument `amount`): money words belong to it alone. */
+  readonly movesMoney: boolean;
+  /** the currency codes the action carries (lower case: `usd`), from its amounts and its `currency` argument. */
+  readonly currencies: ReadonlySet<string>;
   /** names trusted records ground ({@link groundingOf} of their texts, `names: true`, and of their claims). */
   readonly grounding: ReadonlySet<string>;
 }
@@ -186,9 +196,17 @@ function wordProblem(ws: readonly string[], x: RequestContext): TurnReading | nu
   const numbers = ws.filter((w) => NUMBER.test(w));
   if (numbers.length > 1) return { plain: false, reason: 'numbers' };
   const n = numbers[0];
-  if (n !== undefined && !x.actionWords.has(n) && !x.amounts.has(decimalOfText(n) ?? '')) return { plain: false, reason: 'unknown_word', word: n };
+  // an action that moves money: the number is its amount; any other: one of its destinations' (a version)
+  if (n !== undefined && !(x.movesMoney ? x.amounts.has(decimalOfText(n) ?? '') : x.actionWords.has(n))) return { plain: false, reason: 'unknown_word', word: n };
+  const other = ws.find((w) => (x.movesMoney ? NOT_MONEY : MONEY).has(w.replace(/'s$|'$/, '')));
+  if (other !== undefined) return { plain: false, reason: 'other_action', word: other };
   return null;
 }
+
+/** Objects of actions that move no money: in a request for one that does ("transfer the repo to Bob" read as a wire), they request another action. */
+const NOT_MONEY: ReadonlySet<string> = words('access repository repositories repo repos folder folders role roles production staging build builds release');
+/** Words of money: in a request for an action that moves none ("set up the Acme payment" read as a permission grant), they request another action. */
+const MONEY: ReadonlySet<string> = words('invoice invoices bill bills payment payments rent fee fees deposit deposits amount balance total refund usd eur gbp chf jpy cad aud dollars euros pounds');
 
 /**
  * Read the user's turn for one action type (docs/design.md § Claims and intent).
@@ -256,7 +274,7 @@ function labelledNumber(tokens: readonly { token: string; run: boolean }[]): Tur
 }
 
 /** How a turn may write a currency: ISO codes, their names, and signs (`$` is any dollar). */
-const CURRENCY_OF: ReadonlyMap<string, string> = new Map([
+export const CURRENCY_OF: ReadonlyMap<string, string> = new Map([
   ...['usd', 'eur', 'gbp', 'chf', 'jpy', 'cad', 'aud'].map((c) => [c, c] as const),
   ['dollars', '$'],
   ['$', '$'],
@@ -276,7 +294,9 @@ const sameCurrency = (said: string, code: string): boolean => said === code || (
 function currencyProblem(tokens: readonly { token: string; run: boolean }[], x: RequestContext): TurnReading | null {
   const said = [...new Set(tokens.map((t) => CURRENCY_OF.get(t.token)).filter((c): c is string => c !== undefined))];
   if (said.length === 0) return null;
-  const codes = [...x.actionWords].filter((w) => CURRENCY_OF.get(w) === w);
+  if (!x.movesMoney) return { plain: false, reason: 'other_action', word: said[0] as string };
+  const codes = [...x.currencies];
+  // the turn's currency must be the action's (an action that carries none is paid in its executor's default: docs/design.md § Known limits)
   const mismatch = said.find((s) => said.some((o) => o !== s && !sameCurrency(s, o) && !sameCurrency(o, s)) || codes.some((c) => !sameCurrency(s, c)));
   return mismatch !== undefined ? { plain: false, reason: 'currency', word: mismatch } : null;
 }

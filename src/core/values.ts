@@ -98,7 +98,7 @@ export function argumentValues(args: Readonly<Record<string, unknown>>, types: R
 /** Why an action's arguments cannot be checked value by value: the argument and a detail for a `metadata_missing` reason. */
 export interface ArgumentShapeProblem {
   readonly argument: string;
-  readonly detail: 'amount_not_scalar' | 'amount_not_a_number' | 'argument_not_allowed' | 'destination_not_scalar';
+  readonly detail: 'amount_not_scalar' | 'amount_not_a_number' | 'argument_not_allowed' | 'destination_not_scalar' | 'destination_repeated';
 }
 
 /**
@@ -109,7 +109,9 @@ export interface ArgumentShapeProblem {
  * (`argument_not_allowed`), and an argument a claim may supply (a destination: payee, recipient,
  * grantee, role) that is an object or holds one (`{to: {account: "ACME-AP", also_pay: …}}` — its
  * keys would be instructions to the executor nobody supplied; `destination_not_scalar`: a
- * destination is a string or number, or a list of them). Pure.
+ * destination is a string or number, or — for an action that moves no money — a list of them),
+ * and a list that repeats a destination (`["ACME-AP", "acme-ap"]`, `destination_repeated`): one
+ * named party is one destination. Pure.
  * @param args - the action's arguments (plain JSON).
  * @param types - the policy's argument types for the action's type.
  * @param suppliers - the policy's suppliers for the action's type, by top-level argument.
@@ -125,8 +127,11 @@ export function argumentShapeProblems(
   for (const [k, v] of Object.entries(args)) {
     const amount = Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount';
     const destination = !amount && Object.prototype.hasOwnProperty.call(suppliers, k) && (suppliers[k] ?? []).some((x) => x.startsWith('claim:'));
+    const money = Object.values(types).includes('amount');
     if (k === RESOURCE_ARGUMENT) out.push({ argument: k, detail: 'argument_not_allowed' });
-    else if (destination && !(scalar(v) || (Array.isArray(v) && v.every(scalar)))) out.push({ argument: k, detail: 'destination_not_scalar' });
+    // a payment to a list of payees is as many payments as the list is long
+    else if (destination && !(scalar(v) || (!money && Array.isArray(v) && v.every(scalar)))) out.push({ argument: k, detail: 'destination_not_scalar' });
+    else if (destination && Array.isArray(v) && new Set(v.map((x) => String(x).normalize('NFKC').trim().toLowerCase())).size < v.length) out.push({ argument: k, detail: 'destination_repeated' });
     else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && v !== null && typeof v === 'object') out.push({ argument: k, detail: 'amount_not_scalar' });
     // a null or boolean amount carries no value to check, and many payment APIs read it as "everything"
     else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && (v === null || typeof v === 'boolean')) out.push({ argument: k, detail: 'amount_not_a_number' });
