@@ -290,3 +290,31 @@ describe('tenant isolation', () => {
     assert.equal(gv.body.tenants[0].tenant, 'globex');
   });
 });
+
+describe("an external caller's body is refused past its own limit before it is read", () => {
+  test('by content-length and, chunked, by the bytes received: 413 BODY_TOO_LARGE with the limit; a user token is not held to it', async () => {
+    const limit = 64 * 1024 * 6 + 64 * 1024; // six times the external content cap, plus 64 KiB
+    const big = JSON.stringify({ action: { type: 'pay', args: { x: Array.from({ length: 100_000 }, (_, i) => i) } } });
+    assert.ok(big.length > limit);
+    const sized = await http(srv.url, 'POST', '/v1/decisions', { token: tok.ext as string, raw: big });
+    expectError(sized, 413, 'BODY_TOO_LARGE');
+    assert.equal(sized.body.details.limit, limit);
+    const chunks = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < big.length; i += 16_384) c.enqueue(new TextEncoder().encode(big.slice(i, i + 16_384)));
+        c.close();
+      },
+    });
+    const chunked = await fetch(`${srv.url}/v1/decisions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tok.ext}`, 'content-type': 'application/json' },
+      body: chunks,
+      duplex: 'half',
+    } as RequestInit);
+    assert.equal(chunked.status, 413);
+    assert.equal(((await chunked.json()) as { code: string }).code, 'BODY_TOO_LARGE');
+    // the same body from the tenant's user is parsed (and refused for what it says, not for its size)
+    const user = await http(srv.url, 'POST', '/v1/decisions', { token: tok.alice as string, raw: big });
+    assert.notEqual(user.status, 413, user.text);
+  });
+});

@@ -57,6 +57,8 @@ export function inexactNumberLiteral(json: string): InexactNumber | null {
   for (let m = TOKENS.exec(json); m !== null; m = TOKENS.exec(json)) {
     const lit = m[0];
     if (lit.charCodeAt(0) === 34) continue; // a string
+    // no exponent and at most 15 significant digits: a double holds it exactly (the common case, kept cheap)
+    if (lit.length <= 17 && !/[eE]/.test(lit) && lit.replace(/^-?0*|\./g, '').length <= 15) continue;
     const n = Number(lit);
     let why: InexactNumber['why'] | null = null;
     if (!Number.isFinite(n)) why = 'overflow';

@@ -17,7 +17,7 @@ import { HttpError, errorResponse } from './errors.js';
 import { TenantSlots } from './fairness.js';
 import { WriteBudget } from './write-budget.js';
 import { McpHttp } from './mcp-http.js';
-import { exactJsonBodies } from './json-body.js';
+import { exactJsonBodies, limitBodies, untrustedBodyLimit } from './json-body.js';
 import { registerDashboard } from './dashboard.js';
 import { buildOpenApi } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
@@ -87,6 +87,7 @@ const bearer = (h: string | undefined): string | null => {
 
 /** Fastify's own errors (body parsing, limits) in memauth's `{code, message, details}` shape. */
 function fastifyError(e: unknown): HttpError | null {
+  if (e instanceof HttpError) return e;
   const err = e as { code?: unknown; statusCode?: unknown; message?: unknown };
   const code = typeof err.code === 'string' ? err.code : '';
   const message = typeof err.message === 'string' ? err.message : 'invalid request';
@@ -130,6 +131,8 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
   // JSON only: a text/plain body is 415 UNSUPPORTED_MEDIA_TYPE, not a string to validate
   app.removeContentTypeParser('text/plain');
   exactJsonBodies(app);
+  // an external or tool caller's body is refused past its own limit before it is read (authentication runs first, onRequest)
+  limitBodies(app, (req) => untrustedBodyLimit(req.identity?.kind === 'principal' ? req.identity.principal.kind : undefined, config));
   app.decorateRequest('identity', null);
   app.decorateRequest('errorCode', null);
 

@@ -9,9 +9,16 @@
  * So is an object that repeats a key (`{"to":"A","to":"B"}`: `JSON.parse` keeps the last, another
  * reader of the same text may keep the first), 400 `DUPLICATE_KEY` (src/core/json-keys.ts).
  *
- * May import: fastify types, ./errors.js, core/json-numbers, core/json-keys.
+ *
+ * A caller the tenant does not trust (an external or a tool principal) gets a smaller body limit
+ * ({@link untrustedBodyLimit}), enforced before the body is read, so that its refused requests
+ * cannot hold the parser for the length of a full-size body.
+ *
+ * May import: fastify types, node:stream, ./errors.js, ./config.js, ./tokens.js, core/json-numbers, core/json-keys.
  */
+import { Transform } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ServerConfig } from './config.js';
 import { duplicateKey } from '../core/json-keys.js';
 import { inexactNumberLiteral } from '../core/json-numbers.js';
 import { HttpError } from './errors.js';
@@ -44,5 +51,42 @@ export function exactJsonBodies(app: FastifyInstance): void {
         ),
       );
     });
+  });
+}
+
+/**
+ * The body limit of a caller, in bytes: for an external principal six times its content cap (every
+ * character of the content escaped as `\uXXXX`) plus 64 KiB for the rest of the request, for a
+ * tool principal likewise with its cap; never above `bodyLimit`. Null: the server's `bodyLimit`.
+ */
+export function untrustedBodyLimit(kind: string | undefined, config: Pick<ServerConfig, 'bodyLimit' | 'externalMaxContentBytes' | 'toolMaxContentBytes'>): number | null {
+  const cap = kind === 'external' ? config.externalMaxContentBytes : kind === 'tool' ? config.toolMaxContentBytes : null;
+  return cap === null ? null : Math.min(config.bodyLimit, cap * 6 + 64 * 1024);
+}
+
+/**
+ * Refuse, before it is read, a body larger than its caller's limit ({@link untrustedBodyLimit}):
+ * by its `content-length`, or — a chunked body — as soon as the bytes received pass the limit.
+ * Refusal: 413 `BODY_TOO_LARGE` with details `{limit}`.
+ *
+ * @param limitOf - the caller's limit in bytes, or null for the server's own (run after authentication).
+ */
+export function limitBodies(app: FastifyInstance, limitOf: (req: FastifyRequest) => number | null): void {
+  // statusCode: Fastify's body reader keeps a stream error's own status (and makes any other a 400)
+  const tooLarge = (limit: number): HttpError =>
+    Object.assign(new HttpError(413, 'BODY_TOO_LARGE', `the request body is larger than ${limit} bytes, the limit for this caller`, { limit }), { statusCode: 413 });
+  app.addHook('preParsing', async (req, _reply, payload) => {
+    const limit = limitOf(req);
+    if (limit === null) return payload;
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+    let seen = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _enc, next) {
+        seen += chunk.length;
+        next(seen > limit ? tooLarge(limit) : null, chunk);
+      },
+    });
+    return payload.pipe(counted);
   });
 }
