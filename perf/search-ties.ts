@@ -135,6 +135,7 @@ async function main(): Promise<void> {
     ['term in every record (acct)', 'acct'],
     ['selective term (v777x)', 'v777x'],
     ['both (acct v777x)', 'acct v777x'],
+    ['three words in every record (vendor pays acct)', 'vendor pays acct'],
   ] as const) {
     const base = await timed(k, () => b.baseline(query, 10, now));
     const drv = await timed(k, () => mem.driver.search(TENANT, SCOPE, query, 10, now));
