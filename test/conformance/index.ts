@@ -23,6 +23,7 @@ import { properties } from './properties.js';
 import { regressions } from './regressions.js';
 import { requesters } from './requesters.js';
 import { reviewQueue } from './review-queue.js';
+import { searchBudget } from './search-budget.js';
 import { searchRanking } from './search-ranking.js';
 import { store } from './store.js';
 import { surfaces } from './surfaces.js';
@@ -48,6 +49,7 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] review queue: lanes and keyset pages`, () => reviewQueue(f));
   describe(`[${f.name}] keyed content hashes`, () => contentHash(f));
   describe(`[${f.name}] search ranking against a reference`, () => searchRanking(f));
+  describe(`[${f.name}] search: the bound on ranked matches`, () => searchBudget(f));
   describe(`[${f.name}] write-surface inventory: rule matching in SQL, bounded counts`, () => surfaces(f));
   describe(`[${f.name}] drivers agree: each statement written once`, () => drifts(f));
   describe(`[${f.name}] semantic and hybrid search`, () => vectors(f));

@@ -9,6 +9,11 @@
 export interface Stmt {
   readonly text: string;
   readonly values: readonly unknown[];
+  /**
+   * PostgreSQL: plan this call with its own values, never with a cached generic plan (for
+   * statements whose best plan depends on the values, like a search's words). SQLite ignores it.
+   */
+  readonly customPlan?: boolean;
 }
 
 /** What differs in the SQL text between the drivers. */

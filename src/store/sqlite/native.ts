@@ -4,13 +4,14 @@
  * (./search-index.ts) and lineage in one recursive statement. Everything else is the shared
  * SQL of src/store/sql/.
  *
- * May import: better-sqlite3 (types), core, ../driver.js, ../rows.js, ../sql/*, ./search-index.js.
+ * May import: better-sqlite3 (types), core, ../driver.js, ../rows.js, ../search-budget.js, ../sql/*, ./search-index.js.
  */
 import type Database from 'better-sqlite3';
 import { MemauthError } from '../../core/errors.js';
 import type { SearchHit } from '../driver.js';
 import type { DerivationEdge } from '../../core/types.js';
 import { type Row, lineageFromRows, searchTokens } from '../rows.js';
+import { RANKED_MATCHES, wordsToRank } from '../search-budget.js';
 import type { Stmt } from '../sql/dialect.js';
 import type { NativeReads, SqlExecutor, SqlReader } from '../sql/reader.js';
 import type { SearchIndexes } from './search-index.js';
@@ -122,13 +123,6 @@ export function ftsQuery(text: string): string | null {
 const orQuery = (tokens: readonly string[]): string => tokens.map((t) => `"${t}"`).join(' OR ');
 
 /**
- * How many index matches a search ranks by BM25 at most (the sum of its ranked words' matches in
- * the scope). BM25 reads each match's index row, so ranking every match of a word present in every
- * record costs time linear in the records; this bound keeps a search's cost independent of them.
- */
-export const RANKED_MATCHES = 2048;
-
-/**
  * Full-text search among the tenant's scope's active, unexpired records: the top `limit` by BM25
  * (ties by id) over the query's ranked words, then, if fewer than `limit` were found, the newest
  * matches of its other words (score 0). The ranked words are the query's rarest words in the
@@ -159,21 +153,12 @@ async function search(indexes: SearchIndexes, r: SqlReader, tenant: string, scop
 }
 
 /**
- * The words of `tokens` a search ranks by BM25, in the query's order (the order BM25 sums in): rarest first (matches in the scope, each counted up
- * to {@link RANKED_MATCHES} + 1), while their matches add up to at most {@link RANKED_MATCHES}.
+ * The words of `tokens` a search ranks by BM25, in the query's order (the order BM25 sums in): see
+ * {@link wordsToRank}; each word's matches in the scope are counted up to {@link RANKED_MATCHES} + 1.
  */
 function rankedWords(indexes: SearchIndexes, table: string, inScope: string, tokens: readonly string[]): string[] {
   const count = indexes.stmt(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`);
-  const counted = tokens.map((t) => ({ t, n: Number((count.get(`${inScope}content : "${t}"`, RANKED_MATCHES + 1) as Row).n) }));
-  counted.sort((a, b) => a.n - b.n);
-  const kept = new Set<string>();
-  let total = 0;
-  for (const { t, n } of counted) {
-    if (total + n > RANKED_MATCHES) break;
-    total += n;
-    kept.add(t);
-  }
-  return tokens.filter((t) => kept.has(t));
+  return wordsToRank(tokens.map((word) => ({ word, matches: Number((count.get(`${inScope}content : "${word}"`, RANKED_MATCHES + 1) as Row).n) })));
 }
 
 /**
