@@ -42,6 +42,27 @@ export class SessionEchoes {
     return findEchoes<MemoryRecord & EchoCandidate>(content, ids.length === 0 ? [] : await src.getRecords(tenant, ids));
   }
 
+  /**
+   * Note that `entries` (with their records in `records`) were appended to `session`'s log after
+   * `prev` (null: the log was empty): a kept index holding exactly the log up to `prev` takes them
+   * without reading them back. Each is checked again against the log's head at the next look-up
+   * (a transaction rolled back leaves a head the index's hash does not match: it is built again).
+   */
+  appended(tenant: string, session: string, prev: SessionLogEntry | null, entries: readonly SessionLogEntry[], records: ReadonlyMap<string, MemoryRecord>): void {
+    const k = JSON.stringify([tenant, session]);
+    const known = this.indexes.get(k);
+    const last = entries[entries.length - 1];
+    if (known === undefined || last === undefined || known.index.size !== (prev?.ord ?? 0) || known.hash !== (prev?.hash ?? EMPTY_LOG_HASH)) return;
+    let hash = known.hash;
+    for (const e of entries) hash = logHash(hash, e.recordId);
+    if (hash !== last.hash || known.index.size + entries.length !== last.ord) {
+      this.indexes.delete(k);
+      return;
+    }
+    for (const e of entries) known.index.add(e.recordId, records.get(e.recordId)?.content ?? null);
+    this.indexes.set(k, { index: known.index, hash });
+  }
+
   /** The index of `session`'s log up to `head`: the one kept, extended when the log only grew since; else built from the start. */
   private async indexOf(src: StorageReader, tenant: string, session: string, head: SessionLogEntry): Promise<EchoIndex> {
     const k = JSON.stringify([tenant, session]);

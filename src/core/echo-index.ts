@@ -35,6 +35,8 @@ export class EchoIndex {
   private readonly byHash = new Map<string, number[]>();
   private readonly byShingle = new Map<string, number[]>();
   private readonly byWord = new Map<string, number[]>();
+  /** the print of the last content looked up: a write adds the very text it looked up. */
+  private looked: EchoPrint | null = null;
 
   /** How many records were added (with or without text). */
   get size(): number {
@@ -48,8 +50,8 @@ export class EchoIndex {
       this.entries.push({ id, print: null });
       return;
     }
-    echoWork.prepared += 1;
-    const p = echoPrint(content);
+    const p = this.looked?.content === content ? this.looked : echoPrint(content);
+    if (p !== this.looked) echoWork.prepared += 1;
     this.entries.push({ id, print: { loose: p.loose, tokens: p.tokens } });
     post(this.byHash, p.hash, i);
     if (p.loose.length >= SHINGLE) post(this.byShingle, p.loose.slice(0, SHINGLE), i);
@@ -68,7 +70,7 @@ export class EchoIndex {
    * @returns the records' ids, in the order they were added.
    */
   candidates(content: string): string[] {
-    const q = echoPrint(content);
+    const q = (this.looked = echoPrint(content));
     const hit = new Set<number>(this.byHash.get(q.hash) ?? []);
     echoWork.compared += hit.size;
     if (this.byShingle.size > 0) {
