@@ -18,6 +18,9 @@ import { touch } from './session-logs.js';
 /** Sessions whose index a facade keeps at most (the least recently used is dropped). */
 const MAX_INDEXES = 64;
 
+/** The text, in UTF-16 units, a facade's indexes hold at most together (beyond it the least recently used are dropped; an index larger alone is not kept). */
+const MAX_WEIGHT = 32 * 1024 * 1024;
+
 /** Log entries read per statement when an index is extended. */
 const PAGE = 1000;
 
@@ -42,6 +45,17 @@ export class SessionEchoes {
     return findEchoes<MemoryRecord & EchoCandidate>(content, ids.length === 0 ? [] : await src.getRecords(tenant, ids));
   }
 
+  /** Drop the least recently used indexes while they hold more than {@link MAX_WEIGHT} together. */
+  private shed(): void {
+    let weight = 0;
+    for (const v of this.indexes.values()) weight += v.index.weight;
+    for (const [k, v] of this.indexes) {
+      if (weight <= MAX_WEIGHT) return;
+      weight -= v.index.weight;
+      this.indexes.delete(k);
+    }
+  }
+
   /**
    * Note that `entries` (with their records in `records`) were appended to `session`'s log after
    * `prev` (null: the log was empty): a kept index holding exactly the log up to `prev` takes them
@@ -61,6 +75,7 @@ export class SessionEchoes {
     }
     for (const e of entries) known.index.add(e.recordId, records.get(e.recordId)?.content ?? null);
     this.indexes.set(k, { index: known.index, hash });
+    this.shed();
   }
 
   /** The index of `session`'s log up to `head`: the one kept, extended when the log only grew since; else built from the start. */
@@ -75,6 +90,7 @@ export class SessionEchoes {
       return ((await extend(src, tenant, session, { index: new EchoIndex(), hash: EMPTY_LOG_HASH }, null)) as Indexed).index;
     }
     touch(this.indexes, k, got, MAX_INDEXES);
+    this.shed();
     return got.index;
   }
 }

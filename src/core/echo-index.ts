@@ -38,9 +38,17 @@ export class EchoIndex {
   /** the print of the last content looked up: a write adds the very text it looked up. */
   private looked: EchoPrint | null = null;
 
+  /** What the index holds of its texts, in UTF-16 units (loose forms and significant words). */
+  private held = 0;
+
   /** How many records were added (with or without text). */
   get size(): number {
     return this.entries.length;
+  }
+
+  /** The UTF-16 units of text the index holds (its memory grows with this). */
+  get weight(): number {
+    return this.held;
   }
 
   /** Add the next record read (`content` null: it has no text, e.g. erased). */
@@ -53,6 +61,7 @@ export class EchoIndex {
     const p = this.looked?.content === content ? this.looked : echoPrint(content);
     if (p !== this.looked) echoWork.prepared += 1;
     this.entries.push({ id, print: { loose: p.loose, tokens: p.tokens } });
+    this.held += p.loose.length + [...p.tokens].reduce((n, t) => n + t.length, 0);
     post(this.byHash, p.hash, i);
     if (p.loose.length >= SHINGLE) post(this.byShingle, p.loose.slice(0, SHINGLE), i);
     for (const t of p.tokens) post(this.byWord, t, i);
