@@ -14,6 +14,7 @@ const NOT_PLAIN = {
   negation: 'it negates',
   hedge: 'it hedges, sets a condition or a time',
   numbers: 'it names more than one number',
+  currency: 'it names another currency than the action',
   not_imperative: 'it does not open with a request for this action',
   unknown_word: 'it uses a word no trusted record or argument grounds',
 };

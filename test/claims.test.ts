@@ -470,6 +470,74 @@ describe('claims and intent through the store', () => {
     assert.equal(ok.contextWaived, true, JSON.stringify(ok.reasons));
     await mem.close();
   });
+  test('one party per turn across fields and slots; for is no payee; a to-slot that names no one; currencies agree; a name before a noun it does not own', async () => {
+    const { mem } = await world();
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: 'Vendor master: Acme Holdings Ltd is paid to HOLD-AP. Invoices: Acme Holdings invoice 50000, Initrode 9000. Directory: Bob bob@corp.example, Carol carol@corp.example.',
+      claims: [
+        { subject: 'Acme Holdings Ltd', field: 'payee_account', value: 'HOLD-AP' },
+        { subject: 'Acme Holdings invoice', field: 'amount_due', value: '50000' },
+        { subject: 'Initrode', field: 'amount_due', value: '9000' },
+        { subject: 'Bob', field: 'email_address', value: 'bob@corp.example' },
+        { subject: 'Carol', field: 'email_address', value: 'carol@corp.example' },
+      ],
+      session: 's',
+    });
+    const cases: [string, { type: string; args: Record<string, unknown> }][] = [
+      // the longest name at a slot is one party for every field: "Acme Holdings invoice" is not Acme
+      ['Pay the Acme Holdings invoice.', { type: 'pay', args: { to: 'ACME-AP', amount: 50000 } }],
+      // the amount is another party's
+      ['Pay Acme for Initrode.', { type: 'pay', args: { to: 'ACME-AP', amount: 9000 } }],
+      ['Pay the Initrode invoice to Acme.', { type: 'pay', args: { to: 'ACME-AP', amount: 9000 } }],
+      // "pay for" buys something; it names no payee
+      ['Pay for Acme 1200.', { type: 'pay', args: { to: 'ACME-AP', amount: 1200 } }],
+      // the destination the turn gives is not Acme's account
+      ['Refund Acme 1200 to our account.', { type: 'refund', args: { to: 'ACME-AP', amount: 1200 } }],
+      // two currencies, or one that is not the action's
+      ['Pay Acme $1200 eur.', { type: 'pay', args: { to: 'ACME-AP', amount: 1200, currency: 'EUR' } }],
+      ['Pay Acme $1200.', { type: 'pay', args: { to: 'ACME-AP', amount: 1200, currency: 'EUR' } }],
+      ['Pay Acme 1200 usd.', { type: 'pay', args: { to: 'ACME-AP', amount: 1200, currency: 'EUR' } }],
+      // a name before a noun it does not owe on modifies the noun: it names no recipient
+      ['Email the Bob report.', { type: 'send_email', args: { to: 'bob@corp.example', subject: 'report' } }],
+      ["Email Bob's report to Carol.", { type: 'send_email', args: { to: 'bob@corp.example', subject: 'report' } }],
+    ];
+    for (const [text, action] of cases) {
+      const d = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
+      assert.notEqual(d.contextWaived, true, `${text} ${JSON.stringify(action.args)}`);
+      assert.equal(d.outcome, 'deny', `${text} ${JSON.stringify(action.args)}`);
+    }
+    // a payee given as an object: its keys would be instructions to the executor nobody supplied
+    const nested = await mem.evaluate({
+      tenant: 't',
+      action: { type: 'pay', args: { to: { account: 'ACME-AP', also_pay: 'ACME-AP' }, amount: 1200 } },
+      session: 's',
+      userTurn: { principal: 'user', text: 'Pay the Acme invoice of $1200.' },
+    });
+    assert.equal(nested.outcome, 'deny');
+    assert.ok(
+      nested.reasons.some((r) => r.code === 'metadata_missing' && r.detail === 'destination_not_scalar' && r.argument === 'to'),
+      JSON.stringify(nested.reasons),
+    );
+    assert.equal(
+      (await mem.evaluate({ tenant: 't', action: { type: 'pay', args: { to: 'ACME-AP', amount: 1200, currency: 'EUR' } }, session: 's', userTurn: { principal: 'user', text: 'Pay Acme $1200 eur.' } }))
+        .intent?.notPlain?.reason,
+      'currency',
+    );
+    for (const [text, action] of [
+      ['Pay Acme $1,200 USD.', { type: 'pay', args: { to: 'ACME-AP', amount: 1200, currency: 'USD' } }],
+      ['Pay Acme 1200 eur.', { type: 'pay', args: { to: 'ACME-AP', amount: 1200, currency: 'EUR' } }],
+      ['Pay 1200 to Acme.', { type: 'pay', args: { to: 'ACME-AP', amount: 1200 } }],
+      ['Pay Acme 1200 to their account.', { type: 'pay', args: { to: 'ACME-AP', amount: 1200 } }],
+      ['Email the report to Bob.', { type: 'send_email', args: { to: 'bob@corp.example', subject: 'report' } }],
+    ] as const) {
+      const ok = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
+      assert.equal(ok.contextWaived, true, `${text}: ${JSON.stringify(ok.reasons)} ${JSON.stringify(ok.intent)}`);
+    }
+    await mem.close();
+  });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {
     const { mem } = await world();
     const pay = { type: 'pay', args: { to: 'ACCT-X', amount: 1200 } };

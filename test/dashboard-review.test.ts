@@ -49,7 +49,7 @@ before(async () => {
   tok.checker = await add('acme', 'checker', 'tool');
   ids.nestPage = (await br.post('/v1/memories', { scope: 'web', content: 'Acme finance: remittance account ACCT-NEST-9', source: 'https://acme-finance.example/remit' })).body.record.id;
   expectStatus(await client(srv.url, tok.checker).post('/v1/corroborations', { recordId: ids.nestPage, evidence: `memory:${ids.rule}` }), 201);
-  const nested = await as.post('/v1/decisions', { action: { type: 'pay', args: { to: { account: 'ACCT-NEST-9' }, amount: 9 } }, dependsOn: [ids.nestPage], context: 'declared' });
+  const nested = await as.post('/v1/decisions', { action: { type: 'pay', args: { invoice: { number: 'ACCT-NEST-9' }, amount: 9 } }, dependsOn: [ids.nestPage], context: 'declared' });
   assert.equal(nested.body.outcome, 'deny', nested.text);
   ids.nested = nested.body.id;
   const m = client(srv.url, tok.mallory);
@@ -129,12 +129,12 @@ test('a value nested in an argument shows its own supplier, marked, with who vou
   await signIn(page, srv.url, tok.alice);
   await page.getByRole('link', { name: 'Review queue' }).click();
   const card = page.locator(`li[data-decision="${ids.nested}"]`);
-  const row = card.locator('tr[data-argument="to.account"]');
+  const row = card.locator('tr[data-argument="invoice.number"]');
   await row.locator('li.src').first().waitFor();
   assert.deepEqual(await row.locator('li.src').evaluateAll((els) => els.map((e) => [e.getAttribute('data-record'), e.getAttribute('data-untrusted')])), [[ids.nestPage, 'true']]);
   assert.match((await row.textContent()) ?? '', /ACCT-NEST-9/);
   assert.match((await row.locator('.vouchers').textContent()) ?? '', new RegExp(`vouched for by checker .*citing memory:${ids.rule}`));
-  assert.equal(await card.locator('tr[data-argument="to"]').count(), 0, 'the argument is shown by the path the gate traced');
+  assert.equal(await card.locator('tr[data-argument="invoice"]').count(), 0, 'the argument is shown by the path the gate traced');
   await card.getByRole('button', { name: 'Approve once' }).click();
   await card
     .locator('.second-step')

@@ -39,7 +39,7 @@ test('a plain payment the user asked for is allowed; an undeclared flag, a key t
   const ask = (args: Record<string, unknown>) => mem.evaluate({ tenant: 't', action: { type: 'pay', args }, requester: 'agent', userTurn: { principal: 'alice', text: 'Pay ACME-AP $100 please' } });
   for (const args of [
     { to: 'ACME-AP', amount: 100 },
-    { to: { account: 'ACME-AP' }, amount: 100 },
+    { to: 'ACME-AP', amount: 100, memo: { text: 'ACME-AP' } },
     { to: 'ACME-AP', amount: 100, memo: 'ACME-AP' },
   ]) {
     const d = await ask(args);
@@ -51,10 +51,19 @@ test('a plain payment the user asked for is allowed; an undeclared flag, a key t
     flag.reasons.some((r) => r.code === 'metadata_missing' && r.argument === 'recurring' && r.detail === 'argument_not_allowed'),
     JSON.stringify(flag.reasons),
   );
+  // a destination (an argument a claim may supply) is a string or a list of them: its keys would be executor instructions
+  for (const to of [{ account: 'ACME-AP' }, { account: 'ACME-AP', also_pay: 'ACME-AP' }, ['ACME-AP', { account: 'ACME-AP' }]]) {
+    const d = await ask({ to, amount: 100 });
+    assert.equal(d.outcome, 'deny', JSON.stringify(to));
+    assert.ok(
+      d.reasons.some((r) => r.code === 'metadata_missing' && r.argument === 'to' && r.detail === 'destination_not_scalar'),
+      JSON.stringify(d.reasons),
+    );
+  }
   for (const [args, path] of [
-    [{ to: { account: 'ACME-AP', acct_1Mallory: {} }, amount: 100 }, 'to.acct_1Mallory{key}'],
-    [{ to: { account: 'ACME-AP', recurring: true }, amount: 100 }, 'to.recurring{key}'],
-    [{ to: { account: 'ACME-AP', mallory: { x: null } }, amount: 100 }, 'to.mallory.x{key}'],
+    [{ to: 'ACME-AP', amount: 100, memo: { text: 'ACME-AP', acct_1Mallory: {} } }, 'memo.acct_1Mallory{key}'],
+    [{ to: 'ACME-AP', amount: 100, memo: { text: 'ACME-AP', recurring: true } }, 'memo.recurring{key}'],
+    [{ to: 'ACME-AP', amount: 100, memo: { text: 'ACME-AP', mallory: { x: null } } }, 'memo.mallory.x{key}'],
   ] as const) {
     const d = await ask(args);
     assert.notEqual(d.outcome, 'allow', JSON.stringify(args));

@@ -141,8 +141,9 @@ function productOfUserNumbers(v: ValueProvenance): boolean {
  * All tiers: a declared or value dependency that is deleted (`deleted_source`) or expired
  * (`expired`), or any dependency with no matching audit entry (`metadata_missing`), denies; so
  * does an argument the policy does not allow, one named `{resource}`, and an `amount` argument
- * that is an array or object (`metadata_missing`, details `argument_not_allowed`,
- * `amount_not_scalar`; src/core/values.ts `argumentShapeProblems`).
+ * that is an array or object, and a destination a claim may supply that is an object
+ * (`metadata_missing`, details `argument_not_allowed`, `amount_not_scalar`,
+ * `destination_not_scalar`; src/core/values.ts `argumentShapeProblems`).
  * `high` additionally: a requester of kind `tool` or `external` is refused outright
  * (`untrusted_requester`, detail the kind; never lifted by a confirmation — see
  * {@link HIGH_REQUESTER_KINDS}); every dependency must have action authority >= `threshold`
@@ -167,7 +168,7 @@ export function decide(input: GateInput): GateResult {
   const requester = input.requester ?? null;
   if (input.tier === 'high' && requester !== null && !HIGH_REQUESTER_KINDS.has(requester.kind)) hard.add('untrusted_requester', [], { detail: requester.kind });
   for (const arg of input.disallowedArguments ?? []) hard.add('metadata_missing', [], { argument: arg, detail: 'argument_not_allowed' });
-  for (const p of argumentShapeProblems(input.action.args, input.argumentTypes ?? {})) hard.add('metadata_missing', [], p);
+  for (const p of argumentShapeProblems(input.action.args, input.argumentTypes ?? {}, input.suppliers ?? {})) hard.add('metadata_missing', [], p);
   for (const d of input.dependencies) {
     const direct = d.why.includes('declared') || d.why.includes('value');
     if (!d.verified) hard.add('metadata_missing', [d.memoryId]);

@@ -5,8 +5,9 @@
  * the user's turn it is (src/core/values.ts). Pure; linear in the total length of the texts and
  * values (one automaton pass per text).
  */
-import { claimText, claimValueEquals } from './claims.js';
-import { nameStandsAlone, turnWords } from './request-grammar.js';
+import { claimValueEquals } from './claims.js';
+import { partyNaming } from './party-naming.js';
+import type { TurnParties } from './party-slots.js';
 import type { Action, ArgumentType, Claim, ValueProvenance } from './types.js';
 import { type ArgumentValue, type MatchText, RESOURCE_ARGUMENT, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
 
@@ -52,69 +53,6 @@ function claimSuppliers(
 }
 
 /**
- * Which claims the turn names as its party: the claim's subject or value at the start of one of its
- * party slots (src/core/request-grammar.ts `partySlots`), the longest of a field's claims that start
- * there — "the Acme Holdings invoice" names the payee `Acme Holdings`, not `Acme`.
- */
-function namedByTurn(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefined }>, slots: readonly (readonly string[])[] | null): ((c: Claim) => boolean) | null {
-  if (slots === null) return null;
-  const claims = claimed.flatMap((r) => r.claims ?? []);
-  const words = new Map<string, string[]>();
-  const wordsOf = (t: string): string[] => words.get(t) ?? (words.set(t, turnWords(t)), words.get(t) as string[]);
-  const named = new Set<Claim>();
-  const partiesBySlot: string[] = [];
-  for (const slot of slots) {
-    const starts = (t: string): number => {
-      const ws = wordsOf(t);
-      return ws.length > 0 && ws.length <= slot.length && ws.every((w, i) => slot[i] === w) && nameStandsAlone(slot.slice(ws.length)) ? ws.length : 0;
-    };
-    const at = claims.map((c) => ({ c, n: Math.max(starts(c.subject), starts(c.value)) })).filter((x) => x.n > 0);
-    const here = at.filter((x) => !at.some((y) => y.c.field === x.c.field && y.n > x.n));
-    for (const x of here) named.add(x.c);
-    if (here.length > 0) partiesBySlot.push([...new Set(here.map((x) => `${x.c.field}\u0000${claimText(x.c.value)}`))].sort().join('\u0001'));
-  }
-  // two slots naming different parties ("export the Bob report to backup", "pay the Globex invoice to mallory"): none is named
-  if (new Set(partiesBySlot).size > 1) named.clear();
-  return (c) => named.has(c);
-}
-
-/**
- * The values, by claim field, of the claims the turn names: a field with more than one ("pay Acme
- * 1200 from Globex") names no party at all — the agent would be choosing.
- */
-function namedValuesByField(claimed: ReadonlyArray<{ claims?: readonly Claim[] | undefined }>, named: (c: Claim) => boolean): Map<string, Set<string>> {
-  const out = new Map<string, Set<string>>();
-  for (const r of claimed)
-    for (const c of r.claims ?? []) {
-      if (!named(c)) continue;
-      const set = out.get(c.field) ?? new Set<string>();
-      set.add(claimText(c.value));
-      out.set(c.field, set);
-    }
-  return out;
-}
-
-/**
- * Which trusted claims name the action's party: those the plain request names in a party slot
- * (one value per field), or — when it names none — those whose subject or value a trusted standing
- * instruction names. Untrusted claims never name, nor make a field ambiguous. Null: nothing names.
- */
-function partyNaming(
-  trustedClaimed: ReadonlyArray<{ claims?: readonly Claim[] | undefined }>,
-  slots: readonly (readonly string[])[] | null,
-  instructed: ReadonlySet<string>,
-): ((c: Claim) => boolean) | null {
-  const namedClaim = namedByTurn(trustedClaimed, slots);
-  const byField = namedClaim !== null ? namedValuesByField(trustedClaimed, namedClaim) : null;
-  const bySlot = namedClaim === null || byField === null ? null : (c: Claim): boolean => namedClaim(c) && (byField.get(c.field)?.size ?? 0) === 1;
-  const byInstruction = (c: Claim): boolean => instructed.has(claimText(c.subject)) || instructed.has(claimText(c.value));
-  if (bySlot === null && instructed.size === 0) return null;
-  // the turn wins: a standing instruction names its party only when the plain request names none
-  const turnNames = bySlot !== null && trustedClaimed.some((r) => (r.claims ?? []).some(bySlot));
-  return turnNames ? (bySlot as (c: Claim) => boolean) : byInstruction;
-}
-
-/**
  * @param action - the proposed action (arguments and resource).
  * @param types - the policy's argument types for its type (`argumentTypes(policy, type)`).
  * @param texts - the candidate records' prepared texts (active, unexpired, with content).
@@ -126,8 +64,8 @@ function partyNaming(
  *   values of a field named by trusted claims name no party; untrusted claims do not count.
  * @param instructed - the action's values a trusted standing instruction names (core/intent.ts
  *   `instructedValues`): a claim whose subject or value is one of them is named.
- * @param slots - the party slots of a plain request (src/core/request-grammar.ts `partySlots`),
- *   or null: a claim the turn names there gets `named`.
+ * @param slots - a plain request read for its party (src/core/party-slots.ts `partySlots`), or
+ *   null: a claim the turn names (src/core/party-naming.ts) gets `named`.
  * @param assertedTurn - the user's turn's asserting clauses, prepared (src/core/intent.ts
  *   `assertedClauses`): a value the turn contains gets `userTurnAsserted` — whether one of them
  *   contains it.
@@ -143,7 +81,7 @@ export function valueProvenance(
   suppliers: Readonly<Record<string, readonly string[]>> = {},
   claimed: ReadonlyArray<{ id: string; claims?: readonly Claim[] | undefined }> = [],
   assertedTurn: readonly MatchText[] = [],
-  slots: readonly (readonly string[])[] | null = null,
+  slots: TurnParties | null = null,
   trusted: (recordId: string) => boolean = () => true,
   instructed: ReadonlySet<string> = new Set(),
 ): ValueProvenance[] {
@@ -152,10 +90,13 @@ export function valueProvenance(
   const { byValue } = suppliersOf(values, all);
   const asserted = userTurn !== null && assertedTurn.length > 0 ? suppliersOf(values, assertedTurn).byValue : null;
   const products = userTurn !== null && values.some((v) => v.amount !== null) ? markedProducts(userTurn) : [];
+  const claimFieldsOfAction = new Set(Object.values(suppliers).flatMap((s) => claimFields(s)));
   const named = partyNaming(
     claimed.filter((r) => trusted(r.id)),
+    claimFieldsOfAction,
     slots,
     instructed,
+    values.map((v) => v.value),
   );
   return values.map((v, i) => {
     const hits = byValue[i] as number[];

@@ -16,7 +16,8 @@
  *    and values, and the capitalised or identifier-shaped words of its text — "Halvorsen Freight",
  *    "ACME-AP", never "on", "is" or "paid");
  * 4. it holds at most one number, and that number is one of the action's values (the amount, a
- *    version) — "in 2027", "at 5" are not;
+ *    version) — "in 2027", "at 5" are not; it names at most one currency, and one the action's
+ *    currency is ("$1200 eur", or "$1200" for a payment in EUR, are not);
  * 5. no negator or hedge occurs anywhere ({@link NEGATORS}, {@link HEDGES}) — a second line.
  *
  * So "Did you pay Acme 1200", "I forbid you to pay", "Pay nothing", "Pay Acme 1200 on Friday",
@@ -96,7 +97,7 @@ const NUMBER = /^\d[\d,.]*$/;
 const IDENTIFIER = /^[\p{L}\p{N}]+(?:[-_.@/:][\p{L}\p{N}]+)+$/u;
 
 /** Why a turn is not a plain request. */
-export const NOT_PLAIN_REASONS = ['question_or_hidden', 'script', 'negation', 'hedge', 'numbers', 'not_imperative', 'unknown_word'] as const;
+export const NOT_PLAIN_REASONS = ['question_or_hidden', 'script', 'negation', 'hedge', 'numbers', 'currency', 'not_imperative', 'unknown_word'] as const;
 export type NotPlainReason = (typeof NOT_PLAIN_REASONS)[number];
 
 /** How the gate reads the user's turn for one action type: a plain request (with the intent phrase it uses), or not and why. */
@@ -206,7 +207,7 @@ export function readRequest(turn: string, x: RequestContext): TurnReading {
   const mark = tokens.find((t) => (!t.run && !PLAIN_MARKS.has(t.token)) || (t.run && /^[\p{P}\p{S}]+$/u.test(t.token)));
   if (mark) return { plain: false, reason: 'unknown_word', word: mark.token };
   const ws = tokens.filter((t) => t.run).map((t) => t.token);
-  const problem = wordProblem(ws, x) ?? labelledNumber(tokens);
+  const problem = wordProblem(ws, x) ?? labelledNumber(tokens) ?? currencyProblem(tokens, x);
   if (problem) return problem;
   const compiled = x.phrases.map((phrase) => ({
     phrase,
@@ -222,7 +223,7 @@ export function readRequest(turn: string, x: RequestContext): TurnReading {
   for (let j = i + opening.length; j < ws.length; j++) {
     const w = ws[j] as string;
     // a possessive owns a business noun or a period ("Acme's invoice", "Halvorsen Freight's March invoice"), never a person
-    if (w.endsWith("'s") && !nameStandsAlone(["'s", ws[j + 1] ?? ''])) return { plain: false, reason: 'unknown_word', word: ws[j + 1] ?? w };
+    if (w.endsWith("'s") && !possessiveOwnsObject(ws[j + 1] ?? '')) return { plain: false, reason: 'unknown_word', word: ws[j + 1] ?? w };
     // a word relating a party to another is never plain, even where a trusted text or a claim value has it
     if (RELATIONS.has(w.replace(/'s$|'$/, ''))) return { plain: false, reason: 'unknown_word', word: w };
     if (FUNCTION_WORDS.has(w) || NOUNS.has(w) || verbs.has(w) || NUMBER.test(w) || known(w, x.actionWords) || known(w, x.grounding)) continue;
@@ -254,31 +255,30 @@ function labelledNumber(tokens: readonly { token: string; run: boolean }[]): Tur
   return null;
 }
 
-/** Words a party's name may follow at the start of a slot. */
-const DETERMINERS: ReadonlySet<string> = words('the a an our my their this latest current open outstanding usual new');
+/** How a turn may write a currency: ISO codes, their names, and signs (`$` is any dollar). */
+const CURRENCY_OF: ReadonlyMap<string, string> = new Map([
+  ...['usd', 'eur', 'gbp', 'chf', 'jpy', 'cad', 'aud'].map((c) => [c, c] as const),
+  ['dollars', '$'],
+  ['$', '$'],
+  ['euros', 'eur'],
+  ['€', 'eur'],
+  ['pounds', 'gbp'],
+  ['£', 'gbp'],
+  ['¥', 'jpy'],
+]);
+const DOLLARS: ReadonlySet<string> = words('usd cad aud');
+const sameCurrency = (said: string, code: string): boolean => said === code || (said === '$' && DOLLARS.has(code));
 
 /**
- * The slots of a plain request where it names the party its action goes to: the words right after
- * its intent phrase, and right after each `to` or `for` — each with determiners and period words skipped and
- * possessives read as the name ("Halvorsen Freight's invoice" → halvorsen freight invoice). A claim
- * names the party only at the start of a slot (src/core/provenance.ts): "give mallory a copy of the
- * admin report" names mallory, not the role admin.
- *
- * @param turn - the user's turn (a plain request).
- * @param phrase - the intent phrase it opens with (`readRequest`'s `phrase`).
- * @returns each slot as normalised words to the end of the turn.
+ * Two currencies in one turn ("$1200 eur", "1200 usd in cad"), or one that is not the action's
+ * (the turn says `$`, the action pays in EUR): the amount the user means is not the action's.
  */
-export function partySlots(turn: string, phrase: string): string[][] {
-  const ws = slotWords(turn);
-  const p = turnWords(phrase);
-  const starts: number[] = [];
-  for (let i = 0; i + p.length <= ws.length; i++) if (p.every((w, j) => ws[i + j] === w)) starts.push(i + p.length);
-  ws.forEach((w, i) => (w === 'to' || w === 'for' ? starts.push(i + 1) : undefined));
-  return starts.map((s) => {
-    let i = s;
-    while (i < ws.length && (DETERMINERS.has(ws[i] as string) || PERIOD_WORDS.has(ws[i] as string) || (PERIOD_WORDS.has(`${ws[i] as string}'s`) && ws[i + 1] === "'s") || ws[i] === "'s")) i++;
-    return ws.slice(i);
-  });
+function currencyProblem(tokens: readonly { token: string; run: boolean }[], x: RequestContext): TurnReading | null {
+  const said = [...new Set(tokens.map((t) => CURRENCY_OF.get(t.token)).filter((c): c is string => c !== undefined))];
+  if (said.length === 0) return null;
+  const codes = [...x.actionWords].filter((w) => CURRENCY_OF.get(w) === w);
+  const mismatch = said.find((s) => said.some((o) => o !== s && !sameCurrency(s, o) && !sameCurrency(o, s)) || codes.some((c) => !sameCurrency(s, c)));
+  return mismatch !== undefined ? { plain: false, reason: 'currency', word: mismatch } : null;
 }
 
 /** The normalised words of a text, possessives read as their names. */
@@ -288,20 +288,12 @@ export function turnWords(text: string): string[] {
     .map((t) => t.token.replace(/'s$|'$/, ''));
 }
 
-/** The words of a turn with each possessive as its own word `'s` ("Acme's mallory" → acme 's mallory). */
-function slotWords(text: string): string[] {
-  return turnTokens(text)
-    .filter((t) => t.run)
-    .flatMap((t) => (/'s$/.test(t.token) ? [t.token.slice(0, -2), "'s"] : [t.token.replace(/'$/, '')]));
+/** Does a possessive own an object — a business noun or a period ("Acme's invoice", "Halvorsen Freight's March invoice") — rather than a person ("Acme's mallory")? */
+function possessiveOwnsObject(next: string): boolean {
+  return NOUNS.has(next) || isPeriodWord(next);
 }
 
-/**
- * Does a name at the start of a slot, followed by `rest`, name the party? Yes unless it is a
- * possessive of something other than a business noun or a period ("Acme's invoice", "Halvorsen
- * Freight's March invoice" name them; "Acme's mallory" names mallory's relation to Acme, not Acme).
- */
-export function nameStandsAlone(rest: readonly string[]): boolean {
-  if (rest[0] !== "'s") return true;
-  const next = rest[1] ?? '';
-  return NOUNS.has(next) || PERIOD_WORDS.has(next) || PERIOD_WORDS.has(`${next}'s`) || FISCAL_YEAR.test(next);
+/** A period word ("march", "q3", "last", "month's", "fy2026"). */
+export function isPeriodWord(w: string): boolean {
+  return PERIOD_WORDS.has(w) || PERIOD_WORDS.has(`${w}'s`) || FISCAL_YEAR.test(w);
 }

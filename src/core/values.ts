@@ -59,9 +59,10 @@ export const WORD_KEY = /^[A-Za-z]+(?:_[A-Za-z]+)*$/;
  * carry no value. Object keys that are not plain identifiers are values too (a payee smuggled
  * in as a key, `{ "ACCT-9": 1200 }`, must be supplied like any other value); a key is always an
  * identifier. Below the top level (docs/design.md § Action gate), a key is a value too unless it
- * is a {@link WORD_KEY} that labels a value: `{to: {account: "ACME-AP", acct_1Mallory: {}}}` or
- * `{to: {account: "ACME-AP", recurring: true}}` — a key with a digit, or one that labels nothing
- * (an empty object, a flag) — must be supplied like `ACME-AP`. Top-level names are the
+ * is a {@link WORD_KEY} that labels a value: `{invoice: {number: "INV-7", acct_1Mallory: {}}}` or
+ * `{invoice: {number: "INV-7", recurring: true}}` — a key with a digit, or one that labels nothing
+ * (an empty object, a flag) — must be supplied like `INV-7` (a destination may not be an object at
+ * all: {@link argumentShapeProblems}). Top-level names are the
  * policy's to restrict (`actions.<type>.arguments`).
  *
  * @param types - the policy's argument types of this action, by top-level argument name
@@ -97,7 +98,7 @@ export function argumentValues(args: Readonly<Record<string, unknown>>, types: R
 /** Why an action's arguments cannot be checked value by value: the argument and a detail for a `metadata_missing` reason. */
 export interface ArgumentShapeProblem {
   readonly argument: string;
-  readonly detail: 'amount_not_scalar' | 'amount_not_a_number' | 'argument_not_allowed';
+  readonly detail: 'amount_not_scalar' | 'amount_not_a_number' | 'argument_not_allowed' | 'destination_not_scalar';
 }
 
 /**
@@ -105,15 +106,27 @@ export interface ArgumentShapeProblem {
  * argument the policy declares an `amount` whose value is an array or object (`[1200, 1200]`,
  * `{"ACCT-1": 1200}` — an amount is one string or number; `amount_not_scalar`; null or a boolean: `amount_not_a_number`), and an argument
  * literally named {@link RESOURCE_ARGUMENT}, which would be reported as the action's resource
- * (`argument_not_allowed`). Pure.
+ * (`argument_not_allowed`), and an argument a claim may supply (a destination: payee, recipient,
+ * grantee, role) that is an object or holds one (`{to: {account: "ACME-AP", also_pay: …}}` — its
+ * keys would be instructions to the executor nobody supplied; `destination_not_scalar`: a
+ * destination is a string or number, or a list of them). Pure.
  * @param args - the action's arguments (plain JSON).
  * @param types - the policy's argument types for the action's type.
+ * @param suppliers - the policy's suppliers for the action's type, by top-level argument.
  * @returns the problems, sorted by argument; empty when none.
  */
-export function argumentShapeProblems(args: Readonly<Record<string, unknown>>, types: Readonly<Record<string, ArgumentType>>): ArgumentShapeProblem[] {
+export function argumentShapeProblems(
+  args: Readonly<Record<string, unknown>>,
+  types: Readonly<Record<string, ArgumentType>>,
+  suppliers: Readonly<Record<string, readonly string[]>> = {},
+): ArgumentShapeProblem[] {
   const out: ArgumentShapeProblem[] = [];
+  const scalar = (v: unknown): boolean => v === null || typeof v !== 'object';
   for (const [k, v] of Object.entries(args)) {
+    const amount = Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount';
+    const destination = !amount && Object.prototype.hasOwnProperty.call(suppliers, k) && (suppliers[k] ?? []).some((x) => x.startsWith('claim:'));
     if (k === RESOURCE_ARGUMENT) out.push({ argument: k, detail: 'argument_not_allowed' });
+    else if (destination && !(scalar(v) || (Array.isArray(v) && v.every(scalar)))) out.push({ argument: k, detail: 'destination_not_scalar' });
     else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && v !== null && typeof v === 'object') out.push({ argument: k, detail: 'amount_not_scalar' });
     // a null or boolean amount carries no value to check, and many payment APIs read it as "everything"
     else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && (v === null || typeof v === 'boolean')) out.push({ argument: k, detail: 'amount_not_a_number' });

@@ -1,0 +1,137 @@
+/**
+ * Which trusted claims name the party of a proposed action (docs/design.md § Claims and intent):
+ * the claims a plain request names in its party slots (src/core/party-slots.ts), or, when it names
+ * none, those a trusted standing instruction names. Only a named claim waives the context for a
+ * destination. Pure; imports only from src/core.
+ */
+import { claimText } from './claims.js';
+import { type TurnParties, nameEnds, sameParty, slotWords } from './party-slots.js';
+import type { Claim } from './types.js';
+
+type Claimed = ReadonlyArray<{ claims?: readonly Claim[] | undefined }>;
+
+/** A claimed name found in the turn: the claims it is, its length in words, and the parties (subjects) it names. */
+interface Found {
+  readonly claims: readonly Claim[];
+  readonly length: number;
+  readonly subjects: readonly (readonly string[])[];
+}
+
+const NUMBER_ONLY = /^[\d\s,.]+$/;
+
+/**
+ * The claims whose subject or value stands whole at `at` (as `ends` judges its end), keeping per
+ * field the longest. A bare number names no party (an amount is matched as a value, and two
+ * parties may be owed the same sum).
+ */
+function claimsAt(claims: readonly Claim[], wordsOf: (t: string) => string[], ws: readonly string[], at: number, ends: (end: number) => boolean): Found | null {
+  const matched: { c: Claim; n: number }[] = [];
+  for (const c of claims) {
+    let n = 0;
+    for (const t of [c.subject, claimText(c.value)]) {
+      if (NUMBER_ONLY.test(t)) continue;
+      const cw = wordsOf(t);
+      if (cw.length > n && cw.length > 0 && cw.every((w, i) => ws[at + i] === w) && ends(at + cw.length)) n = cw.length;
+    }
+    if (n > 0) matched.push({ c, n });
+  }
+  const here = matched.filter((x) => !matched.some((y) => y.c.field === x.c.field && y.n > x.n));
+  if (here.length === 0) return null;
+  return { claims: here.map((x) => x.c), length: Math.max(...here.map((x) => x.n)), subjects: here.map((x) => wordsOf(x.c.subject)) };
+}
+
+const onePartyWith = (a: Found, b: Found): boolean => a.subjects.some((s) => b.subjects.some((t) => sameParty(s, t)));
+
+/**
+ * The claims a plain request names as its party. At each party slot's start, per claim field, the
+ * longest claim whose subject or value stands there as a whole name (`nameEnds`). The turn names
+ * one party or none: every slot that names a claim, and every other claimed name the turn writes
+ * (not a bare number), must be the same party (`sameParty` of their subjects) — "pay Acme for
+ * Initrode", "pay the Initrode invoice to Acme", "email Bob's report to Carol" name none — and a
+ * `to` slot that names neither a claim, nor one of the action's own values ("deploy … to
+ * production" names its environment), nor refers back to the party ("… to their account") gives
+ * the action another destination than the named party ("refund Acme 1200 to our account"), so
+ * none is named either.
+ *
+ * @param claims - the trusted claims of the fields that may supply one of the action's arguments.
+ * @param turn - the plain request's words and party slots (src/core/party-slots.ts `partySlots`).
+ * @param actionValues - the action's values (raw): a `to` slot may name one of them instead.
+ * @returns the named claims (possibly none).
+ */
+export function namedByTurn(claims: readonly Claim[], turn: TurnParties, actionValues: readonly string[] = []): Set<Claim> {
+  const cache = new Map<string, string[]>();
+  const wordsOf = (t: string): string[] => cache.get(t) ?? (cache.set(t, slotWords(t)), cache.get(t) as string[]);
+  const ws = turn.words;
+  const startsName = (at: number): boolean => claimsAt(claims, wordsOf, ws, at, () => true) !== null;
+  const parties: Found[] = [];
+  const covered = new Set<number>();
+  for (const slot of turn.slots) {
+    const found = claimsAt(claims, wordsOf, ws, slot.start, (end) => nameEnds(ws, end, slot.determined, startsName));
+    if (found === null) {
+      const ownValue = actionValues.some((v) => {
+        const vw = wordsOf(v);
+        return vw.length > 0 && vw.every((w, i) => ws[slot.start + i] === w);
+      });
+      if (slot.kind === 'to' && !ownValue && !slot.backReference) return new Set();
+      continue;
+    }
+    parties.push(found);
+    for (let i = slot.start; i < slot.start + found.length; i++) covered.add(i);
+  }
+  if (parties.length === 0) return new Set();
+  // every other claimed name in the request is the same party
+  for (let at = turn.from; at < ws.length; at++) {
+    if (covered.has(at)) continue;
+    const other = claimsAt(claims, wordsOf, ws, at, () => true);
+    if (other === null) continue;
+    if (!parties.every((p) => onePartyWith(p, other))) return new Set();
+    at += other.length - 1;
+  }
+  if (!parties.every((p) => parties.every((q) => onePartyWith(p, q)))) return new Set();
+  return new Set(parties.flatMap((p) => p.claims));
+}
+
+/**
+ * The values, by claim field, of the named claims: a field with more than one ("pay Acme 1200
+ * from Globex") names no party at all — the agent would be choosing.
+ */
+function namedValuesByField(claims: readonly Claim[], named: ReadonlySet<Claim>): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const c of claims) {
+    if (!named.has(c)) continue;
+    const set = out.get(c.field) ?? new Set<string>();
+    set.add(claimText(c.value));
+    out.set(c.field, set);
+  }
+  return out;
+}
+
+/**
+ * Which trusted claims name the action's party: those the plain request names (one value per
+ * field), or — when it names none — those whose subject or value a trusted standing instruction
+ * names. Untrusted claims never name, nor make a field ambiguous.
+ *
+ * @param trustedClaimed - the trusted records that carry claims.
+ * @param fields - the claim fields the policy lets supply one of the action's arguments.
+ * @param turn - the plain request's party slots, or null (no plain request).
+ * @param instructed - the action's values a trusted standing instruction names (core/intent.ts).
+ * @param actionValues - the action's values (raw).
+ * @returns a predicate over claims, or null when nothing names.
+ */
+export function partyNaming(
+  trustedClaimed: Claimed,
+  fields: ReadonlySet<string>,
+  turn: TurnParties | null,
+  instructed: ReadonlySet<string>,
+  actionValues: readonly string[] = [],
+): ((c: Claim) => boolean) | null {
+  const claims = trustedClaimed.flatMap((r) => r.claims ?? []).filter((c) => fields.has(c.field));
+  const named = turn !== null ? namedByTurn(claims, turn, actionValues) : null;
+  const byField = named !== null ? namedValuesByField(claims, named) : null;
+  const bySlot = named === null || byField === null ? null : (c: Claim): boolean => named.has(c) && (byField.get(c.field)?.size ?? 0) === 1;
+  const byInstruction = (c: Claim): boolean => instructed.has(claimText(c.subject)) || instructed.has(claimText(c.value));
+  if (bySlot === null && instructed.size === 0) return null;
+  // the turn wins: a standing instruction names its party only when the plain request names none
+  const turnNames = bySlot !== null && claims.some(bySlot);
+  return turnNames ? (bySlot as (c: Claim) => boolean) : byInstruction;
+}

@@ -1,0 +1,125 @@
+/**
+ * Where a plain request names the party its action goes to (docs/design.md § Claims and intent):
+ * the *party slots* of the turn, whether a name standing at a slot's start names the party or only
+ * describes something else ("the Bob report"), and whether two names are one party. Words only —
+ * which claims the names are is src/core/party-naming.ts. Pure; imports only from src/core.
+ */
+import { FUNCTION_WORDS, NOUNS, isPeriodWord, turnTokens } from './request-grammar.js';
+
+const words = (line: string): Set<string> => new Set(line.split(/\s+/).filter(Boolean));
+
+/** Words a party's name may follow at the start of a slot; after one of them the name is part of a noun phrase. */
+const DETERMINERS: ReadonlySet<string> = words('the a an our my their its his her this latest current open outstanding usual new');
+/** Possessives that refer back to a party already named ("pay the Globex invoice to their account"). */
+const BACK_REFERENCES: ReadonlySet<string> = words('their its his her');
+
+/**
+ * Nouns of what a party is owed, holds with us or is ("the Acme invoice", "Acme's March bill",
+ * "the Harbor Street office"): a name before one of them names the party. Before any other noun
+ * ("the Bob report", "Bob's file") the name only describes the object: its destination is not named.
+ */
+export const OWED: ReadonlySet<string> = words('invoice invoices bill bills payment payments rent fee fees deposit amount balance total order subscription plan account accounts office');
+
+/** Debts a `for` names the creditor of: "the rent for the Harbor Street office", "the invoice for Acme". */
+const DEBTS: ReadonlySet<string> = words('invoice invoices bill bills payment payments rent fee fees deposit balance');
+
+/** One party slot: where it starts in {@link TurnParties.words}, what opens it, and whether a determiner precedes the name. */
+export interface PartySlot {
+  readonly start: number;
+  /** `object`: right after the intent phrase; `to`: right after `to`; `for`: right after a debt's `for`. */
+  readonly kind: 'object' | 'to' | 'for';
+  /** a determiner was skipped ("the Acme invoice"): a name before a noun is then a modifier. */
+  readonly determined: boolean;
+  /** a possessive referring back to a party was skipped ("to their current account"). */
+  readonly backReference: boolean;
+}
+
+/** A plain request read for its party: its words (each possessive `'s` its own word) and its slots. */
+export interface TurnParties {
+  readonly words: readonly string[];
+  /** the index of the first word after the opening intent phrase. */
+  readonly from: number;
+  readonly slots: readonly PartySlot[];
+}
+
+/**
+ * The party slots of a plain request: the words right after its intent phrase — unless `for`
+ * follows it ("pay for Acme" buys something; it names no payee) — right after each `to`, and
+ * right after a `for` that follows a debt ("the rent for the Harbor Street office"; "buy a laptop
+ * for Bob" does not make Bob the payee); each with determiners and period words skipped and
+ * possessives split off ("Halvorsen Freight's invoice" → halvorsen freight 's invoice).
+ *
+ * @param turn - the user's turn (a plain request).
+ * @param phrase - the intent phrase it opens with (`readRequest`'s `phrase`).
+ * @returns the turn's words and its slots, in order.
+ */
+export function partySlots(turn: string, phrase: string): TurnParties {
+  const ws = slotWords(turn);
+  const p = slotWords(phrase);
+  const starts: { at: number; kind: PartySlot['kind'] }[] = [];
+  for (let i = 0; i + p.length <= ws.length; i++) if (p.length > 0 && p.every((w, j) => ws[i + j] === w) && ws[i + p.length] !== 'for') starts.push({ at: i + p.length, kind: 'object' });
+  ws.forEach((w, i) => {
+    if (w === 'to') starts.push({ at: i + 1, kind: 'to' });
+    else if (w === 'for' && DEBTS.has(ws[i - 1] ?? '')) starts.push({ at: i + 1, kind: 'for' });
+  });
+  const first = ws.findIndex((_, i) => p.length > 0 && p.every((w, j) => ws[i + j] === w));
+  const slots = starts.map(({ at, kind }): PartySlot => {
+    let i = at;
+    let determined = false;
+    let backReference = false;
+    for (; i < ws.length; i++) {
+      const w = ws[i] as string;
+      if (DETERMINERS.has(w)) determined = true;
+      else if (!(isPeriodWord(w) || w === "'s")) break;
+      if (BACK_REFERENCES.has(w)) backReference = true;
+    }
+    return { start: i, kind, determined, backReference };
+  });
+  return { words: ws, from: first < 0 ? ws.length : first + p.length, slots: slots.sort((a, b) => a.start - b.start) };
+}
+
+/** The words of a text as slots read them: normalised, each possessive as its own word `'s` ("Acme's mallory" → acme 's mallory). */
+export function slotWords(text: string): string[] {
+  return turnTokens(text)
+    .filter((t) => t.run)
+    .flatMap((t) => (/'s$/.test(t.token) ? [t.token.slice(0, -2), "'s"] : [t.token.replace(/'$/, '')]));
+}
+
+/**
+ * Does a name that ends before `words[end]` name a party, or is it part of something longer? It
+ * names one when the next word cannot continue it — the end of the turn, a function word, a
+ * number, a period word, a business noun, or the start of another claimed name (`startsName`) —
+ * and, after a determiner or as a possessive, only before a noun of what is owed ({@link OWED}):
+ * "the Acme invoice" and "Acme's March bill" name Acme; "Acme Holdings" (a longer name), "the Bob
+ * report" and "Bob's file" (a description) do not name Acme or Bob.
+ *
+ * @param ws - the turn's words ({@link TurnParties.words}).
+ * @param end - the index right after the name.
+ * @param determined - the name follows a determiner ({@link PartySlot.determined}).
+ * @param startsName - whether another claimed name starts at an index.
+ */
+export function nameEnds(ws: readonly string[], end: number, determined: boolean, startsName: (at: number) => boolean): boolean {
+  const next = ws[end];
+  if (next === undefined) return true;
+  if (next === "'s") return ownsOwed(ws, end + 1);
+  if (determined && (NOUNS.has(next) || isPeriodWord(next))) return ownsOwed(ws, end);
+  return FUNCTION_WORDS.has(next) || /^\d[\d,.]*$/.test(next) || isPeriodWord(next) || NOUNS.has(next) || startsName(end);
+}
+
+/** After period words, a noun of what is owed. */
+function ownsOwed(ws: readonly string[], at: number): boolean {
+  let i = at;
+  while (i < ws.length && isPeriodWord(ws[i] as string)) i++;
+  return OWED.has(ws[i] ?? '');
+}
+
+/**
+ * Are two names (as words) one party? Yes when they are equal, or the longer is the shorter
+ * followed only by period words and business nouns ("acme march invoice" is Acme's) — not
+ * "acme holdings", another party.
+ */
+export function sameParty(a: readonly string[], b: readonly string[]): boolean {
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  if (!short.every((w, i) => long[i] === w)) return false;
+  return long.slice(short.length).every((w) => isPeriodWord(w) || NOUNS.has(w) || w === "'s");
+}
