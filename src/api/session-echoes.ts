@@ -34,6 +34,9 @@ interface Indexed {
 export class SessionEchoes {
   private readonly indexes = new Map<string, Indexed>();
 
+  /** @param maxWeight - the text the indexes hold at most together, in UTF-16 units (default {@link MAX_WEIGHT}). */
+  constructor(private readonly maxWeight = MAX_WEIGHT) {}
+
   /**
    * Which records read in `session` (whose log's head is `head`; null: nothing read) `content`
    * repeats — what `findEchoes(content, <every record of the log>)` returns.
@@ -45,12 +48,17 @@ export class SessionEchoes {
     return findEchoes<MemoryRecord & EchoCandidate>(content, ids.length === 0 ? [] : await src.getRecords(tenant, ids));
   }
 
-  /** Drop the least recently used indexes while they hold more than {@link MAX_WEIGHT} together. */
+  /** How many sessions have an index kept (for tests). */
+  get kept(): number {
+    return this.indexes.size;
+  }
+
+  /** Drop the least recently used indexes while they hold more than `maxWeight` together. */
   private shed(): void {
     let weight = 0;
     for (const v of this.indexes.values()) weight += v.index.weight;
     for (const [k, v] of this.indexes) {
-      if (weight <= MAX_WEIGHT) return;
+      if (weight <= this.maxWeight) return;
       weight -= v.index.weight;
       this.indexes.delete(k);
     }
