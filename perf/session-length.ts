@@ -5,7 +5,9 @@
  * and the database's bytes per record against an ungated baseline (plain better-sqlite3 INSERTs of
  * the same texts, in the same process). Also the SQL statements one write runs at k = 1 and
  * k = 1,000 (counted on better-sqlite3's Statement). Goal: last-100 / first-100 mean ≤ 1.2;
- * bytes per record ≤ 2× the baseline's. Then the cost of a decision at a position of the session:
+ * bytes per record ≤ 2× the baseline's. Also, in the same process, the same writes by the same
+ * agent with no session (no context, no read log): mean time per write and bytes per record.
+ * Both after {@link WARM_UP} writes on throwaway stores (JIT warm-up). Then the cost of a decision at a position of the session:
  * after each of the first 100 and the last 100 writes, one `authorize` in the session (a `high`
  * action, so every record the session read is a context dependency), and its statements.
  *
@@ -20,6 +22,8 @@ import { createProgress } from '../src/cli/progress.js';
 import { nowNs } from './stats.js';
 
 const TENANT = 'perf';
+/** Writes made on throwaway stores before the measured ones, in a session and without. */
+const WARM_UP = 300;
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(name);
@@ -61,11 +65,33 @@ function baselineBytes(dir: string, n: number): number {
 
 const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
 
+/** The database's bytes per record after checkpointing its WAL (the memory closed). */
+function checkpointedBytes(path: string, n: number): number {
+  const db = new Database(path);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  return bytesOf(path) / n;
+}
+
+/** The same `n` agent writes in `session` (none: no context, no log) on a new store at `path`: mean ms per write and bytes per record. */
+async function plainRun(path: string, n: number, session?: string): Promise<{ ms: number; bytes: number }> {
+  const mem = await openMemory({ path, groupCommit: true, checkpointKey: false });
+  await mem.registerPrincipal({ tenant: TENANT, id: 'agent', kind: 'agent', domain: 'agent.example' });
+  const t0 = nowNs();
+  for (let k = 1; k <= n; k++) await mem.write({ tenant: TENANT, scope: 'notes', principal: 'agent', content: text(k), ...(session === undefined ? {} : { session }) });
+  const ms = Number(nowNs() - t0) / 1e6 / n;
+  await mem.close();
+  return { ms, bytes: checkpointedBytes(path, n) };
+}
+
 async function main(): Promise<void> {
   const n = Number(arg('--n', '10000'));
   const dir = arg('--dir', mkdtempSync(join(tmpdir(), 'memauth-session-length-')));
   const path = join(dir, 'memauth.db');
   countStatements();
+  // warm up (the JIT) on a throwaway store, so that the first 100 writes measured are not the first compiled
+  await plainRun(join(dir, 'warm-up.db'), WARM_UP, 'warm-up');
+  await plainRun(join(dir, 'warm-up-2.db'), WARM_UP);
   const mem = await openMemory({ path, groupCommit: true, checkpointKey: false });
   await mem.registerPrincipal({ tenant: TENANT, id: 'agent', kind: 'agent', domain: 'agent.example' });
   const session = mem.newSessionId();
@@ -92,11 +118,9 @@ async function main(): Promise<void> {
   }
   progress.finish();
   await mem.close();
-  const db = new Database(path);
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.close();
-  const bytes = bytesOf(path) / n;
+  const bytes = checkpointedBytes(path, n);
   const base = baselineBytes(dir, n);
+  const plain = await plainRun(join(dir, 'no-session.db'), n);
   const first = mean(lat.slice(0, 100));
   const last = mean(lat.slice(-100));
   const row = (a: string, b: string, c: string): string => `| ${a.padEnd(44)} | ${b.padStart(12)} | ${c.padStart(12)} |\n`;
@@ -109,6 +133,11 @@ async function main(): Promise<void> {
   process.stdout.write(row('bytes per record, memauth', bytes.toFixed(0), ''));
   process.stdout.write(row('bytes per record, plain INSERT baseline', base.toFixed(0), ''));
   process.stdout.write(row('ratio memauth / baseline', (bytes / base).toFixed(2), '≤ 2'));
+  process.stdout.write(row('write, all, in the session (mean ms)', mean(lat).toFixed(3), ''));
+  process.stdout.write(row('write, all, the same with no session (mean ms)', plain.ms.toFixed(3), ''));
+  process.stdout.write(row('ratio in the session / no session', (mean(lat) / plain.ms).toFixed(2), ''));
+  process.stdout.write(row('bytes per record, memauth with no session', plain.bytes.toFixed(0), ''));
+  process.stdout.write(row('ratio in the session / no session', (bytes / plain.bytes).toFixed(2), ''));
   for (const [k, c] of perWrite) process.stdout.write(row(`SQL statements, write k = ${k}`, String(c), ''));
   if (decisions) {
     const dFirst = mean(decideLat.filter((d) => d.k <= 100).map((d) => d.ms));

@@ -1,8 +1,9 @@
 /**
  * The echo check (docs/design.md § Derivation and taint: recalled text re-ingested; src/core/echo.ts)
- * costs, per write, O(|content| + records read in the session) — not O(size of the session's
- * texts): each read record is normalised, hashed and tokenised once per record object, and the
- * exact-echo test is a hash lookup. Counted in work (records prepared), not wall time, and checked
+ * never costs O(size of the session's texts) per write: each read record is normalised, hashed and
+ * tokenised once (into the session's echo index, src/core/echo-index.ts, or once per record
+ * object), and a write compares its text only with the records the index names
+ * (test/echo-index.test.ts). Counted in work (records prepared), not wall time, and checked
  * against the straightforward reference algorithm on generated texts.
  */
 import assert from 'node:assert/strict';

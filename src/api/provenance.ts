@@ -18,6 +18,7 @@ import { cachedCorroborationList, derivedMemo } from '../store/cache.js';
 import type { StorageDriver, StorageTx } from '../store/driver.js';
 import { auditEntriesAt } from './audit-entries.js';
 import { PrincipalVerifier } from './principals.js';
+import { SessionEchoes } from './session-echoes.js';
 import { SessionLogs } from './session-logs.js';
 
 type Source = StorageTx | StorageDriver;
@@ -59,6 +60,7 @@ export class Provenance {
   /** principal rows checked against their registration entries (memoised per row object). */
   readonly principals = new PrincipalVerifier();
   readonly sessions = new SessionLogs();
+  readonly echoes = new SessionEchoes(); // per session: its read texts indexed for the echo check of a write
 
   /** Note that `record` was built from the very values its audit entry was just built from: it matches the entry. */
   markVerified(record: MemoryRecord): void {

@@ -8,7 +8,6 @@ import { type Authority, atLeast, minAuthority } from '../core/authority.js';
 import { checkClaims, checkDerivedClaims, hashedBody } from '../core/claims.js';
 import { contentHashOf, newContentKey } from '../core/content-hash.js';
 import { derivedTaint, provesNarrowInputs, writeTaint } from '../core/derivation.js';
-import { findEchoes } from '../core/echo.js';
 import { MemauthError } from '../core/errors.js';
 import { corroborationViews } from '../core/exposure.js';
 import { corroborationOf } from '../core/facts.js';
@@ -153,8 +152,7 @@ export async function write(ctx: OpContext, input: In<'write'>, onWritten?: (rec
       let origin = originAuthority(ctx.policy, sourceRef, p);
       if (a.authority !== undefined) origin = minAuthority(origin, a.authority);
       const session = await enterSession(ctx.provenance, tx, a.tenant, a.session, a.requester ?? null, now);
-      const reads = await sessionRecords(tx, a.tenant, a.session);
-      const { exact, contained } = findEchoes(a.content, reads);
+      const { exact, contained } = await ctx.provenance.echoes.find(tx, a.tenant, a.session, session?.head ?? null, a.content);
       if (exact) {
         await appendAudit(ctx, tx, a.tenant, 'write', {
           refused: 'RECALL_ECHO',

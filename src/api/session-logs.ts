@@ -18,10 +18,10 @@ const MAX_LOGS = 256;
 /** The records of `recs` each with the taint it may be trusted with (a row that does not match its audit entry: `external_untrusted`). */
 export type TrustTaints = (recs: readonly MemoryRecord[]) => Promise<ReadonlyMap<string, MemoryRecord>>;
 
-/** Put `v` at `k` as the most recently used, dropping the least recently used beyond {@link MAX_LOGS}. */
-function touch<V>(m: Map<string, V>, k: string, v: V): void {
+/** Put `v` at `k` as the most recently used, dropping the least recently used beyond `max` entries. */
+export function touch<V>(m: Map<string, V>, k: string, v: V, max = MAX_LOGS): void {
   m.delete(k);
-  if (m.size >= MAX_LOGS) m.delete(m.keys().next().value as string);
+  if (m.size >= max) m.delete(m.keys().next().value as string);
   m.set(k, v);
 }
 

@@ -123,5 +123,6 @@ export async function appendReads(
   const last = entries[entries.length - 1];
   if (last === undefined) return head;
   provenance.sessions.appended(tenant, session, last);
+  provenance.echoes.appended(tenant, session, head, entries, found);
   return last;
 }

@@ -9,14 +9,13 @@
  */
 import { atLeast } from '../core/authority.js';
 import { checkClaims } from '../core/claims.js';
-import { findEchoes } from '../core/echo.js';
 import { MemauthError } from '../core/errors.js';
 import { selfSource, originAuthority } from '../core/policy.js';
 import type { DerivationEdge, MemoryRecord, Principal } from '../core/types.js';
 import { currentVersions } from '../core/versions.js';
 import type { StorageTx } from '../store/driver.js';
 import { type In, type OpContext, nowOf, startTiming, transact } from './context.js';
-import { type NewRecord, contextOf, insertNew, sessionRecords } from './records.js';
+import { type NewRecord, contextOf, insertNew } from './records.js';
 import { principalIn, refusing } from './refusals.js';
 import { enterSession } from './sessions.js';
 import { parseInput, schemas } from './validation.js';
@@ -108,7 +107,7 @@ export async function supersede(ctx: OpContext, input: In<'supersede'>): Promise
       checkRoom(chain, p, origin, ctx.maxVersionsPerChain ?? DEFAULT_MAX_VERSIONS_PER_CHAIN);
       const session = await enterSession(ctx.provenance, tx, a.tenant, a.session, a.requester ?? null, now);
       // recalled text in the new version derives from where it was read (an exact echo too: a version is always new)
-      const { exact, contained } = findEchoes(a.content, await sessionRecords(tx, a.tenant, a.session));
+      const { exact, contained } = await ctx.provenance.echoes.find(tx, a.tenant, a.session, session?.head ?? null, a.content);
       const echoes = exact ? [exact, ...contained.filter((r) => r.id !== exact.id)] : contained;
       const edges: DerivationEdge[] = echoes.map((r) => ({ from: r.id, transform: 'import', kind: 'echo' }));
       const expiresAt = a.expiresAt !== undefined ? new Date(a.expiresAt).toISOString() : null;

@@ -43,12 +43,21 @@ const looseKey = (t: string): string => looseOf(normalizeText(t));
 /** SHA-256 of a text's {@link echoKey}: exact echoes are found by looking this up. */
 const echoHash = (text: string): string => createHash('sha256').update(echoKey(text), 'utf8').digest('base64');
 
-/** What the echo check needs of one text, computed once per record object. */
-interface Prepared {
+/** What the echo check needs of one text: its exact-echo hash, its loose form and its significant words. */
+export interface EchoPrint {
   readonly content: string;
+  /** SHA-256 (base64) of its {@link echoKey}. */
   readonly hash: string;
+  /** case-, punctuation- and symbol-insensitive form (the `contained` test). */
   readonly loose: string;
+  /** its significant words ({@link significantTokens}). */
   readonly tokens: ReadonlySet<string>;
+}
+
+/** The {@link EchoPrint} of `content`, in time linear in its length. */
+export function echoPrint(content: string): EchoPrint {
+  const normalized = normalizeText(content);
+  return { content, hash: echoHash(content), loose: looseOf(normalized), tokens: significantTokensOfNormalized(normalized) };
 }
 
 /**
@@ -56,17 +65,19 @@ interface Prepared {
  * object while the row is unchanged): a record's text is normalised, hashed and tokenised once —
  * in time linear in its length — not at every write of the session that read it.
  */
-const prepared = new WeakMap<object, Prepared>();
+const prepared = new WeakMap<object, EchoPrint>();
 
-/** How many records had to be prepared (normalised and tokenised), for tests counting work. */
-export const echoWork = { prepared: 0 };
+/**
+ * Work counted for tests: `prepared`, records whose text was normalised and tokenised; `compared`,
+ * records a session's echo index compared a content with (core/echo-index.ts).
+ */
+export const echoWork = { prepared: 0, compared: 0 };
 
-function prepare(r: EchoCandidate & { content: string }): Prepared {
+function prepare(r: EchoCandidate & { content: string }): EchoPrint {
   const p = prepared.get(r);
   if (p !== undefined && p.content === r.content) return p;
   echoWork.prepared += 1;
-  const normalized = normalizeText(r.content);
-  const q: Prepared = { content: r.content, hash: echoHash(r.content), loose: looseOf(normalized), tokens: significantTokensOfNormalized(normalized) };
+  const q = echoPrint(r.content);
   prepared.set(r, q);
   return q;
 }
@@ -94,7 +105,7 @@ export function recordTokens(r: EchoCandidate & { content: string }): ReadonlySe
 export function findEchoes<R extends EchoCandidate>(content: string, reads: readonly R[]): { exact: R | null; contained: R[] } {
   if (!reads.some((r) => r.content !== null)) return { exact: null, contained: [] };
   const byHash = new Map<string, R>();
-  const preps: Array<[R, Prepared]> = [];
+  const preps: Array<[R, EchoPrint]> = [];
   for (const r of reads) {
     if (r.content === null) continue;
     const p = prepare(r as R & { content: string });

@@ -19,6 +19,7 @@ import { observables } from './observables.js';
 import { identity } from './identity.js';
 import { contentHash } from './content-hash.js';
 import { drifts } from './drifts.js';
+import { echoCases } from './echoes.js';
 import { properties } from './properties.js';
 import { regressions } from './regressions.js';
 import { requesters } from './requesters.js';
@@ -54,4 +55,5 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] drivers agree: each statement written once`, () => drifts(f));
   describe(`[${f.name}] semantic and hybrid search`, () => vectors(f));
   describe(`[${f.name}] versions: supersede without suppression`, () => versionCases(f));
+  describe(`[${f.name}] echoes of a session's reads, looked up`, () => echoCases(f));
 }

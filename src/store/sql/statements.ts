@@ -79,17 +79,13 @@ export const sessionLogIds = (d: Dialect, tenant: string, sessionIds: readonly s
 /** The session log's last entry (an index look-up). */
 export const sessionLogHead = (d: Dialect, tenant: string, sessionId: string): Stmt =>
   st(d, 'SELECT ord, record_id, hash, summary FROM session_log WHERE tenant = ? AND session_id = ? ORDER BY ord DESC LIMIT 1', tenant, sessionId);
-/** Up to `limit` entries of the tenant's session logs after (`sessionId`, `ord`), by session and ord (keyset paging on the key). */
+/**
+ * Up to `limit` entries of the tenant's session logs after (`sessionId`, `ord`), by session and ord
+ * (keyset paging on the key): a row-value range on the primary key, so a page starts at its key
+ * whatever the number of entries before it.
+ */
 export const sessionLogAfter = (d: Dialect, tenant: string, sessionId: string, ord: number, limit: number): Stmt =>
-  st(
-    d,
-    'SELECT session_id, ord, record_id, hash, summary FROM session_log WHERE tenant = ? AND (session_id > ? OR (session_id = ? AND ord > ?)) ORDER BY session_id, ord LIMIT ?',
-    tenant,
-    sessionId,
-    sessionId,
-    ord,
-    limit,
-  );
+  st(d, 'SELECT session_id, ord, record_id, hash, summary FROM session_log WHERE tenant = ? AND (session_id, ord) > (?, ?) ORDER BY session_id, ord LIMIT ?', tenant, sessionId, ord, limit);
 /** Which of `ids` (one chunk) the session log holds. */
 export const sessionLogHas = (d: Dialect, tenant: string, sessionId: string, ids: readonly string[]): Stmt =>
   withIn(d, 'record_id', ids, 'SELECT record_id FROM session_log WHERE tenant = ? AND session_id = ? AND {in}', [tenant, sessionId]);
