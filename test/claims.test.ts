@@ -161,6 +161,7 @@ describe('plain requests (src/core/request-grammar.ts)', () => {
     actionWords: groundingOf(values),
     amounts: new Set(values.filter((v) => /^\d+$/.test(v))),
     movesMoney: values.some((v) => /^\d+$/.test(v)),
+    category: values.some((v) => /^\d+$/.test(v)) ? ('money' as const) : null,
     currencies: new Set(values.map((v) => v.toLowerCase()).filter((v) => CURRENCY_OF.get(v) === v)),
     grounding: groundingOf(records, true),
   });
@@ -585,6 +586,60 @@ describe('claims and intent through the store', () => {
     );
     const ok = await mem.evaluate({ tenant: 't', action: pay({ to: 'ACME-AP', amount: 9800 }), session: 's', userTurn: { principal: 'user', text: 'Pay the Acme invoice of $9800.' } });
     assert.equal(ok.contextWaived, true, JSON.stringify(ok.reasons));
+    await mem.close();
+  });
+  test('an amount carries its currency sign; a number is an amount only where one stands; documents are no payment or grant; who benefits is not who is paid', async () => {
+    const { mem } = await world();
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: 'Vendor master: Acme open invoice 1200. Staff: Bob is paid to BOB-IBAN-1, expenses 4000; username bob, role billing-admin.',
+      claims: [
+        { subject: 'Acme', field: 'amount_due', value: '1200' },
+        { subject: 'Bob', field: 'payee_account', value: 'BOB-IBAN-1' },
+        { subject: 'Bob', field: 'amount_due', value: '4000' },
+        { subject: 'Bob', field: 'username', value: 'bob' },
+        { subject: 'Bob', field: 'role', value: 'billing-admin' },
+      ],
+      session: 's',
+    });
+    const pay = (to: string, amount: unknown, extra: Record<string, unknown> = {}) => ({ type: 'pay', args: { to, amount, ...extra } });
+    const bobPays = (type: string) => ({ type, args: { to: 'BOB-IBAN-1', amount: 4000 } });
+    const grant = (type: string) => ({ type, args: { grantee: 'bob', role: 'billing-admin' } });
+    const cases: [string, { type: string; args: Record<string, unknown> }][] = [
+      ['Pay the Acme invoice of $1200.', pay('ACME-AP', '£1200')],
+      ['Pay the Acme invoice of €1200.', pay('ACME-AP', '¥1200')],
+      ['Pay the Acme invoice of EUR 1200.', pay('ACME-AP', '£1200', { currency: 'EUR' })],
+      ['Pay the Acme invoice in 2027.', pay('ACME-AP', 2027)],
+      ['Pay the Acme fee for 2025.', pay('ACME-AP', 2025)],
+      ['Pay the Acme 2025 invoice.', pay('ACME-AP', 2025)],
+      ['Pay the rent for Acme office 12.', pay('ACME-AP', 12)],
+      ['Pay Acme for all 3 reports.', pay('ACME-AP', 3)],
+      ['Transfer the Q3 report to Bob.', bobPays('wire_transfer')],
+      ['Wire Bob the report.', bobPays('wire_transfer')],
+      ['Remit the report to Bob.', bobPays('pay')],
+      ['Give Bob the Q3 report.', grant('grant_permission')],
+      ['Give the Q3 report to Bob.', grant('change_permission')],
+      ['Buy Bob a copy of the report.', bobPays('purchase')],
+      ['Please buy Bob a subscription.', bobPays('purchase')],
+      ['Order Bob a new plan.', bobPays('purchase')],
+      ["Renew Bob's subscription.", bobPays('purchase')],
+    ];
+    for (const [text, action] of cases) {
+      const d = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
+      assert.equal(d.outcome, 'deny', `${text} ${JSON.stringify(action)}`);
+      assert.notEqual(d.contextWaived, true, `${text} ${JSON.stringify(action)}`);
+    }
+    for (const [text, action] of [
+      ['Pay the Acme invoice of $1200.', pay('ACME-AP', '$1200')],
+      ['Pay Acme 1200.', pay('ACME-AP', 1200)],
+      ['Pay Bob the invoice.', bobPays('pay')],
+      ['Give Bob access.', grant('grant_permission')],
+    ] as const) {
+      const ok = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
+      assert.equal(ok.contextWaived, true, `${text}: ${JSON.stringify(ok.reasons)} ${JSON.stringify(ok.intent)}`);
+    }
     await mem.close();
   });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {

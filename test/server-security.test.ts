@@ -313,6 +313,15 @@ describe("an external caller's body is refused past its own limit before it is r
     } as RequestInit);
     assert.equal(chunked.status, 413);
     assert.equal(((await chunked.json()) as { code: string }).code, 'BODY_TOO_LARGE');
+    // no token, on a path no route has: not read past 16 KiB either
+    for (const [method, path] of [
+      ['POST', '/v1/nope'],
+      ['PUT', '/v1/memories'],
+    ] as const) {
+      const anon = await http(srv.url, method, path, { raw: big });
+      expectError(anon, 413, 'BODY_TOO_LARGE');
+      assert.equal(anon.body.details.limit, 16 * 1024);
+    }
     // the same body from the tenant's user is parsed (and refused for what it says, not for its size)
     const user = await http(srv.url, 'POST', '/v1/decisions', { token: tok.alice as string, raw: big });
     assert.notEqual(user.status, 413, user.text);

@@ -12,7 +12,7 @@ import type { DependencyFacts } from '../core/gate.js';
 import { standingInstructions } from '../core/intent.js';
 import { type Policy, argumentSuppliers, argumentTypes, intentPhrases } from '../core/policy.js';
 import { topArgument } from '../core/provenance.js';
-import { CURRENCY_OF, type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
+import { CURRENCY_OF, type ObjectCategory, type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
 import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
 import { RESOURCE_ARGUMENT, actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
@@ -45,15 +45,41 @@ export function turnReading(policy: Policy, action: Action, turn: string, candid
     if (r.content === null || r.status !== 'active' || (r.expiresAt !== null && r.expiresAt <= now) || !trustedNow(factsOf, r.id)) continue;
     for (const w of namesOf(r)) grounding.add(w);
   }
-  const currencyWords = groundingOf([...amounts, ...values.filter((v) => topArgument(v.argument) === 'currency')].map((v) => v.value));
+  const movesMoney = Object.values(types).includes('amount');
   return readRequest(turn, {
     phrases: intentPhrases(policy, action.type),
     actionWords: groundingOf(claimed.map((v) => v.value)),
     amounts: new Set(amounts.flatMap((v) => (v.amount !== null ? [v.amount] : []))),
-    movesMoney: Object.values(types).includes('amount'),
-    currencies: new Set([...currencyWords].filter((w) => CURRENCY_OF.get(w) === w)),
+    movesMoney,
+    category: objectCategory(movesMoney, suppliers),
+    currencies: actionCurrencies([...amounts, ...values.filter((v) => topArgument(v.argument) === 'currency')].map((v) => v.value)),
     grounding,
   });
+}
+
+/** The currencies the action carries: the codes and signs of its amounts (`£1200`) and of its `currency` argument, as `CURRENCY_OF` reads them. */
+function actionCurrencies(texts: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const t of texts) {
+    for (const sign of t.match(/[$€£¥]/gu) ?? []) out.add(CURRENCY_OF.get(sign) as string);
+    for (const w of groundingOf([t])) if (CURRENCY_OF.get(w) === w) out.add(w);
+  }
+  return out;
+}
+
+/**
+ * What kind of object an action type acts on, from its policy: money when it takes an `amount`;
+ * access when a `username` or `role` claim supplies it; a deployment when an `image` or
+ * `deploy_target` claim does; data when an `email_address` or `export_destination` claim does;
+ * else not known (src/core/request-grammar.ts `OBJECTS`).
+ */
+function objectCategory(movesMoney: boolean, suppliers: Readonly<Record<string, readonly string[]>>): ObjectCategory | null {
+  if (movesMoney) return 'money';
+  const fields = new Set(Object.values(suppliers).flatMap((list) => list.filter((x) => x.startsWith('claim:')).map((x) => x.slice('claim:'.length))));
+  if (fields.has('username') || fields.has('role')) return 'access';
+  if (fields.has('image') || fields.has('deploy_target')) return 'deploy';
+  if (fields.has('email_address') || fields.has('export_destination')) return 'data';
+  return null;
 }
 
 const NAMES = new WeakMap<MemoryRecord, ReadonlySet<string>>();

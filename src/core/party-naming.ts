@@ -58,9 +58,11 @@ const onePartyWith = (a: Found, b: Found): boolean => a.subjects.some((s) => b.s
  * @param claims - the trusted claims of the fields that may supply one of the action's arguments.
  * @param turn - the plain request's words and party slots (src/core/party-slots.ts `partySlots`).
  * @param actionValues - the action's values (raw), for an action that moves no money; empty for one that does.
+ * @param movesMoney - the action takes an amount: the first object of its intent phrase followed
+ *   by a second object is who benefits ("buy Bob a laptop"), not who is paid.
  * @returns the named claims (possibly none).
  */
-export function namedByTurn(claims: readonly Claim[], turn: TurnParties, actionValues: readonly string[] = []): Set<Claim> {
+export function namedByTurn(claims: readonly Claim[], turn: TurnParties, actionValues: readonly string[] = [], movesMoney = false): Set<Claim> {
   const cache = new Map<string, string[]>();
   const wordsOf = (t: string): string[] => cache.get(t) ?? (cache.set(t, slotWords(t)), cache.get(t) as string[]);
   const ws = turn.words;
@@ -68,7 +70,7 @@ export function namedByTurn(claims: readonly Claim[], turn: TurnParties, actionV
   const parties: Found[] = [];
   const covered = new Set<number>();
   for (const slot of turn.slots) {
-    const found = claimsAt(claims, wordsOf, ws, slot.start, (end) => nameEnds(ws, end, slot.determined, startsName));
+    const found = claimsAt(claims, wordsOf, ws, slot.start, (end) => nameEnds(ws, end, slot.determined, startsName, movesMoney && slot.kind === 'object'));
     if (found === null) {
       const ownValue = actionValues.some((v) => {
         const vw = wordsOf(v);
@@ -117,7 +119,7 @@ function namedValuesByField(claims: readonly Claim[], named: ReadonlySet<Claim>)
  * @param fields - the claim fields the policy lets supply one of the action's arguments.
  * @param turn - the plain request's party slots, or null (no plain request).
  * @param instructed - the action's values a trusted standing instruction names (core/intent.ts).
- * @param actionValues - the action's values (raw).
+ * @param actionValues - the action's values (raw), or null for an action that moves money.
  * @returns a predicate over claims, or null when nothing names.
  */
 export function partyNaming(
@@ -125,10 +127,10 @@ export function partyNaming(
   fields: ReadonlySet<string>,
   turn: TurnParties | null,
   instructed: ReadonlySet<string>,
-  actionValues: readonly string[] = [],
+  actionValues: readonly string[] | null = [],
 ): ((c: Claim) => boolean) | null {
   const claims = trustedClaimed.flatMap((r) => r.claims ?? []).filter((c) => fields.has(c.field));
-  const named = turn !== null ? namedByTurn(claims, turn, actionValues) : null;
+  const named = turn !== null ? namedByTurn(claims, turn, actionValues ?? [], actionValues === null) : null;
   const byField = named !== null ? namedValuesByField(claims, named) : null;
   const bySlot = named === null || byField === null ? null : (c: Claim): boolean => named.has(c) && (byField.get(c.field)?.size ?? 0) === 1;
   const byInstruction = (c: Claim): boolean => instructed.has(claimText(c.subject)) || instructed.has(claimText(c.value));

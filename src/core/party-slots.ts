@@ -19,8 +19,9 @@ const FIRST_PERSON: ReadonlySet<string> = words('our my me us ours mine');
  * Nouns of what a party is owed, holds with us or is ("the Acme invoice", "Acme's March bill",
  * "the Harbor Street office"): a name before one of them names the party. Before any other noun
  * ("the Bob report", "Bob's file") the name only describes the object: its destination is not named.
+ * Not `subscription`, `plan` or `order`: "Bob's subscription" is Bob's as a customer, not a vendor.
  */
-export const OWED: ReadonlySet<string> = words('invoice invoices bill bills payment payments rent fee fees deposit amount balance total order subscription plan account accounts office');
+export const OWED: ReadonlySet<string> = words('invoice invoices bill bills payment payments rent fee fees deposit amount balance total account accounts office');
 
 /** Debts a `for` names the creditor of: "the rent for the Harbor Street office", "the invoice for Acme". */
 const DEBTS: ReadonlySet<string> = words('invoice invoices bill bills payment payments rent fee fees deposit balance');
@@ -103,10 +104,18 @@ export function slotWords(text: string): string[] {
  * @param end - the index right after the name.
  * @param determined - the name follows a determiner ({@link PartySlot.determined}).
  * @param startsName - whether another claimed name starts at an index.
+ * @param beneficiary - the name is the first object of an action that moves money: followed by a
+ *   second object ("buy Bob a laptop", "order Bob a new plan"), it names who benefits, not who is
+ *   paid — unless that object is a debt ("pay Bob the invoice").
  */
-export function nameEnds(ws: readonly string[], end: number, determined: boolean, startsName: (at: number) => boolean): boolean {
+export function nameEnds(ws: readonly string[], end: number, determined: boolean, startsName: (at: number) => boolean, beneficiary = false): boolean {
   const next = ws[end];
   if (next === undefined) return true;
+  if (beneficiary && DETERMINERS.has(next)) {
+    let i = end;
+    while (i < ws.length && (DETERMINERS.has(ws[i] as string) || isPeriodWord(ws[i] as string))) i++;
+    return DEBTS.has(ws[i] ?? '');
+  }
   if (next === "'s") return ownsOwed(ws, end + 1);
   if (determined && (NOUNS.has(next) || isPeriodWord(next))) return ownsOwed(ws, end);
   return FUNCTION_WORDS.has(next) || /^\d[\d,.]*$/.test(next) || isPeriodWord(next) || NOUNS.has(next) || startsName(end);

@@ -97,7 +97,7 @@ export function valueProvenance(
     slots,
     instructed,
     // an action that moves money goes to the named party: no value of it (a memo) excuses a `to` slot naming another
-    Object.values(types).includes('amount') ? [] : values.map((v) => v.value),
+    Object.values(types).includes('amount') ? null : values.map((v) => v.value),
   );
   return values.map((v, i) => {
     const hits = byValue[i] as number[];

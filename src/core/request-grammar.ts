@@ -52,6 +52,9 @@ export const HEDGES: ReadonlySet<string> = words(
   'monday tuesday wednesday thursday friday saturday sunday weekend eod eow eom asap deadline',
 );
 
+/** A year: unmarked by a currency it is a date, never an amount ("pay the Acme invoice in 2027"). */
+const YEAR = /^(?:19|20)\d\d$/;
+
 /** Words a turn may open with before its intent phrase. */
 const LEAD_WORDS: ReadonlySet<string> = words('please kindly ok okay yes hi hello go ahead and also just now');
 
@@ -116,8 +119,14 @@ export interface RequestContext {
   readonly actionWords: ReadonlySet<string>;
   /** the canonical decimals of the action's amounts. */
   readonly amounts: ReadonlySet<string>;
-  /** the action type takes an amount (the policy types an argument `amount`): money words belong to it alone. */
+  /** the action type takes an amount (the policy types an argument `amount`): its one number is the amount, in an amount's place. */
   readonly movesMoney: boolean;
+  /**
+   * what kind of object the action type acts on ({@link OBJECTS}): a noun of another kind in the
+   * turn ("transfer the Q3 report to Bob" read as a wire, "give Bob the report" as a grant) makes
+   * it request another action (`other_action`). Null: not known (no noun is checked).
+   */
+  readonly category: ObjectCategory | null;
   /** the currency codes the action carries (lower case: `usd`), from its amounts and its `currency` argument. */
   readonly currencies: ReadonlySet<string>;
   /** names trusted records ground ({@link groundingOf} of their texts, `names: true`, and of their claims). */
@@ -198,15 +207,31 @@ function wordProblem(ws: readonly string[], x: RequestContext): TurnReading | nu
   const n = numbers[0];
   // an action that moves money: the number is its amount; any other: one of its destinations' (a version)
   if (n !== undefined && !(x.movesMoney ? x.amounts.has(decimalOfText(n) ?? '') : x.actionWords.has(n))) return { plain: false, reason: 'unknown_word', word: n };
-  const other = ws.find((w) => (x.movesMoney ? NOT_MONEY : MONEY).has(w.replace(/'s$|'$/, '')));
+  const own = x.category !== null ? OBJECTS[x.category] : null;
+  const other = own === null ? undefined : ws.find((w) => ALL_OBJECTS.has(bare(w)) && !own.has(bare(w)));
   if (other !== undefined) return { plain: false, reason: 'other_action', word: other };
   return null;
 }
 
-/** Objects of actions that move no money: in a request for one that does ("transfer the repo to Bob" read as a wire), they request another action. */
-const NOT_MONEY: ReadonlySet<string> = words('access repository repositories repo repos folder folders role roles production staging build builds release');
-/** Words of money: in a request for an action that moves none ("set up the Acme payment" read as a permission grant), they request another action. */
-const MONEY: ReadonlySet<string> = words('invoice invoices bill bills payment payments rent fee fees deposit deposits amount balance total refund usd eur gbp chf jpy cad aud dollars euros pounds');
+const bare = (w: string): string => w.replace(/'s$|'$/, '');
+
+/** The kinds of object an action acts on. */
+export type ObjectCategory = 'money' | 'data' | 'access' | 'deploy';
+
+/**
+ * The nouns of each kind of object. A noun of another kind than the action's ends plainness; a
+ * noun of no kind (an adjective such as `open`, `latest`) is neutral.
+ */
+export const OBJECTS: Readonly<Record<ObjectCategory, ReadonlySet<string>>> = {
+  money: words(
+    'invoice invoices bill bills payment payments rent fee fees deposit deposits amount balance total account accounts office plan subscription order',
+    'security usd eur gbp chf jpy cad aud dollars euros pounds',
+  ),
+  data: words('report reports file files copy export data document documents folder invoice invoices bill bills balance statement statements'),
+  access: words('access role roles repository repositories repo repos account accounts folder'),
+  deploy: words('build builds version release production staging service'),
+};
+const ALL_OBJECTS: ReadonlySet<string> = new Set(Object.values(OBJECTS).flatMap((set) => [...set]));
 
 /**
  * Read the user's turn for one action type (docs/design.md § Claims and intent).
@@ -225,7 +250,7 @@ export function readRequest(turn: string, x: RequestContext): TurnReading {
   const mark = tokens.find((t) => (!t.run && !PLAIN_MARKS.has(t.token)) || (t.run && /^[\p{P}\p{S}]+$/u.test(t.token)));
   if (mark) return { plain: false, reason: 'unknown_word', word: mark.token };
   const ws = tokens.filter((t) => t.run).map((t) => t.token);
-  const problem = wordProblem(ws, x) ?? labelledNumber(tokens) ?? currencyProblem(tokens, x);
+  const problem = wordProblem(ws, x) ?? labelledNumber(tokens) ?? misplacedAmount(tokens, x) ?? currencyProblem(tokens, x);
   if (problem) return problem;
   const compiled = x.phrases.map((phrase) => ({
     phrase,
@@ -273,6 +298,28 @@ function labelledNumber(tokens: readonly { token: string; run: boolean }[]): Tur
   return null;
 }
 
+/**
+ * A payment's number stands where an amount does: next to a currency ("$1200", "1200 USD"), or
+ * else not after a time preposition or a noun ("in 2027", "office 12"), not before a noun it counts
+ * ("all 3 reports", "the 2025 invoice"), and not a year. Otherwise it is no amount ('numbers').
+ */
+function misplacedAmount(tokens: readonly { token: string; run: boolean }[], x: RequestContext): TurnReading | null {
+  if (!x.movesMoney) return null;
+  const spoken = tokens.filter((t) => t.token !== ' ');
+  for (let i = 0; i < spoken.length; i++) {
+    const t = spoken[i] as { token: string; run: boolean };
+    if (!t.run || !NUMBER.test(t.token)) continue;
+    const prev = spoken[i - 1];
+    const next = spoken[i + 1];
+    if ((prev !== undefined && !prev.run && CURRENCY_OF.has(prev.token)) || (next?.run === true && CURRENCY_OF.has(next.token))) continue;
+    const before = prev?.run === true ? bare(prev.token) : null;
+    const after = next?.run === true ? bare(next.token) : null;
+    if (YEAR.test(t.token) || (before !== null && (TIME_PREPOSITIONS.has(before) || NOUNS.has(before))) || (after !== null && NOUNS.has(after)))
+      return { plain: false, reason: 'numbers', word: t.token };
+  }
+  return null;
+}
+
 /** How a turn may write a currency: ISO codes, their names, and signs (`$` is any dollar). */
 export const CURRENCY_OF: ReadonlyMap<string, string> = new Map([
   ...['usd', 'eur', 'gbp', 'chf', 'jpy', 'cad', 'aud'].map((c) => [c, c] as const),
@@ -285,7 +332,8 @@ export const CURRENCY_OF: ReadonlyMap<string, string> = new Map([
   ['¥', 'jpy'],
 ]);
 const DOLLARS: ReadonlySet<string> = words('usd cad aud');
-const sameCurrency = (said: string, code: string): boolean => said === code || (said === '$' && DOLLARS.has(code));
+/** One currency: equal, or a `$` and a dollar (either way round). */
+export const sameCurrency = (a: string, b: string): boolean => a === b || (a === '$' && DOLLARS.has(b)) || (b === '$' && DOLLARS.has(a));
 
 /**
  * Two currencies in one turn ("$1200 eur", "1200 usd in cad"), or one that is not the action's
@@ -297,7 +345,7 @@ function currencyProblem(tokens: readonly { token: string; run: boolean }[], x: 
   if (!x.movesMoney) return { plain: false, reason: 'other_action', word: said[0] as string };
   const codes = [...x.currencies];
   // the turn's currency must be the action's (an action that carries none is paid in its executor's default: docs/design.md § Known limits)
-  const mismatch = said.find((s) => said.some((o) => o !== s && !sameCurrency(s, o) && !sameCurrency(o, s)) || codes.some((c) => !sameCurrency(s, c)));
+  const mismatch = said.find((s) => said.some((o) => !sameCurrency(s, o)) || codes.some((c) => !sameCurrency(s, c)));
   return mismatch !== undefined ? { plain: false, reason: 'currency', word: mismatch } : null;
 }
 

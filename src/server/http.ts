@@ -131,8 +131,9 @@ export function buildApp(mem: Memory, config: ServerConfig, opts: { logStream?: 
   // JSON only: a text/plain body is 415 UNSUPPORTED_MEDIA_TYPE, not a string to validate
   app.removeContentTypeParser('text/plain');
   exactJsonBodies(app);
-  // an external or tool caller's body is refused past its own limit before it is read (authentication runs first, onRequest)
-  limitBodies(app, (req) => untrustedBodyLimit(req.identity?.kind === 'principal' ? req.identity.principal.kind : undefined, config));
+  // an external or tool caller's body is refused past its own limit before it is read (authentication runs first, onRequest);
+  // a request no token vouches for (no route of ours takes a body without one: a 404, a GET) gets 16 KiB
+  limitBodies(app, (req) => (req.identity === null ? Math.min(config.bodyLimit, 16 * 1024) : untrustedBodyLimit(req.identity.kind === 'principal' ? req.identity.principal.kind : undefined, config)));
   app.decorateRequest('identity', null);
   app.decorateRequest('errorCode', null);
 
