@@ -642,6 +642,55 @@ describe('claims and intent through the store', () => {
     }
     await mem.close();
   });
+  test('into and via give a destination; a place excuses a to-slot only by its noun; a turn-asserted identifier counts only in a slot; blank values; claims compare exactly', async () => {
+    const { mem } = await world();
+    const IMG = 'registry.internal.example/checkout-service:4.8.2';
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: `Vendor master: Acme invoice 1200, billing ap@acme.example. Escrow desk. Finance team. Directory: kate. Release registry: checkout-service is ${IMG}.`,
+      claims: [
+        { subject: 'Acme', field: 'amount_due', value: '1200' },
+        { subject: 'Acme', field: 'email_address', value: 'ap@acme.example' },
+        { subject: 'kate', field: 'username', value: 'kate' },
+        { subject: 'kate', field: 'role', value: 'reader' },
+        { subject: 'checkout-service', field: 'image', value: IMG },
+      ],
+      session: 's',
+    });
+    const cases: [string, { type: string; args: Record<string, unknown> }][] = [
+      ['Transfer the Acme deposit of $1200 into our account.', { type: 'wire_transfer', args: { to: 'ACME-AP', amount: 1200 } }],
+      ['Pay the Acme invoice of $1200 via Escrow.', { type: 'pay', args: { to: 'ACME-AP', amount: 1200 } }],
+      ['Deploy checkout-service with the production build to staging.', { type: 'deploy', args: { service: 'checkout-service', target: IMG, environment: 'production', version: 'staging' } }],
+      ['Forward the Acme invoice to Finance.', { type: 'send_email', args: { to: 'ap@acme.example', attachment: 'invoice', subject: 'Finance' } }],
+      ['Give kate access.', { type: 'grant_permission', args: { grantee: 'KATE', role: 'reader' } }],
+      ['Give kate access.', { type: 'grant_permission', args: { grantee: '\u212Aate', role: 'reader' } }],
+      ['Deploy checkout-service.', { type: 'deploy', args: { service: 'checkout-service', target: IMG.toUpperCase() } }],
+    ];
+    for (const [text, action] of cases) {
+      const d = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
+      assert.equal(d.outcome, 'deny', `${text} ${JSON.stringify(action)}`);
+      assert.notEqual(d.contextWaived, true, `${text} ${JSON.stringify(action)}`);
+    }
+    // blank values are refused outright
+    for (const [action, detail] of [
+      [{ type: 'pay', args: { to: 'ACME-AP', amount: '  ' } }, 'amount_not_a_number'],
+      [{ type: 'grant_permission', args: { grantee: 'kate', role: '' } }, 'destination_blank'],
+      [{ type: 'send_email', args: { to: ['ap@acme.example', ' '] } }, 'destination_blank'],
+    ] as const) {
+      const d = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text: 'Pay the Acme invoice.' } });
+      assert.ok(d.outcome === 'deny' && d.reasons.some((r) => r.detail === detail), JSON.stringify(d.reasons));
+    }
+    for (const [text, action] of [
+      ['Deploy checkout-service to production.', { type: 'deploy', args: { service: 'checkout-service', target: IMG, environment: 'production' } }],
+      ['Give kate access.', { type: 'grant_permission', args: { grantee: 'kate', role: 'reader' } }],
+    ] as const) {
+      const ok = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
+      assert.equal(ok.contextWaived, true, `${text}: ${JSON.stringify(ok.reasons)} ${JSON.stringify(ok.intent)}`);
+    }
+    await mem.close();
+  });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {
     const { mem } = await world();
     const pay = { type: 'pay', args: { to: 'ACCT-X', amount: 1200 } };

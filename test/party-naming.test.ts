@@ -22,9 +22,9 @@ const CLAIMS: Claim[] = [
   { subject: 'Carol', field: 'email_address', value: 'carol@corp.example' },
 ];
 
-/** The subjects and values of the claims `turn` (opening with `phrase`) names, as `subject=value`, sorted. */
-function named(turn: string, phrase: string, actionValues: readonly string[] = []): string[] {
-  return [...namedByTurn(CLAIMS, partySlots(turn, phrase), actionValues)].map((c) => `${c.subject}=${String(c.value)}`).sort();
+/** The subjects and values of the claims `turn` (opening with `phrase`) names, as `subject=value`, sorted (`places`: the action's place nouns; none for a payment). */
+function named(turn: string, phrase: string, places: readonly string[] = []): string[] {
+  return [...namedByTurn(CLAIMS, partySlots(turn, phrase, new Set(places)), places.length === 0)].map((c) => `${c.subject}=${String(c.value)}`).sort();
 }
 
 describe('party slots', () => {
@@ -83,7 +83,10 @@ describe('party naming', () => {
       ['Email the report to Bob.', 'email', ['Bob=bob@corp.example']],
       ["Email Bob's report to Carol.", 'email', []],
       ['Email the report to Bob and Carol.', 'email', []],
-      ['Deploy the build to production.', 'deploy', [], ['production']],
+      ['Deploy the build to production.', 'deploy', [], ['production', 'staging']],
+      ['Email the report to Finance.', 'email', [], ['report']],
+      ['Pay the Acme invoice into our account.', 'pay', []],
+      ['Pay the Acme invoice via Escrow.', 'pay', []],
     ];
     for (const [turn, phrase, want, values] of cases) assert.deepEqual(named(turn, phrase, values), want, turn);
   });

@@ -12,7 +12,7 @@ import type { DependencyFacts } from '../core/gate.js';
 import { standingInstructions } from '../core/intent.js';
 import { type Policy, argumentSuppliers, argumentTypes, intentPhrases } from '../core/policy.js';
 import { topArgument } from '../core/provenance.js';
-import { CURRENCY_OF, type ObjectCategory, type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
+import { CURRENCY_OF, OBJECTS, type ObjectCategory, type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
 import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
 import { RESOURCE_ARGUMENT, actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
@@ -65,6 +65,15 @@ function actionCurrencies(texts: readonly string[]): Set<string> {
     for (const w of groundingOf([t])) if (CURRENCY_OF.get(w) === w) out.add(w);
   }
   return out;
+}
+
+/**
+ * The nouns of places of an action type's own kind (src/core/party-slots.ts `TurnParties.places`):
+ * none for one that moves money (its destination is always a party) or whose kind is not known.
+ */
+export function placeNouns(policy: Policy, actionType: string): ReadonlySet<string> {
+  const category = objectCategory(Object.values(argumentTypes(policy, actionType)).includes('amount'), argumentSuppliers(policy, actionType));
+  return category === null || category === 'money' ? new Set() : OBJECTS[category];
 }
 
 /**

@@ -67,7 +67,8 @@ export function claimKey(c: Claim): string {
  */
 export function claimValueEquals(claimValue: string, value: string, amount: string | null): boolean {
   if (amount !== null) return decimalOfText(claimValue.trim()) === amount;
-  return claimText(claimValue) === claimText(value);
+  // exactly, after NFC and trimming: an executor may compare logins, tags and keys byte for byte (`KATE`, `\u212Aate` are not `kate`)
+  return claimValue.normalize('NFC').trim() === value.normalize('NFC').trim();
 }
 
 /**

@@ -5,7 +5,8 @@
  * destination. Pure; imports only from src/core.
  */
 import { claimText } from './claims.js';
-import { type TurnParties, nameEnds, sameParty, slotWords } from './party-slots.js';
+import { NOUNS } from './request-grammar.js';
+import { type TurnParties, nameEnds, sameParty, slotPhrase, slotWords } from './party-slots.js';
 import type { Claim } from './types.js';
 
 type Claimed = ReadonlyArray<{ claims?: readonly Claim[] | undefined }>;
@@ -48,21 +49,20 @@ const onePartyWith = (a: Found, b: Found): boolean => a.subjects.some((s) => b.s
  * one party or none: every slot that names a claim, and every other claimed name the turn writes
  * (not a bare number), must be the same party (`sameParty` of their subjects) — "pay Acme for
  * Initrode", "pay the Initrode invoice to Acme", "email Bob's report to Carol" name none — and a
- * `to` slot that names no claim gives the action another destination than the named party, so
- * none is named either ("refund Acme 1200 to our account", "pay the Acme invoice to our escrow
- * account") — unless it refers back to the party ("… to their account"), or the action moves no
- * money, the slot does not speak of us, and it names one of the action's own values ("deploy … to
- * production" names its environment; money always goes to the party, so a payment's memo cannot
- * excuse a slot).
+ * `to` slot (or `into`, `via`, …) that names no claim gives the action another destination than
+ * the named party, so none is named either ("refund Acme 1200 into our account", "pay the Acme
+ * invoice via Escrow") — unless it refers back to the party ("… to their account"), or it names a
+ * place of the action's own kind and not ours ("deploy … to production", "… to the docs
+ * repository": its first noun is one of `turn.places`; a payment has none, its destination is
+ * always a party).
  *
  * @param claims - the trusted claims of the fields that may supply one of the action's arguments.
  * @param turn - the plain request's words and party slots (src/core/party-slots.ts `partySlots`).
- * @param actionValues - the action's values (raw), for an action that moves no money; empty for one that does.
  * @param movesMoney - the action takes an amount: the first object of its intent phrase followed
  *   by a second object is who benefits ("buy Bob a laptop"), not who is paid.
  * @returns the named claims (possibly none).
  */
-export function namedByTurn(claims: readonly Claim[], turn: TurnParties, actionValues: readonly string[] = [], movesMoney = false): Set<Claim> {
+export function namedByTurn(claims: readonly Claim[], turn: TurnParties, movesMoney = false): Set<Claim> {
   const cache = new Map<string, string[]>();
   const wordsOf = (t: string): string[] => cache.get(t) ?? (cache.set(t, slotWords(t)), cache.get(t) as string[]);
   const ws = turn.words;
@@ -72,11 +72,9 @@ export function namedByTurn(claims: readonly Claim[], turn: TurnParties, actionV
   for (const slot of turn.slots) {
     const found = claimsAt(claims, wordsOf, ws, slot.start, (end) => nameEnds(ws, end, slot.determined, startsName, movesMoney && slot.kind === 'object'));
     if (found === null) {
-      const ownValue = actionValues.some((v) => {
-        const vw = wordsOf(v);
-        return vw.length > 0 && vw.every((w, i) => ws[slot.start + i] === w);
-      });
-      if (slot.kind === 'to' && !slot.backReference && (slot.firstPerson || !ownValue)) return new Set();
+      const noun = slotPhrase(turn, slot).find((w) => NOUNS.has(w));
+      const place = noun !== undefined && turn.places.has(noun);
+      if (slot.kind === 'to' && !slot.backReference && (slot.firstPerson || !place)) return new Set();
       continue;
     }
     parties.push(found);
@@ -119,18 +117,12 @@ function namedValuesByField(claims: readonly Claim[], named: ReadonlySet<Claim>)
  * @param fields - the claim fields the policy lets supply one of the action's arguments.
  * @param turn - the plain request's party slots, or null (no plain request).
  * @param instructed - the action's values a trusted standing instruction names (core/intent.ts).
- * @param actionValues - the action's values (raw), or null for an action that moves money.
+ * @param movesMoney - the action takes an amount.
  * @returns a predicate over claims, or null when nothing names.
  */
-export function partyNaming(
-  trustedClaimed: Claimed,
-  fields: ReadonlySet<string>,
-  turn: TurnParties | null,
-  instructed: ReadonlySet<string>,
-  actionValues: readonly string[] | null = [],
-): ((c: Claim) => boolean) | null {
+export function partyNaming(trustedClaimed: Claimed, fields: ReadonlySet<string>, turn: TurnParties | null, instructed: ReadonlySet<string>, movesMoney = false): ((c: Claim) => boolean) | null {
   const claims = trustedClaimed.flatMap((r) => r.claims ?? []).filter((c) => fields.has(c.field));
-  const named = turn !== null ? namedByTurn(claims, turn, actionValues ?? [], actionValues === null) : null;
+  const named = turn !== null ? namedByTurn(claims, turn, movesMoney) : null;
   const byField = named !== null ? namedValuesByField(claims, named) : null;
   const bySlot = named === null || byField === null ? null : (c: Claim): boolean => named.has(c) && (byField.get(c.field)?.size ?? 0) === 1;
   const byInstruction = (c: Claim): boolean => instructed.has(claimText(c.subject)) || instructed.has(claimText(c.value));

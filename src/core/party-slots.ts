@@ -12,6 +12,8 @@ const words = (line: string): Set<string> => new Set(line.split(/\s+/).filter(Bo
 const DETERMINERS: ReadonlySet<string> = words('the a an our my their its his her this latest current open outstanding usual new');
 /** Possessives that refer back to a party already named ("pay the Globex invoice to their account"). */
 const BACK_REFERENCES: ReadonlySet<string> = words('their its his her');
+/** Prepositions that give an action its destination: "into our account", "via Escrow" are as much a destination as "to". */
+const DESTINATION_PREPOSITIONS: ReadonlySet<string> = words('to into onto via through');
 /** Words of the speaker: "to our account", "to me" is no party's destination but ours. */
 const FIRST_PERSON: ReadonlySet<string> = words('our my me us ours mine');
 
@@ -29,7 +31,7 @@ const DEBTS: ReadonlySet<string> = words('invoice invoices bill bills payment pa
 /** One party slot: where it starts in {@link TurnParties.words}, what opens it, and whether a determiner precedes the name. */
 export interface PartySlot {
   readonly start: number;
-  /** `object`: right after the intent phrase; `to`: right after `to`; `for`: right after a debt's `for`. */
+  /** `object`: right after the intent phrase; `to`: right after `to`, `into`, `onto`, `via` or `through`; `for`: right after a debt's `for`. */
   readonly kind: 'object' | 'to' | 'for';
   /** a determiner was skipped ("the Acme invoice"): a name before a noun is then a modifier. */
   readonly determined: boolean;
@@ -42,6 +44,12 @@ export interface PartySlot {
 /** A plain request read for its party: its words (each possessive `'s` its own word) and its slots. */
 export interface TurnParties {
   readonly words: readonly string[];
+  /**
+   * nouns of places of the action's own kind ("to production", "to the docs repository" for a
+   * deployment or a grant): a `to` slot whose first noun is one names a place, not another party.
+   * Empty for an action that moves money: its destination is always a party.
+   */
+  readonly places: ReadonlySet<string>;
   /** the index of the first word after the opening intent phrase. */
   readonly from: number;
   readonly slots: readonly PartySlot[];
@@ -49,22 +57,24 @@ export interface TurnParties {
 
 /**
  * The party slots of a plain request: the words right after its intent phrase — unless `for`
- * follows it ("pay for Acme" buys something; it names no payee) — right after each `to`, and
+ * follows it ("pay for Acme" buys something; it names no payee) — right after each `to` (and
+ * `into`, `onto`, `via`, `through`), and
  * right after a `for` that follows a debt ("the rent for the Harbor Street office"; "buy a laptop
  * for Bob" does not make Bob the payee); each with determiners and period words skipped and
  * possessives split off ("Halvorsen Freight's invoice" → halvorsen freight 's invoice).
  *
  * @param turn - the user's turn (a plain request).
  * @param phrase - the intent phrase it opens with (`readRequest`'s `phrase`).
+ * @param places - nouns of places of the action's own kind ({@link TurnParties.places}).
  * @returns the turn's words and its slots, in order.
  */
-export function partySlots(turn: string, phrase: string): TurnParties {
+export function partySlots(turn: string, phrase: string, places: ReadonlySet<string> = new Set()): TurnParties {
   const ws = slotWords(turn);
   const p = slotWords(phrase);
   const starts: { at: number; kind: PartySlot['kind'] }[] = [];
   for (let i = 0; i + p.length <= ws.length; i++) if (p.length > 0 && p.every((w, j) => ws[i + j] === w) && ws[i + p.length] !== 'for') starts.push({ at: i + p.length, kind: 'object' });
   ws.forEach((w, i) => {
-    if (w === 'to') starts.push({ at: i + 1, kind: 'to' });
+    if (DESTINATION_PREPOSITIONS.has(w)) starts.push({ at: i + 1, kind: 'to' });
     else if (w === 'for' && DEBTS.has(ws[i - 1] ?? '')) starts.push({ at: i + 1, kind: 'for' });
   });
   const first = ws.findIndex((_, i) => p.length > 0 && p.every((w, j) => ws[i + j] === w));
@@ -82,7 +92,7 @@ export function partySlots(turn: string, phrase: string): TurnParties {
     }
     return { start: i, kind, determined, backReference, firstPerson };
   });
-  return { words: ws, from: first < 0 ? ws.length : first + p.length, slots: slots.sort((a, b) => a.start - b.start) };
+  return { words: ws, places, from: first < 0 ? ws.length : first + p.length, slots: slots.sort((a, b) => a.start - b.start) };
 }
 
 /** The words of a text as slots read them: normalised, each possessive as its own word `'s` ("Acme's mallory" → acme 's mallory). */
@@ -137,4 +147,14 @@ export function sameParty(a: readonly string[], b: readonly string[]): boolean {
   const [short, long] = a.length <= b.length ? [a, b] : [b, a];
   if (!short.every((w, i) => long[i] === w)) return false;
   return long.slice(short.length).every((w) => isPeriodWord(w) || NOUNS.has(w) || w === "'s");
+}
+
+/**
+ * The phrase a slot opens: its words from its start to the next function word or the end ("to
+ * production", "checkout-service 4.8.2" of "deploy checkout-service 4.8.2 to production").
+ */
+export function slotPhrase(t: TurnParties, slot: PartySlot): readonly string[] {
+  let end = slot.start;
+  while (end < t.words.length && !FUNCTION_WORDS.has(t.words[end] as string)) end++;
+  return t.words.slice(slot.start, end);
 }

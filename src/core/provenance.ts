@@ -7,7 +7,7 @@
  */
 import { claimValueEquals } from './claims.js';
 import { partyNaming } from './party-naming.js';
-import type { TurnParties } from './party-slots.js';
+import { type TurnParties, slotPhrase, slotWords } from './party-slots.js';
 import type { Action, ArgumentType, Claim, ValueProvenance } from './types.js';
 import { type ArgumentValue, type MatchText, RESOURCE_ARGUMENT, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
 
@@ -53,6 +53,21 @@ function claimSuppliers(
 }
 
 /**
+ * Does a value stand whole in one of a plain request's slot phrases ("production" of "deploy … to
+ * production", not of "… with the production build to staging")? An identifier the turn asserts
+ * for an argument no claim may supply (an environment, a service) counts only there.
+ */
+function inSlotPhrase(value: string, t: TurnParties): boolean {
+  const vw = slotWords(value);
+  if (vw.length === 0) return false;
+  return t.slots.some((slot) => {
+    const phrase = slotPhrase(t, slot);
+    for (let i = 0; i + vw.length <= phrase.length; i++) if (vw.every((w, j) => phrase[i + j] === w)) return true;
+    return false;
+  });
+}
+
+/**
  * @param action - the proposed action (arguments and resource).
  * @param types - the policy's argument types for its type (`argumentTypes(policy, type)`).
  * @param texts - the candidate records' prepared texts (active, unexpired, with content).
@@ -68,7 +83,8 @@ function claimSuppliers(
  *   null: a claim the turn names (src/core/party-naming.ts) gets `named`.
  * @param assertedTurn - the user's turn's asserting clauses, prepared (src/core/intent.ts
  *   `assertedClauses`): a value the turn contains gets `userTurnAsserted` — whether one of them
- *   contains it.
+ *   contains it and, for an identifier of an argument no claim may supply, a slot phrase of a
+ *   plain request has it.
  * @returns one {@link ValueProvenance} per value, in argument order, the resource last;
  *   `recordIds` sorted; `amount` set for an amount that parses; `claims` only when some claim
  *   supplies the value.
@@ -96,8 +112,7 @@ export function valueProvenance(
     claimFieldsOfAction,
     slots,
     instructed,
-    // an action that moves money goes to the named party: no value of it (a memo) excuses a `to` slot naming another
-    Object.values(types).includes('amount') ? null : values.map((v) => v.value),
+    Object.values(types).includes('amount'),
   );
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
@@ -120,7 +135,8 @@ export function valueProvenance(
     }
     const fields = claimFields(suppliers[topArgument(v.argument)]);
     const claims = fields.length > 0 && claimed.length > 0 ? claimSuppliers(v, fields, claimed, named) : [];
-    const userTurnAsserted = fromUser ? { userTurnAsserted: ((asserted?.[i] as number[] | undefined) ?? []).length > 0 } : {};
+    const assertedHere = ((asserted?.[i] as number[] | undefined) ?? []).length > 0 && (fields.length > 0 || v.amount !== null || slots === null || inSlotPhrase(v.value, slots));
+    const userTurnAsserted = fromUser ? { userTurnAsserted: assertedHere } : {};
     const base = { argument: v.argument, value: v.value, recordIds, userTurn: fromUser, ...userTurnAsserted, ...(claims.length > 0 ? { claims } : {}) };
     return v.amount !== null ? { ...base, amount: v.amount, computed } : { ...base, computed };
   });

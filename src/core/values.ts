@@ -98,7 +98,7 @@ export function argumentValues(args: Readonly<Record<string, unknown>>, types: R
 /** Why an action's arguments cannot be checked value by value: the argument and a detail for a `metadata_missing` reason. */
 export interface ArgumentShapeProblem {
   readonly argument: string;
-  readonly detail: 'amount_not_scalar' | 'amount_not_a_number' | 'argument_not_allowed' | 'destination_not_scalar' | 'destination_repeated';
+  readonly detail: 'amount_not_scalar' | 'amount_not_a_number' | 'argument_not_allowed' | 'destination_not_scalar' | 'destination_repeated' | 'destination_blank';
 }
 
 /**
@@ -110,8 +110,10 @@ export interface ArgumentShapeProblem {
  * grantee, role) that is an object or holds one (`{to: {account: "ACME-AP", also_pay: …}}` — its
  * keys would be instructions to the executor nobody supplied; `destination_not_scalar`: a
  * destination is a string or number, or — for an action that moves no money — a list of them),
- * and a list that repeats a destination (`["ACME-AP", "acme-ap"]`, `destination_repeated`): one
- * named party is one destination. Pure.
+ * a list that repeats a destination (`["ACME-AP", "acme-ap"]`, `destination_repeated`): one
+ * named party is one destination, and a blank destination (`""`, `"  "`, or one in a list:
+ * `destination_blank`). An amount is never blank (`amount_not_a_number`; a missing one is the
+ * executor's to refuse: docs/design.md § Known limits). Pure.
  * @param args - the action's arguments (plain JSON).
  * @param types - the policy's argument types for the action's type.
  * @param suppliers - the policy's suppliers for the action's type, by top-level argument.
@@ -134,7 +136,8 @@ export function argumentShapeProblems(
     else if (destination && Array.isArray(v) && new Set(v.map((x) => String(x).normalize('NFKC').trim().toLowerCase())).size < v.length) out.push({ argument: k, detail: 'destination_repeated' });
     else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && v !== null && typeof v === 'object') out.push({ argument: k, detail: 'amount_not_scalar' });
     // a null or boolean amount carries no value to check, and many payment APIs read it as "everything"
-    else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && (v === null || typeof v === 'boolean')) out.push({ argument: k, detail: 'amount_not_a_number' });
+    else if (amount && (v === null || typeof v === 'boolean' || (typeof v === 'string' && v.trim() === ''))) out.push({ argument: k, detail: 'amount_not_a_number' });
+    else if (destination && (Array.isArray(v) ? v : [v]).some((x) => x === null || String(x).trim() === '')) out.push({ argument: k, detail: 'destination_blank' });
   }
   return out.sort((a, b) => (a.argument < b.argument ? -1 : a.argument > b.argument ? 1 : 0));
 }
