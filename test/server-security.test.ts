@@ -305,14 +305,17 @@ describe("an external caller's body is refused past its own limit before it is r
         c.close();
       },
     });
+    // the server answers 413 as soon as the limit is passed; it may close the connection before the client has sent the rest
     const chunked = await fetch(`${srv.url}/v1/decisions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${tok.ext}`, 'content-type': 'application/json' },
       body: chunks,
       duplex: 'half',
-    } as RequestInit);
-    assert.equal(chunked.status, 413);
-    assert.equal(((await chunked.json()) as { code: string }).code, 'BODY_TOO_LARGE');
+    } as RequestInit).then(
+      async (r) => ({ status: r.status, code: ((await r.json()) as { code: string }).code }),
+      (e: unknown) => ({ status: 0, code: String((e as { cause?: { code?: string } }).cause?.code ?? e) }),
+    );
+    assert.ok(chunked.status === 413 ? chunked.code === 'BODY_TOO_LARGE' : chunked.status === 0 && /ECONNRESET|EPIPE|UND_ERR_SOCKET|other side closed/.test(chunked.code), JSON.stringify(chunked));
     // no token, on a path no route has: not read past 16 KiB either
     for (const [method, path] of [
       ['POST', '/v1/nope'],
