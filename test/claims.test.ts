@@ -691,6 +691,53 @@ describe('claims and intent through the store', () => {
     }
     await mem.close();
   });
+  test('a place names no claim of where the action goes; his and her name someone no claim is; data goes only to a party named as its recipient', async () => {
+    const { mem } = await world();
+    const IMG = 'registry.example/checkout-service:4.8.2';
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: 'Release registry: checkout-service image, cluster k8s-prod-eu. Vendor master (kept by Finance and the External Auditor): Acme ap@acme.example, deposit 1200.',
+      claims: [
+        { subject: 'checkout-service', field: 'image', value: IMG },
+        { subject: 'checkout-service', field: 'deploy_target', value: 'k8s-prod-eu' },
+        { subject: 'Acme', field: 'email_address', value: 'ap@acme.example' },
+        { subject: 'Acme', field: 'export_destination', value: 'sftp://acme.example/in' },
+        { subject: 'Acme', field: 'amount_due', value: '1200' },
+      ],
+      session: 's',
+    });
+    const mail = { type: 'send_email', args: { to: 'ap@acme.example', attachment: 'invoice' } };
+    const cases: [string, { type: string; args: Record<string, unknown>; resource?: string }][] = [
+      ['Deploy checkout-service to staging.', { type: 'deploy', args: { service: 'checkout-service', target: IMG, environment: 'staging' }, resource: 'k8s-prod-eu' }],
+      ['Export the Acme invoice to the folder.', { type: 'export_data', args: { destination: 'ap@acme.example' } }],
+      ['Email the Acme invoice to the folder.', mail],
+      ['Refund her the Acme deposit of $1200.', { type: 'refund', args: { to: 'ACME-AP', amount: 1200 } }],
+      ['Refund the Acme deposit of $1200 to her account.', { type: 'refund', args: { to: 'ACME-AP', amount: 1200 } }],
+      ['Send her the Acme invoice.', mail],
+      ['Send the Acme invoice to her.', mail],
+      ['Share the Acme invoice with Finance.', { type: 'send_data', args: { to: 'ap@acme.example' } }],
+      ['Share the Acme invoices with the external auditor.', { type: 'export_data', args: { destination: 'sftp://acme.example/in' } }],
+      ['Email the Acme invoice.', mail],
+      ["Forward Acme's invoice.", mail],
+    ];
+    for (const [text, action] of cases) {
+      const d = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
+      assert.equal(d.outcome, 'deny', `${text} ${JSON.stringify(action)}`);
+      assert.notEqual(d.contextWaived, true, `${text} ${JSON.stringify(action)}`);
+    }
+    for (const [text, action] of [
+      ['Email Acme the invoice.', mail],
+      ['Email the invoice to Acme.', mail],
+      ['Share the invoice with Acme.', { type: 'send_data', args: { to: 'ap@acme.example' } }],
+      ['Deploy checkout-service to production.', { type: 'deploy', args: { service: 'checkout-service', target: IMG, environment: 'production' } }],
+    ] as const) {
+      const ok = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
+      assert.equal(ok.contextWaived, true, `${text}: ${JSON.stringify(ok.reasons)} ${JSON.stringify(ok.intent)}`);
+    }
+    await mem.close();
+  });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {
     const { mem } = await world();
     const pay = { type: 'pay', args: { to: 'ACCT-X', amount: 1200 } };

@@ -24,7 +24,7 @@ const CLAIMS: Claim[] = [
 
 /** The subjects and values of the claims `turn` (opening with `phrase`) names, as `subject=value`, sorted (`places`: the action's place nouns; none for a payment). */
 function named(turn: string, phrase: string, places: readonly string[] = []): string[] {
-  return [...namedByTurn(CLAIMS, partySlots(turn, phrase, new Set(places)), places.length === 0)].map((c) => `${c.subject}=${String(c.value)}`).sort();
+  return [...namedByTurn(CLAIMS, partySlots(turn, phrase, { places: new Set(places) }), places.length === 0)].map((c) => `${c.subject}=${String(c.value)}`).sort();
 }
 
 describe('party slots', () => {

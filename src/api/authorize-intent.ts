@@ -68,12 +68,16 @@ function actionCurrencies(texts: readonly string[]): Set<string> {
 }
 
 /**
- * The nouns of places of an action type's own kind (src/core/party-slots.ts `TurnParties.places`):
- * none for one that moves money (its destination is always a party) or whose kind is not known.
+ * How an action type's party slots are read (src/core/party-slots.ts `partySlots`): the nouns of
+ * places of its own kind — for a grant ("to the docs repository") or a deployment ("to
+ * production"); none for one that moves money or sends data (its destination is always a party: a
+ * folder *is* the destination); whether it moves money; and whether `with` and `for` give its
+ * recipient (data and grants: "share the report with Finance", "access for Priya").
  */
-export function placeNouns(policy: Policy, actionType: string): ReadonlySet<string> {
-  const category = objectCategory(Object.values(argumentTypes(policy, actionType)).includes('amount'), argumentSuppliers(policy, actionType));
-  return category === null || category === 'money' ? new Set() : OBJECTS[category];
+export function slotReading(policy: Policy, actionType: string): { places: ReadonlySet<string>; movesMoney: boolean; recipients: boolean } {
+  const movesMoney = Object.values(argumentTypes(policy, actionType)).includes('amount');
+  const category = objectCategory(movesMoney, argumentSuppliers(policy, actionType));
+  return { places: category === 'access' || category === 'deploy' ? OBJECTS[category] : new Set(), movesMoney, recipients: category === 'access' || category === 'data' };
 }
 
 /**

@@ -15,7 +15,7 @@ import { valueProvenance } from '../core/provenance.js';
 import type { Action, DependencyWhy, MemoryRecord, ValueProvenance } from '../core/types.js';
 import { prepareText } from '../core/values.js';
 import { type Candidates, addWhy } from './authorize-candidates.js';
-import { destinationValues, placeNouns, trustedNow } from './authorize-intent.js';
+import { destinationValues, slotReading, trustedNow } from './authorize-intent.js';
 import type { Provenance } from './provenance.js';
 
 const EMPTY_BUNDLE: FactsBundle = { records: new Map(), domains: new Map(), corroborations: new Map() };
@@ -60,7 +60,7 @@ export function dependencies(
     usable.filter((r) => r.claims !== undefined),
     // possessives read as names ("Halvorsen Freight's invoice" names Halvorsen Freight)
     userTurnText !== undefined && plainTurn ? assertedClauses(userTurnText).map((c) => prepareText(c.replace(/(\p{L})['’]s\b/gu, '$1'))) : [],
-    userTurnText !== undefined && turn?.plain === true ? partySlots(userTurnText, turn.phrase, placeNouns(ctx.policy, action.type)) : null,
+    userTurnText !== undefined && turn?.plain === true ? partySlots(userTurnText, turn.phrase, slotReading(ctx.policy, action.type)) : null,
     trusted,
     instructedValues(
       action.type,

@@ -60,21 +60,26 @@ const onePartyWith = (a: Found, b: Found): boolean => a.subjects.some((s) => b.s
  * @param turn - the plain request's words and party slots (src/core/party-slots.ts `partySlots`).
  * @param movesMoney - the action takes an amount: the first object of its intent phrase followed
  *   by a second object is who benefits ("buy Bob a laptop"), not who is paid.
+ * @param placeFields - the claim fields that supply the action's resource: when a `to` slot names a
+ *   place ("deploy checkout-service to staging"), the turn gives the action's location itself, so
+ *   no claim of these fields is named (the party's production cluster is not "staging").
  * @returns the named claims (possibly none).
  */
-export function namedByTurn(claims: readonly Claim[], turn: TurnParties, movesMoney = false): Set<Claim> {
+export function namedByTurn(claims: readonly Claim[], turn: TurnParties, movesMoney = false, placeFields: ReadonlySet<string> = new Set()): Set<Claim> {
   const cache = new Map<string, string[]>();
   const wordsOf = (t: string): string[] => cache.get(t) ?? (cache.set(t, slotWords(t)), cache.get(t) as string[]);
   const ws = turn.words;
   const startsName = (at: number): boolean => claimsAt(claims, wordsOf, ws, at, () => true) !== null;
   const parties: Found[] = [];
   const covered = new Set<number>();
+  let placed = false;
   for (const slot of turn.slots) {
-    const found = claimsAt(claims, wordsOf, ws, slot.start, (end) => nameEnds(ws, end, slot.determined, startsName, movesMoney && slot.kind === 'object'));
+    const found = claimsAt(claims, wordsOf, ws, slot.start, (end) => nameEnds(ws, end, slot.determined, startsName, movesMoney && slot.kind === 'object', !movesMoney));
     if (found === null) {
       const noun = slotPhrase(turn, slot).find((w) => NOUNS.has(w));
       const place = noun !== undefined && turn.places.has(noun);
       if (slot.kind === 'to' && !slot.backReference && (slot.firstPerson || !place)) return new Set();
+      placed ||= slot.kind === 'to' && place;
       continue;
     }
     parties.push(found);
@@ -90,7 +95,7 @@ export function namedByTurn(claims: readonly Claim[], turn: TurnParties, movesMo
     at += other.length - 1;
   }
   if (!parties.every((p) => parties.every((q) => onePartyWith(p, q)))) return new Set();
-  return new Set(parties.flatMap((p) => p.claims));
+  return new Set(parties.flatMap((p) => p.claims).filter((c) => !(placed && placeFields.has(c.field))));
 }
 
 /**
@@ -118,11 +123,19 @@ function namedValuesByField(claims: readonly Claim[], named: ReadonlySet<Claim>)
  * @param turn - the plain request's party slots, or null (no plain request).
  * @param instructed - the action's values a trusted standing instruction names (core/intent.ts).
  * @param movesMoney - the action takes an amount.
+ * @param placeFields - the claim fields that supply the action's resource ({@link namedByTurn}).
  * @returns a predicate over claims, or null when nothing names.
  */
-export function partyNaming(trustedClaimed: Claimed, fields: ReadonlySet<string>, turn: TurnParties | null, instructed: ReadonlySet<string>, movesMoney = false): ((c: Claim) => boolean) | null {
+export function partyNaming(
+  trustedClaimed: Claimed,
+  fields: ReadonlySet<string>,
+  turn: TurnParties | null,
+  instructed: ReadonlySet<string>,
+  movesMoney = false,
+  placeFields: ReadonlySet<string> = new Set(),
+): ((c: Claim) => boolean) | null {
   const claims = trustedClaimed.flatMap((r) => r.claims ?? []).filter((c) => fields.has(c.field));
-  const named = turn !== null ? namedByTurn(claims, turn, movesMoney) : null;
+  const named = turn !== null ? namedByTurn(claims, turn, movesMoney, placeFields) : null;
   const byField = named !== null ? namedValuesByField(claims, named) : null;
   const bySlot = named === null || byField === null ? null : (c: Claim): boolean => named.has(c) && (byField.get(c.field)?.size ?? 0) === 1;
   const byInstruction = (c: Claim): boolean => instructed.has(claimText(c.subject)) || instructed.has(claimText(c.value));

@@ -9,11 +9,17 @@ import { FUNCTION_WORDS, NOUNS, isPeriodWord, turnTokens } from './request-gramm
 const words = (line: string): Set<string> => new Set(line.split(/\s+/).filter(Boolean));
 
 /** Words a party's name may follow at the start of a slot; after one of them the name is part of a noun phrase. */
-const DETERMINERS: ReadonlySet<string> = words('the a an our my their its his her this latest current open outstanding usual new');
-/** Possessives that refer back to a party already named ("pay the Globex invoice to their account"). */
-const BACK_REFERENCES: ReadonlySet<string> = words('their its his her');
+const DETERMINERS: ReadonlySet<string> = words('the a an our my their its this latest current open outstanding usual new');
+/**
+ * Possessives that refer back to a party already named ("pay the Globex invoice to their
+ * account"). Not `his` or `her`: a company is neither, and `her` also names someone else ("refund
+ * her the Acme deposit"): at a slot's start they name a party no claim is, so the turn names none.
+ */
+const BACK_REFERENCES: ReadonlySet<string> = words('their its');
 /** Prepositions that give an action its destination: "into our account", "via Escrow" are as much a destination as "to". */
 const DESTINATION_PREPOSITIONS: ReadonlySet<string> = words('to into onto via through');
+/** … and for an action that sends data or grants access, "share the report with Finance", "access for Priya". */
+const RECIPIENT_PREPOSITIONS: ReadonlySet<string> = words('with for');
 /** Words of the speaker: "to our account", "to me" is no party's destination but ours. */
 const FIRST_PERSON: ReadonlySet<string> = words('our my me us ours mine');
 
@@ -65,16 +71,19 @@ export interface TurnParties {
  *
  * @param turn - the user's turn (a plain request).
  * @param phrase - the intent phrase it opens with (`readRequest`'s `phrase`).
- * @param places - nouns of places of the action's own kind ({@link TurnParties.places}).
+ * @param reading - `places`: nouns of places of the action's own kind ({@link TurnParties.places});
+ *   `recipients`: the action (data, a grant) also takes its recipient after `with` and `for`
+ *   ("share the report with Finance", "access for Priya").
  * @returns the turn's words and its slots, in order.
  */
-export function partySlots(turn: string, phrase: string, places: ReadonlySet<string> = new Set()): TurnParties {
+export function partySlots(turn: string, phrase: string, reading: { readonly places?: ReadonlySet<string>; readonly recipients?: boolean } = {}): TurnParties {
+  const places = reading.places ?? new Set<string>();
   const ws = slotWords(turn);
   const p = slotWords(phrase);
   const starts: { at: number; kind: PartySlot['kind'] }[] = [];
   for (let i = 0; i + p.length <= ws.length; i++) if (p.length > 0 && p.every((w, j) => ws[i + j] === w) && ws[i + p.length] !== 'for') starts.push({ at: i + p.length, kind: 'object' });
   ws.forEach((w, i) => {
-    if (DESTINATION_PREPOSITIONS.has(w)) starts.push({ at: i + 1, kind: 'to' });
+    if (DESTINATION_PREPOSITIONS.has(w) || (reading.recipients === true && RECIPIENT_PREPOSITIONS.has(w))) starts.push({ at: i + 1, kind: 'to' });
     else if (w === 'for' && DEBTS.has(ws[i - 1] ?? '')) starts.push({ at: i + 1, kind: 'for' });
   });
   const first = ws.findIndex((_, i) => p.length > 0 && p.every((w, j) => ws[i + j] === w));
@@ -117,10 +126,13 @@ export function slotWords(text: string): string[] {
  * @param beneficiary - the name is the first object of an action that moves money: followed by a
  *   second object ("buy Bob a laptop", "order Bob a new plan"), it names who benefits, not who is
  *   paid — unless that object is a debt ("pay Bob the invoice").
+ * @param describes - the action moves no money: after a determiner or as a possessive a name only
+ *   describes the object ("email the Acme invoice", "forward Acme's invoice" name no recipient).
  */
-export function nameEnds(ws: readonly string[], end: number, determined: boolean, startsName: (at: number) => boolean, beneficiary = false): boolean {
+export function nameEnds(ws: readonly string[], end: number, determined: boolean, startsName: (at: number) => boolean, beneficiary = false, describes = false): boolean {
   const next = ws[end];
   if (next === undefined) return true;
+  if (describes && (next === "'s" || (determined && (NOUNS.has(next) || isPeriodWord(next))))) return false;
   if (beneficiary && DETERMINERS.has(next)) {
     let i = end;
     while (i < ws.length && (DETERMINERS.has(ws[i] as string) || isPeriodWord(ws[i] as string))) i++;
@@ -149,12 +161,16 @@ export function sameParty(a: readonly string[], b: readonly string[]): boolean {
   return long.slice(short.length).every((w) => isPeriodWord(w) || NOUNS.has(w) || w === "'s");
 }
 
+/** Words that end a slot's phrase: prepositions and conjunctions ("checkout-service with the production build"). */
+const PHRASE_ENDS: ReadonlySet<string> = words('to for of with in into onto via through from by at on and');
+
 /**
- * The phrase a slot opens: its words from its start to the next function word or the end ("to
- * production", "checkout-service 4.8.2" of "deploy checkout-service 4.8.2 to production").
+ * The phrase a slot opens: its words from its start to the next preposition or the end ("to
+ * production", "checkout-service 4.8.2" of "deploy checkout-service 4.8.2 to production", "acme
+ * the invoice" of "email Acme the invoice").
  */
 export function slotPhrase(t: TurnParties, slot: PartySlot): readonly string[] {
   let end = slot.start;
-  while (end < t.words.length && !FUNCTION_WORDS.has(t.words[end] as string)) end++;
+  while (end < t.words.length && !PHRASE_ENDS.has(t.words[end] as string)) end++;
   return t.words.slice(slot.start, end);
 }

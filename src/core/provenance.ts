@@ -113,6 +113,7 @@ export function valueProvenance(
     slots,
     instructed,
     Object.values(types).includes('amount'),
+    new Set(claimFields(suppliers[RESOURCE_ARGUMENT])),
   );
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
