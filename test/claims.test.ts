@@ -738,6 +738,45 @@ describe('claims and intent through the store', () => {
     }
     await mem.close();
   });
+  test('a place anywhere gives the location; a word no claim of the party accounts for names no one', async () => {
+    const { mem } = await world();
+    await mem.write({
+      tenant: 't',
+      scope: 'm',
+      principal: 'erp',
+      content: 'Registry: Checkout image, cluster prod-cluster. Hooks: Webhook at prod-hooks. Directory: Bob bob, role admin; new staff get read-only access, Write and Developer levels.',
+      claims: [
+        { subject: 'Checkout', field: 'image', value: 'registry.corp/checkout:4.8.2' },
+        { subject: 'Checkout', field: 'deploy_target', value: 'prod-cluster' },
+        { subject: 'Webhook', field: 'setting_key', value: 'webhook.url' },
+        { subject: 'Webhook', field: 'setting_value', value: 'https://prod-hooks.corp.example/in' },
+        { subject: 'Bob', field: 'username', value: 'bob' },
+        { subject: 'Bob', field: 'role', value: 'admin' },
+      ],
+      session: 's',
+    });
+    const deploy = { type: 'deploy', args: { target: 'registry.corp/checkout:4.8.2' }, resource: 'prod-cluster' };
+    const hook = { type: 'update_setting', args: { key: 'webhook.url', value: 'https://prod-hooks.corp.example/in' } };
+    const grant = { type: 'grant_permission', args: { grantee: 'bob', role: 'admin' } };
+    const cases: [string, { type: string; args: Record<string, unknown>; resource?: string }][] = [
+      ['Deploy Checkout in staging.', deploy],
+      ['Deploy Checkout for staging.', deploy],
+      ['Deploy Checkout with the staging build.', deploy],
+      ['Set the Webhook for staging.', hook],
+      ['Configure the Webhook in staging.', hook],
+      ['Grant read-only access to Bob.', grant],
+      ['Give write access to Bob.', grant],
+      ['Grant developer access to Bob.', grant],
+    ];
+    for (const [text, action] of cases) {
+      const d = await mem.evaluate({ tenant: 't', action, session: 's', userTurn: { principal: 'user', text } });
+      assert.equal(d.outcome, 'deny', `${text} ${JSON.stringify(action)}`);
+      assert.notEqual(d.contextWaived, true, `${text} ${JSON.stringify(action)}`);
+    }
+    const ok = await mem.evaluate({ tenant: 't', action: grant, session: 's', userTurn: { principal: 'user', text: 'Grant access to Bob.' } });
+    assert.equal(ok.contextWaived, true, JSON.stringify(ok.reasons));
+    await mem.close();
+  });
   test("the user's turn names the attacker's account only to forbid or question it: no waiver, the page still denies", async () => {
     const { mem } = await world();
     const pay = { type: 'pay', args: { to: 'ACCT-X', amount: 1200 } };

@@ -6,7 +6,7 @@
  */
 import { claimText } from './claims.js';
 import { NOUNS } from './request-grammar.js';
-import { type TurnParties, nameEnds, sameParty, slotPhrase, slotWords } from './party-slots.js';
+import { type TurnParties, nameEnds, plainWord, sameParty, slotPhrase, slotWords } from './party-slots.js';
 import type { Claim } from './types.js';
 
 type Claimed = ReadonlyArray<{ claims?: readonly Claim[] | undefined }>;
@@ -54,7 +54,12 @@ const onePartyWith = (a: Found, b: Found): boolean => a.subjects.some((s) => b.s
  * invoice via Escrow") — unless it refers back to the party ("… to their account"), or it names a
  * place of the action's own kind and not ours ("deploy … to production", "… to the docs
  * repository": its first noun is one of `turn.places`; a payment has none, its destination is
- * always a party).
+ * always a party). Every other word of the turn must be accounted for — by a claim of the named
+ * party, or as a function word, business noun, period word, number or word of the intent phrase
+ * (src/core/party-slots.ts `plainWord`): "grant read-only access to Bob" names no one, since Bob's
+ * claimed role need not be read-only; an environment is a place for a deployment (anywhere: "deploy
+ * Checkout in staging" names no resource claim) and a qualifier no claim captures for anything else
+ * ("set the Webhook for staging").
  *
  * @param claims - the trusted claims of the fields that may supply one of the action's arguments.
  * @param turn - the plain request's words and party slots (src/core/party-slots.ts `partySlots`).
@@ -90,7 +95,13 @@ export function namedByTurn(claims: readonly Claim[], turn: TurnParties, movesMo
   for (let at = turn.from; at < ws.length; at++) {
     if (covered.has(at)) continue;
     const other = claimsAt(claims, wordsOf, ws, at, () => true);
-    if (other === null) continue;
+    if (other === null) {
+      // a word no claim of the party accounts for says something its claims do not ("grant read-only access to Bob")
+      if (!plainWord(turn, at)) return new Set();
+      // a place of the action's kind anywhere gives its location ("deploy Checkout in staging")
+      placed ||= turn.places.has(ws[at] as string);
+      continue;
+    }
     if (!parties.every((p) => onePartyWith(p, other))) return new Set();
     at += other.length - 1;
   }

@@ -58,6 +58,8 @@ export interface TurnParties {
   readonly places: ReadonlySet<string>;
   /** the index of the first word after the opening intent phrase. */
   readonly from: number;
+  /** the words of the intent phrase the turn opens with. */
+  readonly phrase: ReadonlySet<string>;
   readonly slots: readonly PartySlot[];
 }
 
@@ -101,7 +103,7 @@ export function partySlots(turn: string, phrase: string, reading: { readonly pla
     }
     return { start: i, kind, determined, backReference, firstPerson };
   });
-  return { words: ws, places, from: first < 0 ? ws.length : first + p.length, slots: slots.sort((a, b) => a.start - b.start) };
+  return { words: ws, places, phrase: new Set(p), from: first < 0 ? ws.length : first + p.length, slots: slots.sort((a, b) => a.start - b.start) };
 }
 
 /** The words of a text as slots read them: normalised, each possessive as its own word `'s` ("Acme's mallory" → acme 's mallory). */
@@ -173,4 +175,20 @@ export function slotPhrase(t: TurnParties, slot: PartySlot): readonly string[] {
   let end = slot.start;
   while (end < t.words.length && !PHRASE_ENDS.has(t.words[end] as string)) end++;
   return t.words.slice(slot.start, end);
+}
+
+/** Environments: a place for a deployment; for any other action a qualifier its claims do not capture ("set the Webhook for staging"). */
+export const ENVIRONMENTS: ReadonlySet<string> = words('production staging prod dev development test sandbox canary preview');
+
+/**
+ * Is the word at `i` accounted for without a claim: a function word, a business noun, a period word,
+ * a number, a possessive or a word of the intent phrase — and not an environment the action does
+ * not take as a place? Any other word (a role the turn asks for, "read-only", a qualifier) says
+ * something the named party's claims do not, so the turn names no party
+ * (src/core/party-naming.ts).
+ */
+export function plainWord(t: TurnParties, i: number): boolean {
+  const w = t.words[i] as string;
+  if (ENVIRONMENTS.has(w)) return t.places.has(w);
+  return FUNCTION_WORDS.has(w) || NOUNS.has(w) || isPeriodWord(w) || /^\d[\d,.]*$/.test(w) || w === "'s" || t.phrase.has(w) || DETERMINERS.has(w);
 }
