@@ -611,6 +611,8 @@ describe('claims and intent through the store', () => {
       ['Pay the Acme invoice of $1200.', pay('ACME-AP', '£1200')],
       ['Pay the Acme invoice of €1200.', pay('ACME-AP', '¥1200')],
       ['Pay the Acme invoice of EUR 1200.', pay('ACME-AP', '£1200', { currency: 'EUR' })],
+      ['Pay the Acme invoice.', pay('ACME-AP', '£1200')],
+      ['Pay Acme 1200.', pay('ACME-AP', '$1200')],
       ['Pay the Acme invoice in 2027.', pay('ACME-AP', 2027)],
       ['Pay the Acme fee for 2025.', pay('ACME-AP', 2025)],
       ['Pay the Acme 2025 invoice.', pay('ACME-AP', 2025)],

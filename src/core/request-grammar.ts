@@ -336,12 +336,14 @@ const DOLLARS: ReadonlySet<string> = words('usd cad aud');
 export const sameCurrency = (a: string, b: string): boolean => a === b || (a === '$' && DOLLARS.has(b)) || (b === '$' && DOLLARS.has(a));
 
 /**
- * Two currencies in one turn ("$1200 eur", "1200 usd in cad"), or one that is not the action's
- * (the turn says `$`, the action pays in EUR): the amount the user means is not the action's.
+ * Two currencies in one turn ("$1200 eur", "1200 usd in cad"), one that is not the action's (the
+ * turn says `$`, the action pays in EUR), or none while the action carries one ("pay the Acme
+ * invoice" with `amount: "£1200"`): the amount the user means is not the action's.
  */
 function currencyProblem(tokens: readonly { token: string; run: boolean }[], x: RequestContext): TurnReading | null {
   const said = [...new Set(tokens.map((t) => CURRENCY_OF.get(t.token)).filter((c): c is string => c !== undefined))];
-  if (said.length === 0) return null;
+  // an action that carries a currency (`amount: "£1200"`, `currency: "USD"`) the turn does not name: not the user's amount
+  if (said.length === 0) return x.currencies.size > 0 ? { plain: false, reason: 'currency', word: [...x.currencies][0] as string } : null;
   if (!x.movesMoney) return { plain: false, reason: 'other_action', word: said[0] as string };
   const codes = [...x.currencies];
   // the turn's currency must be the action's (an action that carries none is paid in its executor's default: docs/design.md § Known limits)
