@@ -4,9 +4,7 @@
  * describes something else ("the Bob report"), and whether two names are one party. Words only —
  * which claims the names are is src/core/party-naming.ts. Pure; imports only from src/core.
  */
-import { FUNCTION_WORDS, NOUNS, isPeriodWord, turnTokens } from './request-grammar.js';
-
-const words = (line: string): Set<string> => new Set(line.split(/\s+/).filter(Boolean));
+import { FUNCTION_WORDS, NOUNS, NUMBER, isPeriodWord, turnTokens, words } from './request-grammar.js';
 
 /** Words a party's name may follow at the start of a slot; after one of them the name is part of a noun phrase. */
 const DETERMINERS: ReadonlySet<string> = words('the a an our my their its this latest current open outstanding usual new');
@@ -142,7 +140,7 @@ export function nameEnds(ws: readonly string[], end: number, determined: boolean
   }
   if (next === "'s") return ownsOwed(ws, end + 1);
   if (determined && (NOUNS.has(next) || isPeriodWord(next))) return ownsOwed(ws, end);
-  return FUNCTION_WORDS.has(next) || /^\d[\d,.]*$/.test(next) || isPeriodWord(next) || NOUNS.has(next) || startsName(end);
+  return FUNCTION_WORDS.has(next) || NUMBER.test(next) || isPeriodWord(next) || NOUNS.has(next) || startsName(end);
 }
 
 /** After period words, a noun of what is owed. */
@@ -190,5 +188,5 @@ export const ENVIRONMENTS: ReadonlySet<string> = words('production staging prod 
 export function plainWord(t: TurnParties, i: number): boolean {
   const w = t.words[i] as string;
   if (ENVIRONMENTS.has(w)) return t.places.has(w);
-  return FUNCTION_WORDS.has(w) || NOUNS.has(w) || isPeriodWord(w) || /^\d[\d,.]*$/.test(w) || w === "'s" || t.phrase.has(w) || DETERMINERS.has(w);
+  return FUNCTION_WORDS.has(w) || NOUNS.has(w) || isPeriodWord(w) || NUMBER.test(w) || w === "'s" || t.phrase.has(w) || DETERMINERS.has(w);
 }

@@ -29,7 +29,8 @@
 import { decimalOfText } from './decimal.js';
 import { normalizeText, tokenize } from './match.js';
 
-const words = (...lines: string[]): Set<string> => new Set(lines.join(' ').split(/\s+/).filter(Boolean));
+/** A set of the words of some lines (white-space separated). */
+export const words = (...lines: string[]): Set<string> => new Set(lines.join(' ').split(/\s+/).filter(Boolean));
 
 /** Words that negate (and contractions written without their apostrophe). One anywhere makes a turn not plain. */
 export const NEGATORS: ReadonlySet<string> = words(
@@ -97,7 +98,8 @@ const QUESTION_OR_HIDDEN = /[?\u037e\u055e\u061f\u1367\u2047-\u2049\u203d\u2e2e\
 const NOT_LATIN = /[\p{M}]|(?![\p{Script=Latin}])\p{L}/u;
 /** Characters written for an apostrophe ("don´t", "donʼt", "don‘t", "don`t"), read as `'`. */
 const APOSTROPHES = /[\u2018\u2019\u201b\u02bc\u02b9\u00b4\u0060\uff07]/g;
-const NUMBER = /^\d[\d,.]*$/;
+/** A number as a turn writes it (`1200`, `1,200.00`, `4.8.2`). */
+export const NUMBER = /^\d[\d,.]*$/;
 /** An identifier-shaped word: letters or digits joined by `- _ . @ / :` (ACME-AP, rafael.mendes, ap@quillmark.example). */
 const IDENTIFIER = /^[\p{L}\p{N}]+(?:[-_.@/:][\p{L}\p{N}]+)+$/u;
 
@@ -268,7 +270,7 @@ export function readRequest(turn: string, x: RequestContext): TurnReading {
     // a possessive owns a business noun or a period ("Acme's invoice", "Halvorsen Freight's March invoice"), never a person
     if (w.endsWith("'s") && !possessiveOwnsObject(ws[j + 1] ?? '')) return { plain: false, reason: 'unknown_word', word: ws[j + 1] ?? w };
     // a word relating a party to another is never plain, even where a trusted text or a claim value has it
-    if (RELATIONS.has(w.replace(/'s$|'$/, ''))) return { plain: false, reason: 'unknown_word', word: w };
+    if (RELATIONS.has(bare(w))) return { plain: false, reason: 'unknown_word', word: w };
     if (FUNCTION_WORDS.has(w) || NOUNS.has(w) || verbs.has(w) || NUMBER.test(w) || known(w, x.actionWords) || known(w, x.grounding)) continue;
     if (periodBeforeNoun(ws, j, x)) continue;
     return { plain: false, reason: 'unknown_word', word: w };
@@ -355,7 +357,7 @@ function currencyProblem(tokens: readonly { token: string; run: boolean }[], x: 
 export function turnWords(text: string): string[] {
   return turnTokens(text)
     .filter((t) => t.run)
-    .map((t) => t.token.replace(/'s$|'$/, ''));
+    .map((t) => bare(t.token));
 }
 
 /** Does a possessive own an object — a business noun or a period ("Acme's invoice", "Halvorsen Freight's March invoice") — rather than a person ("Acme's mallory")? */

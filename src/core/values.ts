@@ -126,15 +126,15 @@ export function argumentShapeProblems(
 ): ArgumentShapeProblem[] {
   const out: ArgumentShapeProblem[] = [];
   const scalar = (v: unknown): boolean => v === null || typeof v !== 'object';
+  const money = Object.values(types).includes('amount');
   for (const [k, v] of Object.entries(args)) {
     const amount = Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount';
     const destination = !amount && Object.prototype.hasOwnProperty.call(suppliers, k) && (suppliers[k] ?? []).some((x) => x.startsWith('claim:'));
-    const money = Object.values(types).includes('amount');
     if (k === RESOURCE_ARGUMENT) out.push({ argument: k, detail: 'argument_not_allowed' });
     // a payment to a list of payees is as many payments as the list is long
     else if (destination && !(scalar(v) || (!money && Array.isArray(v) && v.every(scalar)))) out.push({ argument: k, detail: 'destination_not_scalar' });
     else if (destination && Array.isArray(v) && new Set(v.map((x) => String(x).normalize('NFKC').trim().toLowerCase())).size < v.length) out.push({ argument: k, detail: 'destination_repeated' });
-    else if (Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount' && v !== null && typeof v === 'object') out.push({ argument: k, detail: 'amount_not_scalar' });
+    else if (amount && v !== null && typeof v === 'object') out.push({ argument: k, detail: 'amount_not_scalar' });
     // a null or boolean amount carries no value to check, and many payment APIs read it as "everything"
     else if (amount && (v === null || typeof v === 'boolean' || (typeof v === 'string' && v.trim() === ''))) out.push({ argument: k, detail: 'amount_not_a_number' });
     else if (destination && (Array.isArray(v) ? v : [v]).some((x) => x === null || String(x).trim() === '')) out.push({ argument: k, detail: 'destination_blank' });
