@@ -316,6 +316,11 @@ describe("an external caller's body is refused past its own limit before it is r
       (e: unknown) => ({ status: 0, code: String((e as { cause?: { code?: string } }).cause?.code ?? e) }),
     );
     assert.ok(chunked.status === 413 ? chunked.code === 'BODY_TOO_LARGE' : chunked.status === 0 && /ECONNRESET|EPIPE|UND_ERR_SOCKET|other side closed/.test(chunked.code), JSON.stringify(chunked));
+    // nesting is refused before it is parsed, however small the body
+    const deep = `{"action":{"type":"pay","args":{"to":${'['.repeat(10_000)}1${']'.repeat(10_000)},"amount":1}}}`;
+    const nested = await http(srv.url, 'POST', '/v1/decisions/evaluate', { token: tok.ext as string, raw: deep });
+    expectError(nested, 400, 'INVALID_ARGUMENT');
+    assert.equal(nested.body.details.maxDepth, 64);
     // no token, on a path no route has: not read past 16 KiB either
     for (const [method, path] of [
       ['POST', '/v1/nope'],

@@ -33,6 +33,8 @@ export function exactJsonBodies(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
+    // nesting costs the parser per level, before any budget: refuse it deep, in one linear pass
+    if (tooDeep(body as string)) return done(new HttpError(400, 'INVALID_ARGUMENT', `the body nests arrays or objects more than ${MAX_DEPTH} levels deep`, { maxDepth: MAX_DEPTH }));
     parse(req, body as string, (err: Error | null, value?: unknown) => {
       if (err !== null) return done(err);
       const dup = duplicateKey(body as string);
@@ -89,4 +91,25 @@ export function limitBodies(app: FastifyInstance, limitOf: (req: FastifyRequest)
     });
     return payload.pipe(counted);
   });
+}
+
+/** The deepest nesting of arrays and objects a body may have (memauth's own requests need a handful). */
+const MAX_DEPTH = 64;
+
+/** Does a JSON text nest `[` / `{` more than {@link MAX_DEPTH} deep (brackets inside strings ignored)? One pass, no allocation. */
+function tooDeep(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // a backslash escapes the next character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > MAX_DEPTH) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
 }
