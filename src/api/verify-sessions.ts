@@ -41,6 +41,19 @@ function covers(t: Taint, context: Taint): boolean {
   return t.oldestSourceAt <= context.oldestSourceAt;
 }
 
+/** The records `page` names, those of the previous page's `known` reused (many sessions read the same records), the others read. */
+async function pageRecords(driver: StorageReader, tenant: string, page: ReadonlyArray<{ recordId: string }>, known: ReadonlyMap<string, MemoryRecord>): Promise<Map<string, MemoryRecord>> {
+  const ids = [...new Set(page.map((e) => e.recordId))];
+  const out = new Map<string, MemoryRecord>();
+  for (const id of ids) {
+    const r = known.get(id);
+    if (r !== undefined) out.set(id, r);
+  }
+  const missing = ids.filter((id) => !out.has(id));
+  if (missing.length > 0) for (const r of await driver.getRecords(tenant, missing)) out.set(r.id, r);
+  return out;
+}
+
 /**
  * Re-fold every session log of `tenant` (docs/design.md § Audit log).
  *
@@ -65,11 +78,12 @@ export async function sessionLogProblems(
     at.set(k, [...(at.get(k) ?? []), { id: r.id, taint: r.taint }]);
   }
   let fold: Fold | null = null;
+  let records = new Map<string, MemoryRecord>();
   // the logs may hold many rows (every record marked read in every session): let other requests run between them
   const pause = yielder();
   for (let after: { sessionId: string; ord: number } | null = null; ;) {
     const page = await driver.sessionLogAfter(tenant, after, PAGE);
-    const records = new Map((await driver.getRecords(tenant, [...new Set(page.map((e) => e.recordId))])).map((r) => [r.id, r]));
+    records = await pageRecords(driver, tenant, page, records);
     for (const e of page) {
       await pause();
       if (fold === null || fold.sessionId !== e.sessionId) fold = { sessionId: e.sessionId, ord: 0, hash: EMPTY_LOG_HASH, summary: null, ok: true };
