@@ -23,6 +23,7 @@ import { type PostgresTarget, describeTarget, mapPgError, where } from './errors
 import { PgGroupCommit, type PgGroupCommitOptions } from './group-commit.js';
 import { pgExecutor, pgNative } from './native.js';
 import { type PostgresCapabilities, checkVersion, detect, migrate } from './setup.js';
+import { PrefetchHints } from './prefetch.js';
 import { PgTx } from './tx.js';
 import { PgVectors } from './vectors.js';
 import type { VectorStore } from '../vector.js';
@@ -112,7 +113,7 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
     this.pool = pool;
     this.capabilities = capabilities;
     this.lockPrefix = `memauth:${target.schema ?? ''}:`;
-    const host = { target, connect: () => this.unsafeClient(), lockLiteral: (tenant: string) => pg.escapeLiteral(this.lockPrefix + tenant) };
+    const host = { target, connect: () => this.unsafeClient(), lockLiteral: (tenant: string) => pg.escapeLiteral(this.lockPrefix + tenant), hints: new PrefetchHints() };
     this.group = group === false ? null : new PgGroupCommit(host, group === undefined ? true : group);
   }
 
