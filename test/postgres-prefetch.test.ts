@@ -13,6 +13,7 @@ import { openMemory } from '../src/api/open.js';
 import type { Memory } from '../src/api/memory.js';
 import { PostgresDriver } from '../src/store/postgres/driver.js';
 import { LIVE_MAX } from '../src/store/postgres/kept-reads.js';
+import { TokenService } from '../src/server/tokens.js';
 import { NOT_RUN, pgRequired, testPostgres, withPgClient } from './support/postgres.js';
 
 const server = await testPostgres();
@@ -111,6 +112,25 @@ if ('unavailable' in server) {
         }
       });
     }
+
+    test('a bearer token is authenticated in one round trip, and refused from the first request after its revocation', async () => {
+      const { mem, driver } = await open(server.url);
+      try {
+        await mem.registerPrincipal({ tenant: 't', id: 'agent', kind: 'agent', domain: 'agent-runtime' });
+        const tokens = new TokenService(driver);
+        const issued = await tokens.issue({ tenant: 't', principal: 'agent' });
+        const admin = await tokens.issue('admin');
+        let who: unknown;
+        assert.equal(await roundTrips(async () => (who = await tokens.authenticate(issued.token))), 1);
+        assert.deepEqual(who, { kind: 'principal', tokenId: issued.info.id, tenant: 't', principal: await driver.getPrincipal('t', 'agent') });
+        assert.equal((await tokens.authenticate(admin.token)).kind, 'admin');
+        await tokens.revoke(issued.info.id);
+        await assert.rejects(tokens.authenticate(issued.token), (e: Error & { details?: { reason?: string } }) => e.details?.reason === 'revoked');
+        await assert.rejects(tokens.authenticate(`mat_${'Z'.repeat(43)}`), (e: Error & { details?: { reason?: string } }) => e.details?.reason === 'unknown');
+      } finally {
+        await mem.close();
+      }
+    });
 
     test('what another process writes between two batches is seen by the next: a confirmation, a principal, a record', async () => {
       const a = await open(server.url);
