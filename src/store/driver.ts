@@ -67,6 +67,7 @@ export interface StorageReader {
   /** Which of `ids` the session log holds. */
   sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>>;
   getDecision(tenant: string, id: string): Promise<Decision | null>;
+  /** The tenant's newest `limit` decisions, newest first, fewer once their JSON bodies exceed `DECISION_PAGE_CHARS` (src/store/sql/statements.ts) characters (the first is always returned). */
   listDecisions(tenant: string, limit: number): Promise<Decision[]>;
   /**
    * The session's first allowed decision of action type `actionType`, or allowed with its context
