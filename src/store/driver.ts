@@ -225,6 +225,13 @@ export interface StorageDriver extends StorageReader, ReviewStore, SurfaceStore 
    * rolled back. A driver without it gets no caching.
    */
   changeToken?(): string;
+  /**
+   * Optional: a reader that answers the reads of authenticating the bearer token whose SHA-256
+   * (hex) is `hash` — its row, its `token_*` entries, its principal's row and registration, and
+   * each entry's successor — from one round trip (src/server/tokens.ts). Without it the token is
+   * authenticated read by read. Nothing is kept past the returned reader.
+   */
+  tokenReads?(hash: string): Promise<StorageReader>;
 }
 
 /**
