@@ -56,6 +56,9 @@ function recordItem(r) {
   );
 }
 
+/** A corroboration's evidence: a record it cites as a link, so a person can open it and judge whether it is about the record vouched for. */
+const evidenceOf = (ref) => (ref?.startsWith('memory:') ? h('span.mono', 'memory:', recordLink(ref.slice('memory:'.length))) : h('span.mono', ref ?? '(withheld)'));
+
 /** Who vouched for a record and with what evidence: a corroboration counts by the rules, but only a person can judge whether its evidence is about this record. */
 function vouchers(r) {
   const list = r.corroborations ?? [];
@@ -63,7 +66,7 @@ function vouchers(r) {
   return h(
     'ul.vouchers',
     { 'aria-label': 'Corroborations' },
-    list.map((c) => h('li', 'vouched for by ', h('strong', c.principalId), ` (${c.domain}, ${c.authority}) citing `, h('span.mono', c.evidenceRef ?? '(withheld)'), ' · ', h('time', { datetime: c.at }, fmtTime(c.at)))),
+    list.map((c) => h('li', 'vouched for by ', h('strong', c.principalId), ` (${c.domain}, ${c.authority}) citing `, evidenceOf(c.evidenceRef), ' · ', h('time', { datetime: c.at }, fmtTime(c.at)))),
   );
 }
 
@@ -121,6 +124,27 @@ const boundRecords = (d) => [...new Set(d.reasons.filter((r) => r.code === 'need
 const VALUE_CODES = new Set(['untrusted_origin', 'missing_corroboration', 'metadata_missing']);
 export const valueAtRisk = (d) => d.reasons.some((r) => r.argument !== undefined && VALUE_CODES.has(r.code));
 
+/**
+ * Does the action rest on a record below its required authority (context or value), corroborated
+ * in part or not at all? Then approving needs the second step, whatever the class: a vote short of
+ * k (one tool's, citing any trusted record) lifts nothing.
+ */
+const AUTHORITY_CODES = new Set(['untrusted_origin', 'missing_corroboration']);
+export const authorityAtRisk = (d) => d.reasons.some((r) => AUTHORITY_CODES.has(r.code));
+
+/** The records the denial names as corroborated in part (some votes count, fewer than k), as information: it lowers nothing. */
+function partlyCorroborated(d) {
+  const ids = [...new Set(d.reasons.filter((r) => r.code === 'missing_corroboration').flatMap((r) => r.memoryIds))].sort();
+  if (ids.length === 0) return null;
+  return h(
+    'p.msg.msg-warn.partial-corroboration',
+    { role: 'note' },
+    h('strong', 'Corroborated in part: '),
+    ids.map((id, i) => [i ? ', ' : '', recordLink(id)]),
+    ' — at least one corroboration counts, too few to lift it. It is still real risk: a vote only says someone vouched; check below who did and whether the evidence they cite is about that record.',
+  );
+}
+
 function approveForm(it, ctx, msg) {
   const d = it.decision;
   const exp = h('input', { id: `exp-${d.id}`, type: 'number', min: '1', max: '1440', value: '15', required: true });
@@ -137,11 +161,11 @@ function approveForm(it, ctx, msg) {
   const submit = async (ev) => {
     ev.preventDefault();
     if (!ctx.canConfirm) return announce(ctx.why, msg, 'warn');
-    // the second step follows value provenance, not the class label: any argument whose supplier is below the threshold
-    if (it.reviewClass !== 'real_risk' && !valueAtRisk(d) && !d.intent?.repeatOf) return issue();
+    // the second step follows the recorded reasons, not only the class label: any value or record below the threshold, voted for or not
+    if (it.reviewClass !== 'real_risk' && !valueAtRisk(d) && !authorityAtRisk(d) && !d.intent?.repeatOf) return issue();
     second.hidden = false;
     second.replaceChildren(
-      h('p.msg.msg-warn', { role: 'alert' }, h('strong', 'Real risk: '), 'an argument of this action comes from text nobody trusted (marked ✖ above). Approve only if you checked each value yourself, outside this page.'),
+      h('p.msg.msg-warn', { role: 'alert' }, h('strong', 'Real risk: '), 'an argument of this action, or a record it rests on, comes from text nobody trusted or corroborated enough (marked ✖ above). Approve only if you checked each value yourself, outside this page.'),
       ...argumentWarnings(d),
       h('button.approve-confirm', { type: 'button', on: { click: issue } }, `Yes, approve this ${d.action.type} once`),
       ' ',
@@ -193,6 +217,7 @@ export function reviewCard({ head: it, rest }, ctx) {
     h('p', 'Requested by ', h('strong', requesterText(it.requester)), it.requester.kind === 'external' || it.requesterSide === 'external' ? ' — an external principal or tool: never approvable' : null),
     d.intent?.repeatOf ? h('p.msg.msg-warn.repeat', { role: 'note' }, h('strong', 'A repeat: '), `this session already had a ${d.action.type} allowed — `, decisionLink(d.intent.repeatOf), '. Approve only if a second one is wanted.') : null,
     d.intent?.notPlain ? h('p.not-plain', { role: 'note' }, "The user's turn was not read as a plain request for this action: ", NOT_PLAIN[d.intent.notPlain.reason] ?? d.intent.notPlain.reason, d.intent.notPlain.word !== undefined ? [' (', h('q', d.intent.notPlain.word), ')'] : null, '.') : null,
+    partlyCorroborated(d),
     argumentsBlock(d, ctx.records),
     h('details.reasons-box', h('summary', 'Why the gate stopped it'), reasonList(d.reasons)),
     rest.length ? h('details', h('summary', `${rest.length} more identical decision(s)`), h('ul', rest.map((r) => h('li', decisionLink(r.decision.id), ' · ', time(r.decision.at))))) : null,

@@ -58,7 +58,12 @@ describe('batch statements: literals and what is deferred', () => {
     assert.equal(sqlLiteral(Number.NaN), null);
     assert.equal(sqlLiteral(Number.POSITIVE_INFINITY), null);
     assert.equal(sqlLiteral({ a: 1 }), null);
-    assert.equal(sqlLiteral(['a']), null);
+    assert.equal(sqlLiteral([{ a: 1 }]), null);
+    assert.equal(sqlLiteral(['a', 'b\u0000']), null);
+    assert.equal(sqlLiteral([1, Number.NaN]), null);
+    assert.equal(sqlLiteral(['a', 'b, c']), `'{"a","b, c"}'`);
+    assert.equal(sqlLiteral(['b"c']), String.raw` E'{"b\\"c"}'`, 'the quote escaped with a backslash, which makes it an E string');
+    assert.equal(sqlLiteral([4, 5]), "'{4,5}'");
     assert.equal(renderStmt({ text: 'INSERT INTO audit (tenant) VALUES ($1)', values: ['a\u0000'] }), null);
     assert.equal(renderStmt({ text: 'INSERT INTO audit (tenant, seq) VALUES ($1, $2)', values: ['a'] }), null, 'a missing value');
     assert.equal(sqlLiteral(null), 'NULL');
@@ -94,6 +99,18 @@ if ('unavailable' in server) {
         values.map((_, i) => row?.[`v${i}`]),
         want,
       );
+    });
+
+    test('an inlined array literal reads back exactly as the bound array (quotes, backslashes, braces, commas)', async () => {
+      const arrays: string[][] = [NASTY, ['{', '}', ',', '"', 'NULL', 'null', ' a ', ''], []];
+      for (const arr of arrays) {
+        const lit = sqlLiteral(arr);
+        assert.ok(lit !== null);
+        const res: pg.QueryResult = await withPgClient(server.url, (c) => c.query({ text: `SELECT $1::text[] AS bound, ${lit}::text[] AS inlined`, values: [arr] }));
+        const row = res.rows[0] as { bound: string[]; inlined: string[] };
+        assert.deepEqual(row.inlined, row.bound, JSON.stringify(arr));
+        assert.deepEqual(row.inlined, arr);
+      }
     });
 
     test('records written in one batch with awkward contents read back unchanged; the chain verifies', async () => {

@@ -114,6 +114,35 @@ describe('corroborations of channel principals count against their write budget'
   });
 });
 
+describe('refused confirmations of channel principals count against their write budget', () => {
+  let srv: ServerProcess;
+  const tok: Record<string, string> = {};
+  before(async () => {
+    srv = await startServerProcess({ cwd: tempDir(), env: { MEMAUTH_TOOL_WRITES_PER_MINUTE: '2', MEMAUTH_EXTERNAL_WRITES_PER_MINUTE: '2' } });
+    const admin = srv.adminToken as string;
+    tok.alice = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'alice', kind: 'user', domain: 'globex' });
+    tok.browser = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'browser', kind: 'tool', domain: 'browser' });
+    tok.mallory = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'mallory', kind: 'external', domain: 'mallory.example' });
+  });
+  after(async () => {
+    await srv.stop();
+  });
+
+  test('each refusal is logged until the budget is spent, then 429 RATE_LIMITED logs nothing; the user still confirms', async () => {
+    const action = { type: 'pay', args: { to: 'ACCT-MALLORY', amount: 1 } };
+    const head = async () => (await http(srv.url, 'GET', '/v1/audit/verify?tenant=globex', { token: tok.alice })).body;
+    for (const who of ['mallory', 'browser']) {
+      for (let i = 0; i < 2; i++) expectError(await http(srv.url, 'POST', '/v1/confirmations', { token: tok[who], body: { action } }), 403, 'CONFIRMATION_REQUIRES_USER');
+      const before = JSON.stringify(await head());
+      const over = await http(srv.url, 'POST', '/v1/confirmations', { token: tok[who], body: { action } });
+      expectError(over, 429, 'RATE_LIMITED');
+      assert.equal(JSON.stringify(await head()), before, `${who}: a refusal past the budget appends no audit entry`);
+    }
+    const ok = await http(srv.url, 'POST', '/v1/confirmations', { token: tok.alice, body: { action } });
+    assert.equal(ok.status, 201, ok.text);
+  });
+});
+
 describe('WriteBudget', () => {
   test('records per minute refill evenly; a refused write uses none of the budget; other kinds are not counted', () => {
     let now = 0;

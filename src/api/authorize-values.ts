@@ -12,7 +12,8 @@ import { assertedClauses, instructedValues } from '../core/intent.js';
 import { partySlots } from '../core/party-slots.js';
 import type { TurnReading } from '../core/request-grammar.js';
 import { valueProvenance } from '../core/provenance.js';
-import type { Action, DependencyWhy, MemoryRecord, ValueProvenance } from '../core/types.js';
+import { MemauthError } from '../core/errors.js';
+import type { Action, DependencyWhy, MemoryRecord, ValueProvenance, ValueSuppliers } from '../core/types.js';
 import { prepareText } from '../core/values.js';
 import { type Candidates, addWhy } from './authorize-candidates.js';
 import { destinationValues, slotReading, trustedNow } from './authorize-intent.js';
@@ -75,4 +76,39 @@ export function dependencies(
   const depIds = [...why.keys()].sort();
   const facts = depIds.map((id): DependencyFacts => ({ ...depFactsOf(id), why: [...(why.get(id) as Set<DependencyWhy>)].sort() }));
   return { values, facts };
+}
+
+/**
+ * At most this many record references (a record supplying one argument value, counted once per
+ * value, claim and operand) are traced into one decision. Each is stored in the decision and its
+ * audit entry; without a bound, an action of many values over a session of many records makes a
+ * decision of megabytes, which every list of decisions must then load.
+ */
+export const MAX_VALUE_REFERENCES = 4096;
+
+/**
+ * Refuse values whose provenance holds more than {@link MAX_VALUE_REFERENCES} record references
+ * (before anything is decided or recorded).
+ * @throws MemauthError `INVALID_ARGUMENT` (details: field `action.args`, `references`, `limit`).
+ */
+export function boundedReferences(values: readonly ValueProvenance[]): void {
+  const references = valueReferences(values);
+  if (references > MAX_VALUE_REFERENCES)
+    throw new MemauthError(
+      'INVALID_ARGUMENT',
+      `the action's argument values occur in ${references} places in the records it depends on (at most ${MAX_VALUE_REFERENCES} are traced into one decision): pass fewer argument values, or depend on fewer records (a narrower session or dependsOn)`,
+      { field: 'action.args', references, limit: MAX_VALUE_REFERENCES },
+    );
+}
+
+/** The record references the values' provenance holds (see {@link MAX_VALUE_REFERENCES}). */
+export function valueReferences(values: readonly ValueProvenance[]): number {
+  const of = (v: ValueSuppliers): number => v.recordIds.length;
+  let n = 0;
+  for (const v of values) {
+    n += of(v);
+    for (const c of v.claims ?? []) n += c.recordIds.length;
+    for (const o of v.computed?.operands ?? []) n += of(o);
+  }
+  return n;
 }

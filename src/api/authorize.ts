@@ -17,7 +17,7 @@ import type { StorageTx } from '../store/driver.js';
 import { confirmationCandidates, loadCandidates } from './authorize-candidates.js';
 import { intentOf, turnReading } from './authorize-intent.js';
 import { type Decided, evaluation, recordDecision } from './authorize-record.js';
-import { dependencies } from './authorize-values.js';
+import { boundedReferences, dependencies } from './authorize-values.js';
 import { type In, type OpContext, nowOf, startTiming, transact } from './context.js';
 import { principalIn, refusing } from './refusals.js';
 import { type Evaluation, resolveRequester } from './requesters.js';
@@ -51,6 +51,7 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       await prepareTexts(ctx, candidates.list);
       const turn = a.userTurn !== undefined ? turnReading(ctx.policy, action, a.userTurn.text, candidates.list, factsOf, now) : undefined;
       const deps = dependencies(ctx, action, candidates, factsOf, a.userTurn?.text, turn, now);
+      boundedReferences(deps.values);
       const depIds = new Set(deps.facts.map((f) => f.memoryId));
       const depRecords = candidates.list.filter((r) => depIds.has(r.id));
       const conflicts = await gateConflicts(ctx, tx, a.tenant, depRecords, now);

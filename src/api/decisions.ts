@@ -10,6 +10,7 @@ import { TIERS, type Decision } from '../core/types.js';
 import type { QueuedDecisionsQuery, RequesterSide, StorageDriver } from '../store/driver.js';
 import type { OpContext } from './context.js';
 import { parseInput, schemas } from './validation.js';
+import { yielder } from './yielder.js';
 
 /** {@link Memory.getDecision}. @throws `DECISION_NOT_FOUND` */
 export async function getDecision(ctx: Pick<OpContext, 'driver'>, input: { tenant: string; decisionId: string }): Promise<Decision> {
@@ -29,7 +30,10 @@ export async function listDecisions(ctx: Pick<OpContext, 'driver'>, input: { ten
 /** The decisions whose row matches the `decide` audit entry that recorded it. */
 async function verifiedDecisions(driver: StorageDriver, tenant: string, ds: readonly Decision[]): Promise<Decision[]> {
   const out: Decision[] = [];
+  // one check per decision, yielding between them: a long page must not hold every other request
+  const pause = yielder();
   for (const d of ds) {
+    await pause();
     if (!Number.isSafeInteger(d.auditSeq)) continue;
     const [e] = await driver.auditRange(tenant, d.auditSeq, d.auditSeq);
     if (e !== undefined && decisionMatchesEntry(d, e)) out.push(d);

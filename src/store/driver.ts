@@ -67,6 +67,7 @@ export interface StorageReader {
   /** Which of `ids` the session log holds. */
   sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>>;
   getDecision(tenant: string, id: string): Promise<Decision | null>;
+  /** The tenant's newest `limit` decisions, newest first, fewer once their JSON bodies exceed `DECISION_PAGE_CHARS` (src/store/sql/statements.ts) characters (the first is always returned). */
   listDecisions(tenant: string, limit: number): Promise<Decision[]>;
   /**
    * The session's first allowed decision of action type `actionType`, or allowed with its context
@@ -225,6 +226,13 @@ export interface StorageDriver extends StorageReader, ReviewStore, SurfaceStore 
    * rolled back. A driver without it gets no caching.
    */
   changeToken?(): string;
+  /**
+   * Optional: a reader that answers the reads of authenticating the bearer token whose SHA-256
+   * (hex) is `hash` — its row, its `token_*` entries, its principal's row and registration, and
+   * each entry's successor — from one round trip (src/server/tokens.ts). Without it the token is
+   * authenticated read by read. Nothing is kept past the returned reader.
+   */
+  tokenReads?(hash: string): Promise<StorageReader>;
 }
 
 /**

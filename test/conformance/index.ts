@@ -18,6 +18,7 @@ import { exposure } from './exposure.js';
 import { observables } from './observables.js';
 import { identity } from './identity.js';
 import { contentHash } from './content-hash.js';
+import { decisionSize } from './decision-size.js';
 import { drifts } from './drifts.js';
 import { echoCases } from './echoes.js';
 import { properties } from './properties.js';
@@ -40,6 +41,7 @@ export function runConformance(f: StoreFactory): void {
   describe(`[${f.name}] regressions`, () => regressions(f));
   describe(`[${f.name}] store: search and concurrency`, () => store(f));
   describe(`[${f.name}] audit`, () => audit(f));
+  describe(`[${f.name}] decision size`, () => decisionSize(f));
   describe(`[${f.name}] identity: principals and tokens in the chain`, () => identity(f));
   describe(`[${f.name}] triggers`, () => triggers(f));
   describe(`[${f.name}] properties`, () => properties(f));

@@ -84,14 +84,16 @@ export const gateRoutes: readonly AnyRoute[] = [
     tag: 'gate',
     summary: 'A human confirmation scoped to one exact action (user principals only): single-use by default, expiring',
     description:
-      "Only a user principal's token can confirm (CONFIRMATION_REQUIRES_USER, 403, logged). `memoryIds`, when given, must name records of the same tenant. `usableBy` names the principals whose requests may use it (never an external or tool one: CONFIRMATION_USABLE_BY_EXTERNAL / CONFIRMATION_USABLE_BY_TOOL, 403); without it, user, system and agent principals and the admin token may (never tool or external principals).",
+      "Only a user principal's token can confirm (CONFIRMATION_REQUIRES_USER, 403, logged; a tool or external principal's attempt counts as one record of its write budget, the action as its bytes: 429 RATE_LIMITED past it). `memoryIds`, when given, must name records of the same tenant. `usableBy` names the principals whose requests may use it (never an external or tool one: CONFIRMATION_USABLE_BY_EXTERNAL / CONFIRMATION_USABLE_BY_TOOL, 403); without it, user, system and agent principals and the admin token may (never tool or external principals).",
     auth: 'principal',
     body: requests.ConfirmationCreate,
     responses: { 201: 'Confirmation' },
-    errors: [404],
+    errors: [404, 429],
     handler: async ({ identity, body, services }) => {
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
+      // a refused attempt is audited: from a tool or external token it costs what a write costs
+      services.writeBudget.admit(tenant, principal, JSON.stringify(body.action ?? null));
       return created(await services.mem.confirm({ ...body, tenant, principal: principal.id }));
     },
   }),

@@ -14,23 +14,36 @@ import { assertNotExternal, assertReadsEverything } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
 import { type AnyRoute, created, ok, route, tenantFor } from './common.js';
 
-/** The three review classes of blocked and would_deny decisions (the seed's classification). */
+/**
+ * The review classes of blocked and would_deny decisions. `missing_corroboration` stays in the type
+ * (and the API's enum) but {@link reviewClassOf} never gives it: a record short of corroboration
+ * is real risk until corroboration lifts it.
+ */
 export type ReviewClass = 'real_risk' | 'missing_corroboration' | 'missing_metadata';
 
 /**
- * real risk first: deleted_source or expired, an argument value supplied only by a record below
- * the threshold (corroborated or not), or untrusted_origin naming a context record that is not
- * merely short of corroboration; then missing corroboration; then missing metadata
- * (metadata_missing). A bare needs_confirmation is real risk.
+ * Reasons that make a decision real risk: a deleted or expired source, or a dependency or argument
+ * value below the action's required authority and not lifted. `missing_corroboration` names such a
+ * record too: at least one corroboration counts, fewer than k. A partial vote is easy to get (one
+ * tool token, evidence any trusted record, docs/design.md § Corroboration), so it never lowers the class.
+ */
+const REAL_RISK_CODES: ReadonlySet<ReasonCode> = new Set(['deleted_source', 'expired', 'untrusted_origin', 'missing_corroboration']);
+
+/**
+ * The review class of a queued decision, from the reasons the decision recorded (never from
+ * corroborations recorded since, nor from how many votes a record has).
+ *
+ * @param d - the decision (its `reasons`).
+ * @returns `real_risk` when a reason is deleted_source, expired, untrusted_origin (context or
+ *   argument value) or missing_corroboration, or when nothing else classifies it (conflict, a
+ *   bare needs_confirmation); else `missing_metadata` when a reason is metadata_missing. Never
+ *   `missing_corroboration`.
+ *
+ * Source: docs/design.md § Rules, § Corroboration, § Reasons.
  */
 export function reviewClassOf(d: Pick<Decision, 'reasons'>): ReviewClass {
-  const codes = new Set<ReasonCode>(d.reasons.map((r) => r.code));
-  const weak = new Set(d.reasons.filter((r) => r.code === 'missing_corroboration').flatMap((r) => r.memoryIds));
-  if (codes.has('deleted_source') || codes.has('expired')) return 'real_risk';
-  // a value supplied only by a record below the threshold is real risk, corroborated or not: a tool's vote is easy to get
-  if (d.reasons.some((r) => r.code === 'untrusted_origin' && (r.argument !== undefined || r.memoryIds.length === 0 || r.memoryIds.some((id) => !weak.has(id))))) return 'real_risk';
-  if (codes.has('missing_corroboration')) return 'missing_corroboration';
-  if (codes.has('metadata_missing')) return 'missing_metadata';
+  if (d.reasons.some((r) => REAL_RISK_CODES.has(r.code))) return 'real_risk';
+  if (d.reasons.some((r) => r.code === 'metadata_missing')) return 'missing_metadata';
   return 'real_risk';
 }
 

@@ -16,27 +16,22 @@
  *   statement to the server, in the same round trip as the deferred appends before it (the
  *   batch's first with BEGIN); one that only appends needs none: when it throws, its kept appends
  *   are dropped ({@link BatchExecutor.endJob}).
- * - **Reads answered once per batch.** The reads of records by id, of their derivation edges and
- *   corroborations, of the records of version chains (they change only when a record is written),
- *   and a look-up of confirmations that found none, are kept and answered again
- *   from memory while the batch sends nothing but reads and appends to `audit` and `decisions`;
- *   any other statement (a record, a corroboration, a confirmation, an erasure, …) forgets them,
- *   and so does a job that fails. While the batch holds its tenant's lock nobody else writes
- *   that tenant's rows (./driver.ts), so a kept answer is the one PostgreSQL would give. A
- *   confirmation look-up that found none stays empty for any later `now` (it asks for
- *   `expires_at > now`), until a statement forgets it.
+ * - **Reads answered once per batch**, and reads that nearly always follow each other sent together
+ *   in one round trip: ./kept-reads.ts says which, and why a kept answer is the one PostgreSQL
+ *   would give. Any statement other than a read or an append to `audit` or `decisions` forgets
+ *   them, and so does a job that fails.
  *
  * Reads and the other writes run as before: named prepared statements with bound parameters.
  *
- * May import: pg, core/errors, ../rows.js, ../sql/*, ./errors.js, ./native.js.
+ * May import: pg, core/errors, ../rows.js, ../sql/*, ./errors.js, ./kept-reads.js, ./native.js.
  */
 import pg from 'pg';
 import type { Row } from '../rows.js';
 import { type Stmt, postgresDialect } from '../sql/dialect.js';
 import type { SqlExecutor } from '../sql/reader.js';
-import * as S from '../sql/statements.js';
 import { MemauthError } from '../../core/errors.js';
 import { type PostgresTarget, mapPgError, where } from './errors.js';
+import { KeptReads } from './kept-reads.js';
 import { pgExecutor } from './native.js';
 
 /** The appends that may be deferred: a plain `INSERT INTO <table> (<columns>) VALUES ($n, …), …` (a value may be a lowercase word literal), nothing else. */
@@ -58,9 +53,22 @@ export function escapeLiteral(s: string): string {
 }
 
 /**
+ * `values` as a PostgreSQL array literal inside an escaped SQL string (`'{"a","b"}'`, to be cast
+ * with `::text[]`), each element quoted and its `"` and backslashes escaped as `pg` does for a
+ * bound array parameter (PostgreSQL docs § 8.15.6 Array Input and Output Syntax).
+ */
+export function sqlArrayLiteral(values: ReadonlyArray<string | number>): string {
+  const items = values.map((v) => (typeof v === 'number' ? String(v) : `"${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`));
+  return escapeLiteral(`{${items.join(',')}}`);
+}
+
+const plainArray = (v: readonly unknown[]): v is ReadonlyArray<string | number> => v.every((x) => (typeof x === 'string' && !x.includes('\u0000')) || (typeof x === 'number' && Number.isFinite(x)));
+
+/**
  * `v` as an SQL literal of unknown type (coerced to the column's type, as a text-format bound
  * parameter is), or null when it is not one of the plain values rendered here (it is then bound
- * as a parameter instead). A string holding NUL (which would end the query text) is not rendered.
+ * as a parameter instead). A string holding NUL (which would end the query text) is not rendered;
+ * an array of strings or finite numbers is rendered as an array literal ({@link sqlArrayLiteral}).
  */
 export function sqlLiteral(v: unknown): string | null {
   if (v === null || v === undefined) return 'NULL';
@@ -68,6 +76,7 @@ export function sqlLiteral(v: unknown): string | null {
   if (typeof v === 'number') return Number.isFinite(v) ? `'${String(v)}'` : null;
   if (typeof v === 'bigint') return `'${v.toString()}'`;
   if (typeof v === 'boolean') return v ? "'true'" : "'false'";
+  if (Array.isArray(v)) return plainArray(v) ? sqlArrayLiteral(v) : null;
   return null;
 }
 
@@ -91,41 +100,6 @@ const ONLY_READS = /^\s*(SELECT|WITH)\b/i;
 const WRITES = /\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|FOR\s+(NO\s+KEY\s+)?UPDATE|FOR\s+(KEY\s+)?SHARE|nextval|setval|pg_advisory\w*)\b/i;
 const leavesReads = (s: Stmt): boolean => (deferrable(s) && KEEPS_READS.test(s.text)) || (ONLY_READS.test(s.text) && !WRITES.test(s.text));
 
-/** The texts of the reads a batch keeps (the statements of ../sql/statements.ts, as PostgreSQL runs them). */
-const KEPT = new Set([
-  S.recordsById(postgresDialect, '', ['']).text,
-  S.derivationsOf(postgresDialect, ['']).text,
-  S.corroborations(postgresDialect, '', ['']).text,
-  S.versionIds(postgresDialect, '', ['']).text,
-]);
-const CONFIRMATIONS = S.confirmations(postgresDialect, '', '', '', '').text;
-
-/** Reads kept by a batch (see the module header); cleared by {@link forget}. */
-class KeptReads {
-  private readonly rows = new Map<string, readonly Row[]>();
-  /** confirmation look-ups that found none: key → the `now` they were asked at. */
-  private readonly noConfirmations = new Map<string, string>();
-
-  get(s: Stmt): Row[] | undefined {
-    if (s.text === CONFIRMATIONS) {
-      const at = this.noConfirmations.get(JSON.stringify(s.values.slice(0, 3)));
-      return at !== undefined && String(s.values[3]) >= at ? [] : undefined;
-    }
-    const hit = KEPT.has(s.text) ? this.rows.get(s.text + JSON.stringify(s.values)) : undefined;
-    return hit === undefined ? undefined : [...hit];
-  }
-
-  keep(s: Stmt, rows: readonly Row[]): void {
-    if (s.text === CONFIRMATIONS && rows.length === 0) this.noConfirmations.set(JSON.stringify(s.values.slice(0, 3)), String(s.values[3]));
-    else if (KEPT.has(s.text)) this.rows.set(s.text + JSON.stringify(s.values), [...rows]);
-  }
-
-  forget(): void {
-    this.rows.clear();
-    this.noConfirmations.clear();
-  }
-}
-
 const NEXT_SAVEPOINT = 'RELEASE SAVEPOINT memauth_op; SAVEPOINT memauth_op';
 
 /** The {@link SqlExecutor} of one batch on one client, after `BEGIN; <lock>; SAVEPOINT memauth_op` (see the module header). */
@@ -136,13 +110,13 @@ export class BatchExecutor implements SqlExecutor {
   /** the job that owns the current savepoint: the first job's is taken with BEGIN (./group-commit.ts). */
   private savepointOf = 0;
   private readonly direct: SqlExecutor;
-  private readonly kept = new KeptReads();
   /** set when sending kept appends failed: the batch must be rolled back and every job of it rejected. */
   broken: unknown = null;
 
   constructor(
     private readonly client: pg.PoolClient,
     private readonly target: PostgresTarget,
+    private readonly kept: KeptReads = new KeptReads(),
   ) {
     this.direct = pgExecutor(client, target);
   }
@@ -168,9 +142,31 @@ export class BatchExecutor implements SqlExecutor {
     if (hit !== undefined) return hit;
     if (!leavesReads(s)) this.kept.forget();
     await this.sendPending();
+    const together = leavesReads(s) ? this.kept.together(s) : [];
+    if (together.length > 0 && (await this.readTogether(together))) {
+      const answer = this.kept.get(s);
+      if (answer !== undefined) return answer;
+    }
     const rows = await this.direct.all(s);
     this.kept.keep(s, rows);
     return rows;
+  }
+
+  /**
+   * The reads `stmts` in one round trip (a simple query, values inlined), their answers kept.
+   * @returns false when a value cannot be inlined (nothing was sent).
+   * @throws the mapped error of a failed read: it fails the calling job only, as the read alone
+   *   would have.
+   */
+  private async readTogether(stmts: readonly Stmt[]): Promise<boolean> {
+    const sqls = stmts.map(renderStmt);
+    if (sqls.some((x) => x === null)) return false;
+    const res = (await this.client.query(sqls.join(';\n')).catch((e: unknown) => {
+      throw mapPgError(e, this.target);
+    })) as pg.QueryResult | pg.QueryResult[];
+    const all = Array.isArray(res) ? res : [res];
+    stmts.forEach((st, i) => this.kept.keep(st, (all[i]?.rows ?? []) as Row[]));
+    return true;
   }
 
   async run(stmts: ReadonlyArray<Stmt | null>): Promise<void> {

@@ -13,7 +13,7 @@
  */
 import pg from 'pg';
 import { MemauthError } from '../../core/errors.js';
-import type { ReviewNoteRow, StorageDriver, StorageTx } from '../driver.js';
+import type { ReviewNoteRow, StorageDriver, StorageReader, StorageTx } from '../driver.js';
 import type { Row } from '../rows.js';
 import { postgresDialect } from '../sql/dialect.js';
 import { SqlReader } from '../sql/reader.js';
@@ -23,6 +23,8 @@ import { type PostgresTarget, describeTarget, mapPgError, where } from './errors
 import { PgGroupCommit, type PgGroupCommitOptions } from './group-commit.js';
 import { pgExecutor, pgNative } from './native.js';
 import { type PostgresCapabilities, checkVersion, detect, migrate } from './setup.js';
+import { PrefetchHints } from './prefetch.js';
+import { tokenReads } from './token-reads.js';
 import { PgTx } from './tx.js';
 import { PgVectors } from './vectors.js';
 import type { VectorStore } from '../vector.js';
@@ -112,7 +114,7 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
     this.pool = pool;
     this.capabilities = capabilities;
     this.lockPrefix = `memauth:${target.schema ?? ''}:`;
-    const host = { target, connect: () => this.unsafeClient(), lockLiteral: (tenant: string) => pg.escapeLiteral(this.lockPrefix + tenant) };
+    const host = { target, connect: () => this.unsafeClient(), lockLiteral: (tenant: string) => pg.escapeLiteral(this.lockPrefix + tenant), hints: new PrefetchHints() };
     this.group = group === false ? null : new PgGroupCommit(host, group === undefined ? true : group);
   }
 
@@ -206,6 +208,19 @@ export class PostgresDriver extends SqlReader implements StorageDriver, RowStore
         tx.end();
       }
     });
+  }
+
+  /** The reads of authenticating one bearer token, in one round trip (./token-reads.ts). */
+  async tokenReads(hash: string): Promise<StorageReader> {
+    const query = async (sql: string): Promise<Row[][]> => {
+      try {
+        const res = (await this.pool.query(sql)) as unknown as pg.QueryResult[];
+        return res.map((r) => r.rows as Row[]);
+      } catch (e) {
+        throw mapPgError(e, this.target);
+      }
+    };
+    return tokenReads(hash, query, pgExecutor(this.pool, this.target), pgNative);
   }
 
   /** Take the tenant's audit-chain lock in the client's transaction (held until it ends). */

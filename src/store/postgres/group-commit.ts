@@ -10,15 +10,18 @@
  * transactions of a batch share a {@link BatchMemo} of append-only reads (./tx.ts) and one
  * {@link BatchExecutor} that sends their appends together with the next statement.
  *
- * May import: pg (types), core/errors, ../driver.js, ../sql/dialect.js, ./batch-exec.js, ./errors.js, ./native.js, ./tx.js.
+ * May import: pg (types), core/errors, ../driver.js, ../rows.js, ../sql/dialect.js, ./batch-exec.js, ./errors.js, ./kept-reads.js, ./native.js, ./prefetch.js, ./tx.js.
  */
 import type pg from 'pg';
 import type { StorageTx } from '../driver.js';
+import type { Row } from '../rows.js';
 import { postgresDialect } from '../sql/dialect.js';
 import { MemauthError } from '../../core/errors.js';
 import { type PostgresTarget, mapPgError, where } from './errors.js';
 import { BatchExecutor } from './batch-exec.js';
+import { KeptReads } from './kept-reads.js';
 import { pgNative } from './native.js';
+import { type PrefetchHints } from './prefetch.js';
 import { BatchMemo, PgTx } from './tx.js';
 
 /** Group commit settings (see {@link PostgresOptions.groupCommit}). */
@@ -33,6 +36,8 @@ export interface BatchHost {
   connect(): Promise<pg.PoolClient>;
   /** the tenant's lock key as an escaped SQL literal: `hashtextextended(<it>, 0)` is the lock the driver's non-batched transactions take too. */
   lockLiteral(tenant: string): string;
+  /** what this driver's transactions read before, per tenant: read again with each BEGIN (./prefetch.ts). */
+  readonly hints: PrefetchHints;
 }
 
 interface Job {
@@ -93,10 +98,12 @@ export class PgGroupCommit {
    */
   private async runBatch(tenant: string, pending: Job[]): Promise<void> {
     const { host } = this;
+    const memo = new BatchMemo(host.hints);
+    const kept = new KeptReads(host.hints.asked);
     let client: pg.PoolClient;
     try {
       client = await host.connect();
-      await this.begin(client, tenant);
+      await this.begin(client, tenant, memo, kept);
     } catch (e) {
       const err = mapPgError(e, host.target);
       for (const job of pending.splice(0)) job.reject(err);
@@ -105,8 +112,8 @@ export class PgGroupCommit {
     const done: Done = [];
     let broken: Error | undefined;
     try {
-      const exec = new BatchExecutor(client, host.target);
-      const failed = await this.runJobs(client, exec, pending, done);
+      const exec = new BatchExecutor(client, host.target, kept);
+      const failed = await this.runJobs(client, exec, memo, pending, done);
       if (failed !== null) throw failed;
       // COMMIT of a transaction aborted by an error some job caught and ignored answers ROLLBACK
       const end = await exec.finish('COMMIT');
@@ -125,12 +132,20 @@ export class PgGroupCommit {
   }
 
   /**
-   * BEGIN, the tenant's lock and the first job's SAVEPOINT in one round trip (a simple query; the
-   * key is sent as an escaped literal); a client that fails here is released (destroyed).
+   * BEGIN, the tenant's lock, the first job's SAVEPOINT and the prefetched reads (./prefetch.ts)
+   * in one round trip (a simple query; values sent as escaped literals), their answers put into
+   * `memo` and `kept`; a client that fails here is released (destroyed).
    */
-  private async begin(client: pg.PoolClient, tenant: string): Promise<void> {
+  private async begin(client: pg.PoolClient, tenant: string, memo: BatchMemo, kept: KeptReads): Promise<void> {
+    const prefetch = this.host.hints.statements(tenant, Date.now());
+    const start = [`BEGIN ISOLATION LEVEL READ COMMITTED`, `SELECT pg_advisory_xact_lock(hashtextextended(${this.host.lockLiteral(tenant)}, 0))`, 'SAVEPOINT memauth_op'];
     try {
-      await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(hashtextextended(${this.host.lockLiteral(tenant)}, 0)); SAVEPOINT memauth_op`);
+      const res = (await client.query([...start, ...prefetch.sql()].join(';\n'))) as unknown as pg.QueryResult[];
+      prefetch.apply(
+        memo,
+        kept,
+        res.slice(start.length).map((r) => r.rows as Row[]),
+      );
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);
       client.release(e instanceof Error ? e : new Error(String(e)));
@@ -139,8 +154,7 @@ export class PgGroupCommit {
   }
 
   /** The batch's jobs, up to maxOps or until the queue is empty; what broke the batch, or null. */
-  private async runJobs(client: pg.PoolClient, exec: BatchExecutor, pending: Job[], done: Done): Promise<unknown> {
-    const memo = new BatchMemo();
+  private async runJobs(client: pg.PoolClient, exec: BatchExecutor, memo: BatchMemo, pending: Job[], done: Done): Promise<unknown> {
     for (let ops = 0; ops < this.maxOps; ops++) {
       const job = pending.shift();
       if (job === undefined) return null;

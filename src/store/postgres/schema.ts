@@ -280,4 +280,8 @@ ALTER TABLE decisions ADD COLUMN action_type ${T};
 ALTER TABLE decisions ADD COLUMN context_waived integer;
 CREATE INDEX IF NOT EXISTS decisions_session_action ON decisions (tenant, session_id, action_type, at, id) WHERE outcome = 'allow';
 `,
+  // a tenant's unexpired confirmations, read once per group-commit batch (./kept-reads.ts)
+  `
+CREATE INDEX IF NOT EXISTS confirmations_live ON confirmations (tenant, expires_at);
+`,
 ];

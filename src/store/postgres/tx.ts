@@ -34,6 +34,8 @@ export class BatchMemo {
   readonly entries = new Map<string, AuditEntry>();
   readonly naming = new Map<string, { readonly tenant: string; readonly ops: readonly AuditOp[]; readonly entries: AuditEntry[] }>();
 
+  constructor(readonly hints: ReadHints | null = null) {}
+
   /** Forget everything (a logical transaction rolled back to its savepoint). */
   clear(): void {
     this.principals.clear();
@@ -45,7 +47,15 @@ export class BatchMemo {
   }
 }
 
-const key = (...parts: ReadonlyArray<string | number>): string => JSON.stringify(parts);
+/** The key of a memoised read: its parts as JSON (./prefetch.ts fills the memo under the same keys). */
+export const memoKey = (...parts: ReadonlyArray<string | number>): string => JSON.stringify(parts);
+const key = memoKey;
+
+/** Where a transaction reports what it read, so that the next batch of its tenant can read it with its BEGIN (./prefetch.ts). */
+export interface ReadHints {
+  principal(tenant: string, id: string): void;
+  policy(tenant: string, version: string): void;
+}
 
 /** {@link SqlTx} whose reads of append-only facts go through the batch's {@link BatchMemo}. */
 export class PgTx extends SqlTx {
@@ -58,6 +68,7 @@ export class PgTx extends SqlTx {
   }
 
   override async getPrincipal(tenant: string, id: string): Promise<Principal | null> {
+    this.memo.hints?.principal(tenant, id);
     const k = key(tenant, id);
     const hit = this.memo.principals.get(k);
     if (hit !== undefined) return hit;
@@ -87,7 +98,10 @@ export class PgTx extends SqlTx {
     const k = key(tenant, policyVersion);
     if (this.memo.policies.has(k)) return true;
     const has = await super.auditHasPolicy(tenant, policyVersion);
-    if (has) this.memo.policies.add(k);
+    if (has) {
+      this.memo.policies.add(k);
+      this.memo.hints?.policy(tenant, policyVersion);
+    }
     return has;
   }
 

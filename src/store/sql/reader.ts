@@ -230,7 +230,7 @@ export class SqlReader implements StorageReader {
   }
 
   async listDecisions(tenant: string, limit: number): Promise<Decision[]> {
-    return (await this.rows(S.decisions(this.dialect, tenant, limit))).map((r) => JSON.parse(str(r.body)) as Decision);
+    return (await this.rows(S.decisions(this.dialect, tenant, limit, S.DECISION_PAGE_CHARS))).map((r) => JSON.parse(str(r.body)) as Decision);
   }
 
   async auditHead(tenant: string): Promise<{ seq: number; hash: string } | null> {
