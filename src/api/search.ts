@@ -119,6 +119,9 @@ async function resolved(ctx: OpContext, setup: SearchSetup, a: { tenant: string;
   return out.hits;
 }
 
+/** The hits a search returns at most when it names no `limit`. */
+export const DEFAULT_SEARCH_LIMIT = 10;
+
 /**
  * {@link Memory.searchWithInfo}: the hits of the mode asked for (default: hybrid with an embedder,
  * lexical without), marked read in the session. In the default mode a failing embedder does not
@@ -130,7 +133,7 @@ async function resolved(ctx: OpContext, setup: SearchSetup, a: { tenant: string;
  */
 export async function searchWithInfo(ctx: OpContext, setup: SearchSetup, input: In<'search'>): Promise<SearchResult> {
   const a = parseInput(schemas.search, input, 'search');
-  const limit = a.limit ?? 10;
+  const limit = a.limit ?? DEFAULT_SEARCH_LIMIT;
   let { mode, reason } = resolveMode(a.mode, setup);
   let hits: RankedHit[];
   try {

@@ -4,14 +4,16 @@
  * each running taint summary from the records' taints, as the facade folded them when it appended
  * the entry — and every record written in a session checked to carry at least the taint of the log
  * prefix it refers to. A summary changed outside the API (which would let a later write in that
- * session take a taint it never had) is found here. Part of api/verify.ts; imports from src/core
- * and src/store's port.
+ * session take a taint it never had) is found here. It yields to the event loop every few
+ * milliseconds (api/yielder.ts): the logs grow with every read. Part of api/verify.ts; imports
+ * from src/core, src/store's port and api/yielder.ts.
  */
 import { atLeast } from '../core/authority.js';
 import { hashCanonical } from '../core/canonical.js';
 import { EMPTY_LOG_HASH, foldTaint, logHash } from '../core/session.js';
 import type { MemoryRecord, SessionRef, Taint } from '../core/types.js';
 import type { StorageReader } from '../store/driver.js';
+import { yielder } from './yielder.js';
 
 export type SessionLogProblem =
   // a log entry whose ordinal, running hash or running summary is not what re-folding the log gives
@@ -19,7 +21,8 @@ export type SessionLogProblem =
   // a record written in a session whose taint is above the summary of the log prefix it refers to
   | 'taint_above_session_context';
 
-const PAGE = 5000;
+/** Rows read per query: a page is read and decoded in one stretch, so it stays short (a few ms). */
+const PAGE = 1000;
 
 /** A session's log as re-folded so far. */
 interface Fold {
@@ -36,6 +39,19 @@ function covers(t: Taint, context: Taint): boolean {
   if (!atLeast(context.lowestAuthority, t.lowestAuthority)) return false;
   if (context.channels.some((c) => !t.channels.includes(c)) || context.sources.some((s) => !t.sources.includes(s))) return false;
   return t.oldestSourceAt <= context.oldestSourceAt;
+}
+
+/** The records `page` names, those of the previous page's `known` reused (many sessions read the same records), the others read. */
+async function pageRecords(driver: StorageReader, tenant: string, page: ReadonlyArray<{ recordId: string }>, known: ReadonlyMap<string, MemoryRecord>): Promise<Map<string, MemoryRecord>> {
+  const ids = [...new Set(page.map((e) => e.recordId))];
+  const out = new Map<string, MemoryRecord>();
+  for (const id of ids) {
+    const r = known.get(id);
+    if (r !== undefined) out.set(id, r);
+  }
+  const missing = ids.filter((id) => !out.has(id));
+  if (missing.length > 0) for (const r of await driver.getRecords(tenant, missing)) out.set(r.id, r);
+  return out;
 }
 
 /**
@@ -62,10 +78,14 @@ export async function sessionLogProblems(
     at.set(k, [...(at.get(k) ?? []), { id: r.id, taint: r.taint }]);
   }
   let fold: Fold | null = null;
+  let records = new Map<string, MemoryRecord>();
+  // the logs may hold many rows (every record marked read in every session): let other requests run between them
+  const pause = yielder();
   for (let after: { sessionId: string; ord: number } | null = null; ;) {
     const page = await driver.sessionLogAfter(tenant, after, PAGE);
-    const records = new Map((await driver.getRecords(tenant, [...new Set(page.map((e) => e.recordId))])).map((r) => [r.id, r]));
+    records = await pageRecords(driver, tenant, page, records);
     for (const e of page) {
+      await pause();
       if (fold === null || fold.sessionId !== e.sessionId) fold = { sessionId: e.sessionId, ord: 0, hash: EMPTY_LOG_HASH, summary: null, ok: true };
       if (!fold.ok) continue;
       const r = records.get(e.recordId);

@@ -1,6 +1,9 @@
 /**
  * Audit verification (docs/design.md § Audit log): each tenant's hash chain, its signed checkpoints,
  * and every row that can grant authority or identity checked against the entry that recorded it.
+ * The server runs it for a tenant's tokens (HTTP and MCP): each pass over the chain, the records
+ * and the session logs yields to the event loop every few milliseconds (api/yielder.ts), so one
+ * verification of a large store never holds every other request behind it.
  */
 import { type AuditEntry, ChainVerifier, type ChainVerdict, type Checkpoint, checkpointSignatureValid } from '../core/audit.js';
 import { ADMIN_CHAIN, TOKEN_OPS, type TokenProblem, principalMatchesEntries, tokenVerdict } from '../core/identity.js';
@@ -9,6 +12,7 @@ import type { StorageDriver } from '../store/driver.js';
 import { corroborationMatchesEntry, recordMatchesEntry } from '../core/row-match.js';
 import { SessionLogs } from './session-logs.js';
 import { type SessionLogProblem, sessionLogProblems } from './verify-sessions.js';
+import { yielder } from './yielder.js';
 
 export type RecordProblem =
   | 'no_audit_entry'
@@ -46,7 +50,8 @@ export interface AuditReport {
   readonly tenants: readonly TenantAuditReport[];
 }
 
-const PAGE = 5000;
+/** Rows read per query: a page is read and decoded in one stretch, so it stays short (a few ms). */
+const PAGE = 1000;
 
 /**
  * Verify each tenant's audit chain (docs/design.md § Audit log), its newest signed checkpoint (which
@@ -112,10 +117,12 @@ async function readChain(driver: StorageDriver, tenant: string): Promise<ChainRe
   const uses = new Map<string, number>();
   const corroborateEntries = new Map<number, AuditEntry>();
   const entriesBySeq = new Map<number, AuditEntry>();
+  const pause = yielder();
   for (let from = 1; head && from <= head.seq; from += PAGE) {
     const page = await driver.auditRange(tenant, from, from + PAGE - 1);
     let stop = false;
     for (const e of page) {
+      await pause();
       if (!v.push(e)) {
         stop = true;
         break;
@@ -175,11 +182,13 @@ async function rowProblems(driver: StorageDriver, tenant: string, read: ChainRea
   const contexts: Array<Pick<MemoryRecord, 'id' | 'taint'> & { sessionContext: SessionRef }> = [];
   // keyset paging when the driver offers it (one pass), else OFFSET paging
   let after: string | null = null;
+  const pause = yielder();
   for (let offset = 0; ; offset += PAGE) {
     const page: MemoryRecord[] = driver.listRecordsAfter ? await driver.listRecordsAfter(tenant, after, PAGE) : await driver.listRecords(tenant, { limit: PAGE, offset, includeDeleted: true });
     after = page[page.length - 1]?.id ?? after;
     await sessions.load(driver, tenant, page);
     for (const r of page) {
+      await pause();
       checked += 1;
       seen.add(r.id);
       const seq = created.get(r.id);

@@ -192,7 +192,7 @@ export const EDGE_ERROR_TABLE: Readonly<Record<EdgeErrorCode, ErrorSpec>> = Obje
   TOO_MANY_REQUESTS: input(429, 'this tenant already runs its limit of expensive requests (metrics, replay, audit verification)'),
   RATE_LIMITED: input(
     429,
-    'an external or tool principal went over its per-minute budget of decisions (`externalDecisionsPerMinute`, `toolDecisionsPerMinute`) or writes (`externalWritesPerMinute`, `externalWriteBytesPerMinute`, `toolWritesPerMinute`, `toolWriteBytesPerMinute`; `details.unit` says which); retry after the `Retry-After` seconds',
+    'an external or tool principal went over its per-minute budget of decisions (`externalDecisionsPerMinute`, `toolDecisionsPerMinute`), writes (`externalWritesPerMinute`, `externalWriteBytesPerMinute`, `toolWritesPerMinute`, `toolWriteBytesPerMinute`) or records marked read in its sessions (`externalReadsPerMinute`, `toolReadsPerMinute`); `details.unit` says which of records, bytes or reads; retry after the `Retry-After` seconds',
   ),
   SHUTTING_DOWN: environment(503, 'the server is shutting down; retry elsewhere or later'),
   INTERNAL: environment(500, 'an unexpected error; the message is generic, the server log has the rest'),

@@ -53,6 +53,8 @@ export interface ServerConfig {
   readonly externalWritesPerMinute: number;
   /** UTF-8 bytes of content one external principal may store per minute, over HTTP and MCP together (default 1 MiB); more is 429 RATE_LIMITED. */
   readonly externalWriteBytesPerMinute: number;
+  /** records one external principal may mark read in its sessions per minute, over HTTP and MCP together (default 60; external principals are refused every read today); more is 429 RATE_LIMITED. */
+  readonly externalReadsPerMinute: number;
   /** decisions one tool principal (a channel carrying others' text) may request per minute, over HTTP and MCP together (default 600); one more is 429 RATE_LIMITED. */
   readonly toolDecisionsPerMinute: number;
   /** UTF-8 bytes of content one tool principal may store in one record (default 1 MiB); more is 413 CONTENT_TOO_LONG. */
@@ -61,6 +63,8 @@ export interface ServerConfig {
   readonly toolWritesPerMinute: number;
   /** UTF-8 bytes of content one tool principal may store per minute, over HTTP and MCP together (default 16 MiB); more is 429 RATE_LIMITED. */
   readonly toolWriteBytesPerMinute: number;
+  /** records one tool principal may mark read in its sessions per minute (rows of their read logs; each read at least one), over HTTP and MCP together (default 6000); more is 429 RATE_LIMITED. */
+  readonly toolReadsPerMinute: number;
   /** versions one record's chain may hold, every writer together (default 100); one more is 409 VERSION_CHAIN_FULL. */
   readonly maxVersionsPerChain: number;
 }
@@ -85,10 +89,12 @@ export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
   externalMaxContentBytes: 64 * 1024,
   externalWritesPerMinute: 60,
   externalWriteBytesPerMinute: 1024 * 1024,
+  externalReadsPerMinute: 60,
   toolDecisionsPerMinute: 600,
   toolMaxContentBytes: 1024 * 1024,
   toolWritesPerMinute: 600,
   toolWriteBytesPerMinute: 16 * 1024 * 1024,
+  toolReadsPerMinute: 6000,
   maxVersionsPerChain: 100,
 });
 
@@ -154,10 +160,12 @@ const fields = {
   externalMaxContentBytes: byteSize(100 * 1024 * 1024),
   externalWritesPerMinute: z.coerce.number().int().min(1).max(1_000_000),
   externalWriteBytesPerMinute: byteSize(100 * 1024 * 1024 * 1024),
+  externalReadsPerMinute: z.coerce.number().int().min(1).max(100_000_000),
   toolDecisionsPerMinute: z.coerce.number().int().min(1).max(1_000_000),
   toolMaxContentBytes: byteSize(100 * 1024 * 1024),
   toolWritesPerMinute: z.coerce.number().int().min(1).max(1_000_000),
   toolWriteBytesPerMinute: byteSize(100 * 1024 * 1024 * 1024),
+  toolReadsPerMinute: z.coerce.number().int().min(1).max(100_000_000),
   maxVersionsPerChain: z.coerce.number().int().min(2).max(100_000),
 };
 
@@ -191,10 +199,12 @@ export const ConfigFileSchema = z.strictObject({
   externalMaxContentBytes: fields.externalMaxContentBytes.optional(),
   externalWritesPerMinute: fields.externalWritesPerMinute.optional(),
   externalWriteBytesPerMinute: fields.externalWriteBytesPerMinute.optional(),
+  externalReadsPerMinute: fields.externalReadsPerMinute.optional(),
   toolDecisionsPerMinute: fields.toolDecisionsPerMinute.optional(),
   toolMaxContentBytes: fields.toolMaxContentBytes.optional(),
   toolWritesPerMinute: fields.toolWritesPerMinute.optional(),
   toolWriteBytesPerMinute: fields.toolWriteBytesPerMinute.optional(),
+  toolReadsPerMinute: fields.toolReadsPerMinute.optional(),
   maxVersionsPerChain: fields.maxVersionsPerChain.optional(),
 });
 
@@ -216,10 +226,12 @@ export const ENV_VARS: Readonly<Partial<Record<keyof ServerConfig, string>>> = O
   externalMaxContentBytes: 'MEMAUTH_EXTERNAL_MAX_CONTENT',
   externalWritesPerMinute: 'MEMAUTH_EXTERNAL_WRITES_PER_MINUTE',
   externalWriteBytesPerMinute: 'MEMAUTH_EXTERNAL_WRITE_BYTES_PER_MINUTE',
+  externalReadsPerMinute: 'MEMAUTH_EXTERNAL_READS_PER_MINUTE',
   toolDecisionsPerMinute: 'MEMAUTH_TOOL_DECISIONS_PER_MINUTE',
   toolMaxContentBytes: 'MEMAUTH_TOOL_MAX_CONTENT',
   toolWritesPerMinute: 'MEMAUTH_TOOL_WRITES_PER_MINUTE',
   toolWriteBytesPerMinute: 'MEMAUTH_TOOL_WRITE_BYTES_PER_MINUTE',
+  toolReadsPerMinute: 'MEMAUTH_TOOL_READS_PER_MINUTE',
   maxVersionsPerChain: 'MEMAUTH_MAX_VERSIONS_PER_CHAIN',
 });
 
@@ -305,10 +317,12 @@ export function resolveConfig(input: { flags?: Raw; env?: NodeJS.ProcessEnv; con
     externalMaxContentBytes: pick('externalMaxContentBytes') ?? d.externalMaxContentBytes,
     externalWritesPerMinute: pick('externalWritesPerMinute') ?? d.externalWritesPerMinute,
     externalWriteBytesPerMinute: pick('externalWriteBytesPerMinute') ?? d.externalWriteBytesPerMinute,
+    externalReadsPerMinute: pick('externalReadsPerMinute') ?? d.externalReadsPerMinute,
     toolDecisionsPerMinute: pick('toolDecisionsPerMinute') ?? d.toolDecisionsPerMinute,
     toolMaxContentBytes: pick('toolMaxContentBytes') ?? d.toolMaxContentBytes,
     toolWritesPerMinute: pick('toolWritesPerMinute') ?? d.toolWritesPerMinute,
     toolWriteBytesPerMinute: pick('toolWriteBytesPerMinute') ?? d.toolWriteBytesPerMinute,
+    toolReadsPerMinute: pick('toolReadsPerMinute') ?? d.toolReadsPerMinute,
     maxVersionsPerChain: pick('maxVersionsPerChain') ?? d.maxVersionsPerChain,
     ...(file.embeddings !== undefined ? { embeddings: file.embeddings } : {}),
   });

@@ -13,6 +13,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Memory } from '../api/memory.js';
+import { DEFAULT_SEARCH_LIMIT } from '../api/search.js';
 import { schemas } from '../api/validation.js';
 import type { AuditReport } from '../api/verify.js';
 import type { Decision, Principal } from '../core/types.js';
@@ -21,6 +22,7 @@ import { type ReplayView, assertCitesOwn, assertNotExternalReader, recordFor } f
 import { decisionAs, supersedeAs } from './external-ids.js';
 import { decisionText, evaluationText, modelJson, recordLine, result, versionsLine } from './mcp-text.js';
 import { assertMayDelete, checkContent } from './routes/common.js';
+import { markedByGet, markedBySearch } from './write-budget.js';
 
 /** What every tool handler gets: the connection's binding, never the model's choice. */
 export interface ToolCall {
@@ -41,6 +43,8 @@ export interface ToolCall {
   admitDecision(): void;
   /** count one stored record of `content` against the connection's write budget; throws `CONTENT_TOO_LONG` or `RATE_LIMITED` past it. */
   admitWrite(content: string, claims?: readonly unknown[]): void;
+  /** run a read in the session within the connection's read budget (`most` records it may mark, `marked` those it did); throws `RATE_LIMITED` past it. */
+  reading<T>(most: number, read: () => Promise<T>, marked: (result: T) => number): Promise<T>;
   /** the audit verification of the connection's tenant, in the server's expensive-request slots (`TOO_MANY_REQUESTS` when full). */
   verifyAudit(): Promise<AuditReport>;
 }
@@ -137,7 +141,7 @@ async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise
 /** `recall` → `Memory.search` (hits marked read in the session). */
 async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<CallToolResult> {
   assertNotExternalReader(c.principal.kind, 'memory (recall)');
-  const r = await c.mem.searchWithInfo({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id });
+  const r = await c.reading(a.limit ?? DEFAULT_SEARCH_LIMIT, () => c.mem.searchWithInfo({ ...a, tenant: c.tenant, session: c.session, requester: c.principal.id }), markedBySearch);
   const shown = r.hits.map((h) => ({ ...h, record: recordFor(true, h.record) }));
   const seen = new Set<string>();
   const line = (h: (typeof shown)[number]): string => {
@@ -152,7 +156,7 @@ async function recall(c: ToolCall, a: z.output<typeof recallInput>): Promise<Cal
 /** `get_memory` → `Memory.get` (marked read in the session). */
 async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult> {
   assertNotExternalReader(c.principal.kind, 'a memory record');
-  const v = recordFor(true, await c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }));
+  const v = recordFor(true, await c.reading(1, () => c.mem.get({ tenant: c.tenant, id: a.id, session: c.session, requester: c.principal.id }), markedByGet));
   return result(recordLine(v, `; action authority ${v.actionAuthority}`) + versionsLine(v.versions), { ...v });
 }
 

@@ -52,6 +52,8 @@ export interface McpBinding {
   readonly admitDecision?: () => void;
   /** called before each stored record (remember, derive) with its content; throws to refuse (the server's write budget, src/server/write-budget.ts). */
   readonly admitWrite?: (content: string, claims?: readonly unknown[]) => void;
+  /** runs each read in the session (recall, get_memory) within the server's read budget (src/server/write-budget.ts `reading`): `most` it may mark, `marked` what it did; throws `RATE_LIMITED` to refuse. */
+  readonly reading?: <T>(most: number, read: () => Promise<T>, marked: (result: T) => number) => Promise<T>;
   /** runs a whole-log operation (verify_audit, replay_decision and their resources) in the server's expensive-request slots (src/server/fairness.ts); throws `TOO_MANY_REQUESTS` to refuse. */
   readonly expensive?: <T>(operation: string, fn: () => Promise<T>) => Promise<T>;
   readonly version: string;
@@ -122,7 +124,8 @@ function toolCall(b: McpBinding): ToolCall {
   };
   const admitDecision = b.admitDecision ?? ((): void => undefined);
   const admitWrite = b.admitWrite ?? ((): void => undefined);
-  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn, verifyAudit, admitDecision, admitWrite };
+  const reading = b.reading ?? (<T>(_most: number, read: () => Promise<T>): Promise<T> => read());
+  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn, verifyAudit, admitDecision, admitWrite, reading };
 }
 
 /**

@@ -17,7 +17,7 @@ const ERROR_TEXT: Readonly<Record<number, string>> = {
   409: 'conflict with the stored state (PRINCIPAL_EXISTS, RECORD_DELETED, TOKEN_REVOKED)',
   413: 'body larger than the body limit (BODY_TOO_LARGE), or content longer than the maximum (CONTENT_TOO_LONG)',
   415: 'the body is not application/json (UNSUPPORTED_MEDIA_TYPE)',
-  429: 'over a limit: the tenant already runs its limit of expensive requests (TOO_MANY_REQUESTS; retry when one has finished), or an external principal used its decisions per minute (RATE_LIMITED; retry after `Retry-After` seconds)',
+  429: 'over a limit: the tenant already runs its limit of expensive requests (TOO_MANY_REQUESTS; retry when one has finished), or an external or tool principal used its decisions, writes or reads per minute (RATE_LIMITED; retry after `Retry-After` seconds)',
   500: 'unexpected error: a generic message with the request id; never a stack trace',
   503: 'shutting down (SHUTTING_DOWN) or the database is locked (DATABASE_LOCKED)',
 };

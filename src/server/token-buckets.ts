@@ -1,7 +1,7 @@
 /**
  * Token buckets keyed by string (pure bookkeeping, no I/O): each key holds at most `capacity`
- * tokens, refilled evenly over one minute. The per-minute budgets of external principals
- * (decision-budget.ts, write-budget.ts) are built on it.
+ * tokens, refilled evenly over one minute. The per-minute budgets of external and tool
+ * principals (decision-budget.ts, write-budget.ts) are built on it.
  *
  * May import: nothing.
  */
@@ -29,6 +29,25 @@ export class TokenBuckets {
    *   `cost` (nothing is taken).
    */
   take(key: string, cost = 1): number | null {
+    const { b, t, rate } = this.refilled(key);
+    if (b.tokens < cost) return Math.max(1, Math.ceil((cost - b.tokens) / rate / 1000));
+    b.tokens -= cost;
+    if (this.buckets.size > MAX_BUCKETS) this.prune(t, rate);
+    return null;
+  }
+
+  /**
+   * Take `cost` tokens from `key`'s bucket even past empty: a request admitted for less than it
+   * turned out to use. The bucket owes the rest; later takes wait until it has refilled past it.
+   */
+  charge(key: string, cost: number): void {
+    const { b, t, rate } = this.refilled(key);
+    b.tokens -= cost;
+    if (this.buckets.size > MAX_BUCKETS) this.prune(t, rate);
+  }
+
+  /** `key`'s bucket refilled up to now, as the most recently used. */
+  private refilled(key: string): { b: { tokens: number; at: number }; t: number; rate: number } {
     const t = this.now();
     const rate = this.capacity / 60_000;
     const b = this.buckets.get(key) ?? { tokens: this.capacity, at: t };
@@ -36,10 +55,7 @@ export class TokenBuckets {
     b.at = t;
     this.buckets.delete(key);
     this.buckets.set(key, b);
-    if (b.tokens < cost) return Math.max(1, Math.ceil((cost - b.tokens) / rate / 1000));
-    b.tokens -= cost;
-    if (this.buckets.size > MAX_BUCKETS) this.prune(t, rate);
-    return null;
+    return { b, t, rate };
   }
 
   /** Give back `cost` tokens taken from `key` (a request refused by a later check). */

@@ -12,10 +12,18 @@
  * /v1/corroborations (routes/gate.ts): a corroboration is a stored row and an audit entry too (a
  * refused one, an audit entry), so each counts as a record, its evidence as its bytes.
  *
- * External principals read nothing (server/exposure.ts), so their reads cost no budget here.
+ * A read in a session writes too: every record it marks read is a row of the session's read log,
+ * kept on disk and re-folded by every audit verification. So the records an external or tool
+ * principal marks read count against its kind's `…ReadsPerMinute` ({@link WriteBudget.reading}),
+ * each request at least one (it opens or touches a session: a fresh session per request costs the
+ * same). Used by POST /v1/memories/search and GET /v1/memories/{id} (routes/memories.ts) and the MCP
+ * tools `recall` and `get_memory`. External principals are refused every read (server/exposure.ts)
+ * before it is counted; their budget is there should a read ever be open to them.
  *
- * May import: ./errors.js, ./token-buckets.js, ./config.js types, core types.
+ * May import: ./errors.js, ./token-buckets.js, ./config.js types, core types, api result types.
  */
+import type { SearchResult } from '../api/search.js';
+import type { RecordView } from '../api/views.js';
 import type { Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
 import { HttpError } from './errors.js';
@@ -24,12 +32,24 @@ import { TokenBuckets } from './token-buckets.js';
 /** The principal kinds with a budget: channels that carry text the tenant did not write. */
 export type BudgetedKind = 'external' | 'tool';
 
-type Limits = Pick<ServerConfig, 'externalMaxContentBytes' | 'externalWritesPerMinute' | 'externalWriteBytesPerMinute' | 'toolMaxContentBytes' | 'toolWritesPerMinute' | 'toolWriteBytesPerMinute'>;
+type Limits = Pick<
+  ServerConfig,
+  | 'externalMaxContentBytes'
+  | 'externalWritesPerMinute'
+  | 'externalWriteBytesPerMinute'
+  | 'externalReadsPerMinute'
+  | 'toolMaxContentBytes'
+  | 'toolWritesPerMinute'
+  | 'toolWriteBytesPerMinute'
+  | 'toolReadsPerMinute'
+>;
 
 interface KindBudget {
   readonly maxBytes: number;
   readonly records: TokenBuckets;
   readonly bytes: TokenBuckets;
+  /** records marked read in a session (rows of its read log). */
+  readonly reads: TokenBuckets;
 }
 
 /** The write budgets of external and tool principals, keyed by tenant and principal. */
@@ -37,13 +57,29 @@ export class WriteBudget {
   private readonly kinds: ReadonlyMap<string, KindBudget>;
 
   /**
-   * @param config the `external…` and `tool…` limits (bytes per record, records and bytes per minute).
+   * @param config the `external…` and `tool…` limits (bytes per record; records, bytes and reads per minute).
    * @param now the clock in milliseconds (tests pass their own).
    */
   constructor(config: Limits, now: () => number = Date.now) {
     this.kinds = new Map<BudgetedKind, KindBudget>([
-      ['external', { maxBytes: config.externalMaxContentBytes, records: new TokenBuckets(config.externalWritesPerMinute, now), bytes: new TokenBuckets(config.externalWriteBytesPerMinute, now) }],
-      ['tool', { maxBytes: config.toolMaxContentBytes, records: new TokenBuckets(config.toolWritesPerMinute, now), bytes: new TokenBuckets(config.toolWriteBytesPerMinute, now) }],
+      [
+        'external',
+        {
+          maxBytes: config.externalMaxContentBytes,
+          records: new TokenBuckets(config.externalWritesPerMinute, now),
+          bytes: new TokenBuckets(config.externalWriteBytesPerMinute, now),
+          reads: new TokenBuckets(config.externalReadsPerMinute, now),
+        },
+      ],
+      [
+        'tool',
+        {
+          maxBytes: config.toolMaxContentBytes,
+          records: new TokenBuckets(config.toolWritesPerMinute, now),
+          bytes: new TokenBuckets(config.toolWriteBytesPerMinute, now),
+          reads: new TokenBuckets(config.toolReadsPerMinute, now),
+        },
+      ],
     ]);
   }
 
@@ -78,13 +114,54 @@ export class WriteBudget {
     b.records.refund(key);
     throw limited(tenant, principal, b.bytes.capacity, 'bytes', waitBytes);
   }
+
+  /**
+   * Run `read`, a read in a session by `principal` of `tenant`, within its kind's reads per
+   * minute; other principals (and the admin token: `principal` null) just run it. `most` reads
+   * (at most the budget) are taken before it runs, so concurrent reads cannot overdraw together;
+   * once it returns the account is settled to what it marked, at least one (the session it opened
+   * or touched): the rest is given back, or a read that marked more owes it. A read that throws
+   * costs one.
+   *
+   * @param most the records `read` may mark read (a search's `limit`; 1 for one record).
+   * @param marked how many records `read`'s result marked read in the session.
+   * @returns what `read` returns.
+   * @throws HttpError `RATE_LIMITED` (429) before `read` runs when the principal's budget does not
+   *   hold `most` reads; details `{tenant, principal, perMinute, unit: 'reads', retryAfterSeconds}`
+   *   (the server also sends `Retry-After`). Nothing is read or stored then.
+   */
+  async reading<T>(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, most: number, read: () => Promise<T>, marked: (result: T) => number): Promise<T> {
+    const b = principal === null ? undefined : this.kinds.get(principal.kind);
+    if (principal === null || b === undefined) return read();
+    const key = `${tenant}\u0000${principal.id}`;
+    const taken = Math.max(1, Math.min(most, b.reads.capacity));
+    const wait = b.reads.take(key, taken);
+    if (wait !== null) throw limited(tenant, principal, b.reads.capacity, 'reads', wait);
+    let used = 1;
+    try {
+      const r = await read();
+      used = Math.max(1, marked(r));
+      return r;
+    } finally {
+      if (used < taken) b.reads.refund(key, taken - used);
+      else if (used > taken) b.reads.charge(key, used - taken);
+    }
+  }
 }
 
-function limited(tenant: string, principal: Pick<Principal, 'id' | 'kind'>, perMinute: number, unit: 'records' | 'bytes', retryAfterSeconds: number): HttpError {
-  return new HttpError(
-    429,
-    'RATE_LIMITED',
-    `${principal.kind} principal ${JSON.stringify(principal.id)} may write ${perMinute} ${unit} of memory per minute and has used them: retry in ${retryAfterSeconds} s`,
-    { tenant, principal: principal.id, perMinute, unit, retryAfterSeconds },
-  );
+function limited(tenant: string, principal: Pick<Principal, 'id' | 'kind'>, perMinute: number, unit: 'records' | 'bytes' | 'reads', retryAfterSeconds: number): HttpError {
+  const what = unit === 'reads' ? `mark ${perMinute} records read in its sessions` : `write ${perMinute} ${unit} of memory`;
+  return new HttpError(429, 'RATE_LIMITED', `${principal.kind} principal ${JSON.stringify(principal.id)} may ${what} per minute and has used them: retry in ${retryAfterSeconds} s`, {
+    tenant,
+    principal: principal.id,
+    perMinute,
+    unit,
+    retryAfterSeconds,
+  });
 }
+
+/** The records a search marked read in its session: its hits (a record once). */
+export const markedBySearch = (r: Pick<SearchResult, 'hits'>): number => new Set(r.hits.map((h) => h.record.id)).size;
+
+/** The records a read of one record marked read in its session: at most it and its chain's current versions. */
+export const markedByGet = (v: Pick<RecordView, 'id' | 'versions'>): number => new Set([v.id, ...(v.versions?.current ?? [])]).size;

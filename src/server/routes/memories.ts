@@ -2,9 +2,11 @@
  * HTTP routes for memories: write, derive, supersede, get, list, search, lineage, delete (route specs; handlers
  * call the facade).
  */
+import { DEFAULT_SEARCH_LIMIT } from '../../api/search.js';
 import { params, queries, requests } from '../schemas.js';
 import { supersedeAs } from '../external-ids.js';
 import { agentOf, assertCitesOwn, assertMayRead, lineageFor, recordFor, viewFor } from '../exposure.js';
+import { markedByGet, markedBySearch } from '../write-budget.js';
 import { type AnyRoute, assertMayDelete, callerOf, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 const DELETED_HASH =
@@ -83,7 +85,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'searchMemories',
     tag: 'memories',
     summary: 'Search one scope — `mode` lexical (BM25), semantic or hybrid (default hybrid with an embedder); hits are marked read in `session`',
-    description: `A session belongs to the principal whose token used it first (the admin token may use any): another principal's session is SESSION_FORBIDDEN (403). An external principal reads nothing (FORBIDDEN, 403).`,
+    description: `A session belongs to the principal whose token used it first (the admin token may use any): another principal's session is SESSION_FORBIDDEN (403). An external principal reads nothing (FORBIDDEN, 403). A tool principal's hits count against its reads per minute (\`toolReadsPerMinute\`, at least one per search; RATE_LIMITED, 429, before searching when \`limit\` reads are not left).`,
     auth: 'any',
     body: requests.Search,
     responses: { 200: 'SearchResult' },
@@ -92,7 +94,8 @@ export const memoryRoutes: readonly AnyRoute[] = [
       assertMayRead(identity, 'memory search', body.session);
       const agent = agentOf(identity) !== null;
       const tenant = tenantFor(identity, body.tenant);
-      const r = await services.mem.searchWithInfo({ ...body, tenant, requester: requesterOf(identity) });
+      const search = () => services.mem.searchWithInfo({ ...body, tenant, requester: requesterOf(identity) });
+      const r = await services.writeBudget.reading(tenant, callerOf(identity), body.limit ?? DEFAULT_SEARCH_LIMIT, search, markedBySearch);
       return ok({ ...r, hits: r.hits.map((h) => ({ ...h, record: recordFor(agent, h.record) })) });
     },
   }),
@@ -120,16 +123,17 @@ export const memoryRoutes: readonly AnyRoute[] = [
     operationId: 'getMemory',
     tag: 'memories',
     summary: 'One record (the current version of its chain unless `exact`) with its action authority, corroborations, deleted sources and versions; marked read in `session`',
-    description: `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. ${DELETED_HASH}`,
+    description: `A corroboration's evidence is shown to a principal token only when its authority is at least the policy's corroboration floor and the record's lowest authority; otherwise \`evidenceRef\` is null and \`evidenceWithheld\` true. The admin token (a person) gets the text, still flagged. A tool principal's read counts against its reads per minute (\`toolReadsPerMinute\`: the record and its current versions; RATE_LIMITED, 429, before reading when none are left). ${DELETED_HASH}`,
     auth: 'any',
     params: params.Id,
     query: queries.GetMemory,
     responses: { 200: 'RecordView' },
-    errors: [404],
+    errors: [404, 429],
     handler: async ({ identity, params: p, query, services }) => {
       assertMayRead(identity, 'a memory record', query.session);
       const tenant = tenantFor(identity, query.tenant);
-      const record = await services.mem.get({ tenant, id: p.id, session: query.session, exact: query.exact, requester: requesterOf(identity) });
+      const get = () => services.mem.get({ tenant, id: p.id, session: query.session, exact: query.exact, requester: requesterOf(identity) });
+      const record = await services.writeBudget.reading(tenant, callerOf(identity), 1, get, markedByGet);
       return ok(recordFor(agentOf(identity) !== null, await viewFor(identity, services.mem, tenant, record)));
     },
   }),
