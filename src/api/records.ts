@@ -148,7 +148,7 @@ export async function write(ctx: OpContext, input: In<'write'>, onWritten?: (rec
           }),
         );
       }
-      const sourceRef = a.source ?? selfSource(p.id);
+      const sourceRef = sourceRefOf(a.source, p.id);
       let origin = originAuthority(ctx.policy, sourceRef, p);
       if (a.authority !== undefined) origin = minAuthority(origin, a.authority);
       const session = await enterSession(ctx.provenance, tx, a.tenant, a.session, a.requester ?? null, now);
@@ -190,7 +190,7 @@ export async function derive(ctx: OpContext, input: In<'derive'>): Promise<Memor
   return refusing(ctx, a.tenant, 'derive', () =>
     transact(ctx, a.tenant, 'derive', t0, async (tx, mark) => {
       const p = await principalIn(ctx, tx, a.tenant, a.principal);
-      const sourceRef = a.source ?? selfSource(p.id);
+      const sourceRef = sourceRefOf(a.source, p.id);
       const origin = originAuthority(ctx.policy, sourceRef, p);
       const fromIds = [...new Set(a.from)];
       const declared = await tx.getRecords(a.tenant, fromIds);
@@ -312,4 +312,25 @@ export async function lineageGraph(ctx: OpContext, input: In<'get'>): Promise<Li
     nodes: recs.map((r) => ({ id: r.id, authority: r.taint.lowestAuthority, principalId: r.origin.principalId, sourceRef: r.origin.sourceRef, status: r.status, content: r.content })),
     edges: [...lineage.entries()].flatMap(([to, es]) => es.map((e) => ({ from: e.from, to, transform: e.transform, kind: e.kind }))),
   };
+}
+
+/**
+ * The record's source reference: `source` as given, or `principal:<writer>` (the writer speaking
+ * for itself). `principal:<id>` names a principal speaking for itself (docs/design.md § Principals
+ * and origin), so only that principal may give it: another writer's record would otherwise show
+ * as that principal's own statement.
+ * @throws MemauthError `INVALID_ARGUMENT` (field `source`) for `principal:<another id>`.
+ */
+function sourceRefOf(source: string | undefined, writer: string): string {
+  const self = selfSource(writer);
+  if (source === undefined) return self;
+  if (source.startsWith(selfSource('')) && source !== self)
+    throw new MemauthError(
+      'INVALID_ARGUMENT',
+      `source ${JSON.stringify(source)} names another principal speaking for itself; only that principal may use it. Name where the text came from (a URL, a system) instead`,
+      {
+        field: 'source',
+      },
+    );
+  return source;
 }
