@@ -99,5 +99,8 @@ test('no set of reasons gets the class missing_corroboration; any record or valu
   }
   assert.equal(reviewClassOf({ reasons: [reason('missing_corroboration'), reason('needs_confirmation')] }), 'real_risk');
   assert.equal(reviewClassOf({ reasons: [reason('missing_corroboration'), reason('metadata_missing'), reason('needs_confirmation')] }), 'real_risk');
-  assert.equal(reviewClassOf({ reasons: [{ code: 'metadata_missing', memoryIds: [], argument: 'to', detail: 'value_unsourced' }, reason('needs_confirmation')] }), 'missing_metadata');
+  // a value no record holds came from outside the store (an injected payee looks like this): real risk
+  assert.equal(reviewClassOf({ reasons: [{ code: 'metadata_missing', memoryIds: [], argument: 'to', detail: 'value_unsourced' }, reason('needs_confirmation')] }), 'real_risk');
+  // a dependency without provenance metadata is what missing_metadata is for
+  assert.equal(reviewClassOf({ reasons: [{ code: 'metadata_missing', memoryIds: ['m'] }, reason('needs_confirmation')] }), 'missing_metadata');
 });

@@ -84,7 +84,7 @@ export function dependencies(
  * audit entry; without a bound, an action of many values over a session of many records makes a
  * decision of megabytes, which every list of decisions must then load.
  */
-export const MAX_VALUE_REFERENCES = 4096;
+export const MAX_VALUE_REFERENCES = 1024;
 
 /**
  * Refuse values whose provenance holds more than {@link MAX_VALUE_REFERENCES} record references

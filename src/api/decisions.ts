@@ -21,10 +21,34 @@ export async function getDecision(ctx: Pick<OpContext, 'driver'>, input: { tenan
   return d;
 }
 
-/** {@link Memory.listDecisions}: recent verified decisions, newest first. */
-export async function listDecisions(ctx: Pick<OpContext, 'driver'>, input: { tenant: string; limit?: number }): Promise<Decision[]> {
+/** At most about this many characters of decision JSON make one page of {@link listDecisions} (8 Mi). */
+export const DECISION_PAGE_CHARS = 8 * 1024 * 1024;
+/** Decisions read per query while a page is filled. */
+const CHUNK = 25;
+
+/**
+ * {@link Memory.listDecisions}: recent verified decisions, newest first — up to `limit`, but no
+ * more once their JSON holds `maxChars` characters (the first is always returned), read a few at
+ * a time: a page never makes the process read and parse much more than that, however large the
+ * stored decisions are.
+ */
+export async function listDecisions(ctx: Pick<OpContext, 'driver'>, input: { tenant: string; limit?: number }, maxChars = DECISION_PAGE_CHARS): Promise<Decision[]> {
   const a = parseInput(schemas.listDecisions, input, 'listDecisions');
-  return verifiedDecisions(ctx.driver, a.tenant, await ctx.driver.listDecisions(a.tenant, a.limit ?? 100));
+  const limit = a.limit ?? 100;
+  const page: Decision[] = [];
+  let chars = 0;
+  for (let offset = 0; page.length < limit && chars < maxChars;) {
+    const asked = Math.min(CHUNK, limit - page.length);
+    const chunk = await ctx.driver.listDecisions(a.tenant, asked, offset);
+    offset += chunk.length;
+    for (const d of chunk) {
+      if (page.length > 0 && chars >= maxChars) break;
+      chars += JSON.stringify(d).length;
+      page.push(d);
+    }
+    if (chunk.length < asked) break;
+  }
+  return verifiedDecisions(ctx.driver, a.tenant, page);
 }
 
 /** The decisions whose row matches the `decide` audit entry that recorded it. */

@@ -269,7 +269,7 @@ const AuditEntry = z.strictObject({ tenant: z.string(), seq: z.number().int(), p
 const reviewClass = z
   .enum(['real_risk', 'missing_corroboration', 'missing_metadata'])
   .describe(
-    'real_risk: untrusted_origin, missing_corroboration (a record short of k independent votes, however many it has), deleted_source, expired (or a bare needs_confirmation); missing_metadata: metadata_missing; missing_corroboration: kept for compatibility, never given',
+    'real_risk: untrusted_origin, missing_corroboration (a record short of k independent votes, however many it has), deleted_source, expired, an argument value no record holds (metadata_missing, value_unsourced), or a bare needs_confirmation; missing_metadata: a dependency without provenance metadata; missing_corroboration: kept for compatibility, never given',
   );
 const ReviewNote = z.strictObject({ id: z.string(), tenant: z.string(), decisionId: z.string(), verdict: z.literal('rejected'), by: z.string(), note: z.string(), at: z.string() });
 const requesterSide = z

@@ -130,6 +130,17 @@ export class WriteBudget {
    *   hold `most` reads; details `{tenant, principal, perMinute, unit: 'reads', retryAfterSeconds}`
    *   (the server also sends `Retry-After`). Nothing is read or stored then.
    */
+  /**
+   * Charge `bytes` the principal's request already stored (a decision and its audit entry) to its
+   * byte budget, after the fact: the next write or decision waits until the budget has refilled.
+   * Principals without a budget (and the admin token) are not counted.
+   */
+  owe(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, bytes: number): void {
+    const b = principal === null ? undefined : this.kinds.get(principal.kind);
+    if (principal === null || b === undefined || bytes <= 0) return;
+    b.bytes.charge(`${tenant}\u0000${principal.id}`, bytes);
+  }
+
   async reading<T>(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, most: number, read: () => Promise<T>, marked: (result: T) => number): Promise<T> {
     const b = principal === null ? undefined : this.kinds.get(principal.kind);
     if (principal === null || b === undefined) return read();
@@ -148,6 +159,9 @@ export class WriteBudget {
     }
   }
 }
+
+/** What a recorded decision stores, in bytes: its JSON in the decisions row and again in its audit entry ({@link WriteBudget.owe}). */
+export const decisionBytes = (d: object): number => 2 * Buffer.byteLength(JSON.stringify(d), 'utf8');
 
 function limited(tenant: string, principal: Pick<Principal, 'id' | 'kind'>, perMinute: number, unit: 'records' | 'bytes' | 'reads', retryAfterSeconds: number): HttpError {
   const what = unit === 'reads' ? `mark ${perMinute} records read in its sessions` : `write ${perMinute} ${unit} of memory`;

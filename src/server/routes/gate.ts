@@ -8,6 +8,7 @@ import { HttpError } from '../errors.js';
 import { decisionAs, replayAs } from '../external-ids.js';
 import { agentOf, assertCitesOwn, assertDecisionVisible, decisionVisible, replayFor } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
+import { decisionBytes } from '../write-budget.js';
 import { type AnyRoute, type Services, callerOf, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 /**
@@ -110,7 +111,10 @@ export const gateRoutes: readonly AnyRoute[] = [
     errors: [404, 429],
     handler: async ({ identity, body, services }) => {
       const input = await checkedGateInput(identity, body, services);
-      return created(await decisionAs(services.mem, callerOf(identity), await services.mem.authorize(input)));
+      const d = await services.mem.authorize(input);
+      // stored twice (the row and its audit entry): a tool or external principal pays its bytes
+      services.writeBudget.owe(input.tenant, identity.kind === 'principal' ? identity.principal : null, decisionBytes(d));
+      return created(await decisionAs(services.mem, callerOf(identity), d));
     },
   }),
   route({

@@ -36,13 +36,16 @@ const REAL_RISK_CODES: ReadonlySet<ReasonCode> = new Set(['deleted_source', 'exp
  * @param d - the decision (its `reasons`).
  * @returns `real_risk` when a reason is deleted_source, expired, untrusted_origin (context or
  *   argument value) or missing_corroboration, or when nothing else classifies it (conflict, a
- *   bare needs_confirmation); else `missing_metadata` when a reason is metadata_missing. Never
+ *   bare needs_confirmation) or an argument value no record supplies (metadata_missing, detail
+ *   value_unsourced); else `missing_metadata` when a reason is metadata_missing. Never
  *   `missing_corroboration`.
  *
  * Source: docs/design.md § Rules, § Corroboration, § Reasons.
  */
 export function reviewClassOf(d: Pick<Decision, 'reasons'>): ReviewClass {
   if (d.reasons.some((r) => REAL_RISK_CODES.has(r.code))) return 'real_risk';
+  // a value no record holds reached the agent from outside the store: an injected payee looks like this
+  if (d.reasons.some((r) => r.code === 'metadata_missing' && r.detail === 'value_unsourced')) return 'real_risk';
   if (d.reasons.some((r) => r.code === 'metadata_missing')) return 'missing_metadata';
   return 'real_risk';
 }
@@ -165,11 +168,13 @@ export const reviewRoutes: readonly AnyRoute[] = [
     params: params.Id,
     body: requests.ReviewApprove,
     responses: { 201: 'Confirmation' },
-    errors: [404, 409],
+    errors: [404, 409, 429],
     handler: async ({ identity, params: p, body, services }) => {
       const tenant = tenantFor(identity, body.tenant);
       // verified against its audit entry (a forged row is not found)
       const d = await services.mem.getDecision({ tenant, decisionId: p.id });
+      // a refused approval is audited: from a tool or external token it costs what a write costs
+      if (identity.kind === 'principal') services.writeBudget.admit(tenant, identity.principal, JSON.stringify(d.action));
       const requester = await requesterView(services.mem, tenant, d);
       if (!approvable(d, requester)) {
         const why =

@@ -229,8 +229,8 @@ export class SqlReader implements StorageReader {
     return null;
   }
 
-  async listDecisions(tenant: string, limit: number): Promise<Decision[]> {
-    return (await this.rows(S.decisions(this.dialect, tenant, limit, S.DECISION_PAGE_CHARS))).map((r) => JSON.parse(str(r.body)) as Decision);
+  async listDecisions(tenant: string, limit: number, offset = 0): Promise<Decision[]> {
+    return (await this.rows(S.decisions(this.dialect, tenant, limit, offset))).map((r) => JSON.parse(str(r.body)) as Decision);
   }
 
   async auditHead(tenant: string): Promise<{ seq: number; hash: string } | null> {

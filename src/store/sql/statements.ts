@@ -90,24 +90,9 @@ export const sessionLogAfter = (d: Dialect, tenant: string, sessionId: string, o
 export const sessionLogHas = (d: Dialect, tenant: string, sessionId: string, ids: readonly string[]): Stmt =>
   withIn(d, 'record_id', ids, 'SELECT record_id FROM session_log WHERE tenant = ? AND session_id = ? AND {in}', [tenant, sessionId]);
 export const decision = (d: Dialect, tenant: string, id: string): Stmt => st(d, 'SELECT body FROM decisions WHERE tenant = ? AND id = ?', tenant, id);
-/** At most about this many characters of decision JSON make one page of a tenant's decisions (8 Mi). */
-export const DECISION_PAGE_CHARS = 8 * 1024 * 1024;
-
-/**
- * The tenant's newest `limit` decisions, newest first, cut once their bodies hold more than
- * `maxChars` characters (the first is always kept): a page never makes the process parse more
- * than about that much JSON, however large the decisions.
- */
-export const decisions = (d: Dialect, tenant: string, limit: number, maxChars: number): Stmt =>
-  st(
-    d,
-    `SELECT body FROM (SELECT body, at, id, sum(length(body)) OVER (ORDER BY at DESC, id ROWS UNBOUNDED PRECEDING) AS upto
-       FROM (SELECT body, at, id FROM decisions WHERE tenant = ? ORDER BY at DESC, id LIMIT ?) AS newest) AS page
-     WHERE upto - length(body) < ? ORDER BY at DESC, id`,
-    tenant,
-    limit,
-    maxChars,
-  );
+/** The tenant's decisions, newest first: `limit` of them after skipping `offset`. */
+export const decisions = (d: Dialect, tenant: string, limit: number, offset = 0): Stmt =>
+  st(d, 'SELECT body FROM decisions WHERE tenant = ? ORDER BY at DESC, id LIMIT ? OFFSET ?', tenant, limit, offset);
 
 /**
  * The review queue's requester side of decision `d`: internal when its JSON body's `requester` is
