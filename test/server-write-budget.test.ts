@@ -143,6 +143,47 @@ describe('refused confirmations of channel principals count against their write 
   });
 });
 
+describe("a tool's recorded decisions count as bytes of its write budget", () => {
+  let srv: ServerProcess;
+  const tok: Record<string, string> = {};
+  before(async () => {
+    srv = await startServerProcess({ cwd: tempDir(), env: { MEMAUTH_TOOL_WRITE_BYTES_PER_MINUTE: '40000' } });
+    const admin = srv.adminToken as string;
+    tok.browser = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'browser', kind: 'tool', domain: 'browser' });
+    tok.agent = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'agent', kind: 'agent', domain: 'agent' });
+  });
+  after(async () => {
+    await srv.stop();
+  });
+
+  test('decisions (row and audit entry) spend the byte budget: then decisions and writes are 429 (bytes) over HTTP and MCP; an agent goes on', async () => {
+    const memo = Array.from({ length: 200 }, (_, i) => `v${i}`);
+    const action = { type: 'pay', args: { to: 'ACCT-1', amount: 1, memo } };
+    let made = 0;
+    let last = await http(srv.url, 'POST', '/v1/decisions', { token: tok.browser, body: { action } });
+    while (last.status === 201 && made < 100) {
+      made++;
+      last = await http(srv.url, 'POST', '/v1/decisions', { token: tok.browser, body: { action } });
+    }
+    expectError(last, 429, 'RATE_LIMITED');
+    assert.equal(last.body.details.unit, 'bytes');
+    assert.ok(made >= 1 && made < 20, `${made} decisions of about 5 KB each fit in 40,000 bytes a minute (600 decisions a minute would have)`);
+    expectError(await http(srv.url, 'POST', '/v1/memories', { token: tok.browser, body: { scope: 's', content: 'x', source: 'https://example.org/x' } }), 429, 'RATE_LIMITED');
+    const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok.browser}` } } });
+    const c = new Client({ name: 'w', version: '1' });
+    await c.connect(transport);
+    try {
+      const m = await c.callTool({ name: 'authorize_action', arguments: { action } });
+      assert.equal(m.isError, true);
+      assert.match(JSON.stringify(m.content), /RATE_LIMITED/);
+    } finally {
+      await c.close();
+    }
+    const a = await http(srv.url, 'POST', '/v1/decisions', { token: tok.agent, body: { action } });
+    assert.equal(a.status, 201, a.text);
+  });
+});
+
 describe('WriteBudget', () => {
   test('records per minute refill evenly; a refused write uses none of the budget; other kinds are not counted', () => {
     let now = 0;

@@ -149,7 +149,10 @@ export class McpHttp {
     if (l === undefined) return {};
     const slots = l.expensive.for(principal);
     return {
-      admitDecision: () => l.decisionBudget.admit(tenant, principal),
+      admitDecision: () => {
+        l.decisionBudget.admit(tenant, principal);
+        l.writeBudget.admitStoring(tenant, principal);
+      },
       oweBytes: (bytes) => l.writeBudget.owe(tenant, principal, bytes),
       admitWrite: (content, claims) => l.writeBudget.admit(tenant, principal, content, claims),
       reading: (most, read, marked) => l.writeBudget.reading(tenant, principal, most, read, marked),

@@ -131,6 +131,18 @@ export class WriteBudget {
    *   (the server also sends `Retry-After`). Nothing is read or stored then.
    */
   /**
+   * Before a decision, which will store bytes ({@link owe}): refused while the principal's byte
+   * budget is spent (a decision's bytes are owed after it is recorded).
+   * @throws HttpError `RATE_LIMITED` (429), details `unit: 'bytes'`.
+   */
+  admitStoring(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null): void {
+    const b = principal === null ? undefined : this.kinds.get(principal.kind);
+    if (principal === null || b === undefined) return;
+    const wait = b.bytes.take(`${tenant}\u0000${principal.id}`, 1);
+    if (wait !== null) throw limited(tenant, principal, b.bytes.capacity, 'bytes', wait);
+  }
+
+  /**
    * Charge `bytes` the principal's request already stored (a decision and its audit entry) to its
    * byte budget, after the fact: the next write or decision waits until the budget has refilled.
    * Principals without a budget (and the admin token) are not counted.

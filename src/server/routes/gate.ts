@@ -47,6 +47,7 @@ async function checkedGateInput(identity: Identity, body: z.output<typeof reques
   const input = gateInput(identity, body);
   const caller = identity.kind === 'principal' ? identity.principal : null;
   services.decisionBudget.admit(input.tenant, caller);
+  services.writeBudget.admitStoring(input.tenant, caller);
   await assertCitesOwn(services.mem, input.tenant, caller, body.dependsOn, 'dependsOn');
   return input;
 }
