@@ -42,7 +42,7 @@ async function flood(n: number, width: number, fn: (i: number) => Promise<Res>):
 
 describe('an external flood cannot empty the review queue', () => {
   test('without a budget: 1000 drafts and 60 denied payments by an external token; the agent’s blocked pay is the first item, every lane is counted, and paging reaches every item once', async () => {
-    const { srv, tok, invoice, blocked } = await scene({ MEMAUTH_EXTERNAL_DECISIONS_PER_MINUTE: '1000000' });
+    const { srv, tok, invoice, blocked } = await scene({ MEMAUTH_EXTERNAL_DECISIONS_PER_MINUTE: '1000000', MEMAUTH_EXTERNAL_WRITE_BYTES_PER_MINUTE: '1000000000' });
     const m = client(srv.url, tok.mallory);
     const drafts = await flood(1000, 25, (i) => m.post('/v1/decisions', { action: { type: 'draft', args: { text: `hello ${i}` } } }));
     assert.ok(drafts.every((r) => r.status === 201));

@@ -49,7 +49,7 @@ const WRITES: readonly (readonly [string, string])[] = [
   [P.browser, 'HTTPS://evil.example/pay'],
   [P.crm, 'crm:Acct/7'],
   [P.alice, 'principal:alice'],
-  [P.pipeline, 'principal:alice'],
+  [P.pipeline, 'principal:pipeline'],
   [P.bank, 'bankapi:iban/1'],
 ];
 
@@ -102,7 +102,8 @@ export function surfaces(f: StoreFactory): void {
     assert.equal(row(`principal:${P.agent}`)?.observed.erased, 1);
     assert.equal(row(`principal:${P.alice}`)?.observed.expiring, 1);
     assert.equal(row('rule:0')?.owner, P.crm);
-    assert.equal(row('self')?.observed.writes, 1);
+    // alice and the pipeline each speaking for itself (another principal's principal:<id> is refused)
+    assert.equal(row('self')?.observed.writes, 2);
     assert.equal(inv.window.complete, true);
   });
 
