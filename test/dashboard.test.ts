@@ -68,7 +68,7 @@ async function seedObservePhase(dir: string): Promise<void> {
       JSON.stringify(wd2.body.reasons),
     );
     ids.wdCorr = wd2.body.id;
-    // observe: an argument value nobody supplied (missing metadata)
+    // observe: an argument value nobody supplied (metadata_missing, value_unsourced: an injected value looks like this)
     const wd3 = await as.post('/v1/decisions', { action: { type: 'send_email', args: { to: 'ops@nowhere.example' } }, context: 'declared' });
     assert.equal(wd3.body.outcome, 'would_deny', JSON.stringify(wd3.body));
     ids.wdMeta = wd3.body.id;
@@ -196,7 +196,8 @@ test('admin: search a record, open its graph, replay a decision, metrics, audit;
     [ids.wdRisk, 'real_risk'],
     // a value supplied only by a record short of corroboration is real risk (one vote is easy to get)
     [ids.wdCorr, 'real_risk'],
-    [ids.wdMeta, 'missing_metadata'],
+    // a value no record holds came from outside the store: real risk, not missing metadata
+    [ids.wdMeta, 'real_risk'],
   ] as const) {
     assert.equal(await page.locator(`li[data-decision="${id}"]`).count(), 1, `would_deny ${id} listed`);
     assert.equal(await page.locator(`li[data-decision="${id}"]`).getAttribute('data-class'), cls);
