@@ -7,7 +7,7 @@
 import { MemauthError } from '../core/errors.js';
 import { decisionMatchesEntry } from '../core/row-match.js';
 import { TIERS, type Decision } from '../core/types.js';
-import type { QueuedDecisionsQuery, RequesterSide, StorageDriver } from '../store/driver.js';
+import type { QueuedDecisionsQuery, RequesterSide, StorageDriver, StorageReader } from '../store/driver.js';
 import type { OpContext } from './context.js';
 import { parseInput, schemas } from './validation.js';
 import { yielder } from './yielder.js';
@@ -23,23 +23,34 @@ export async function getDecision(ctx: Pick<OpContext, 'driver'>, input: { tenan
 
 /** At most about this many characters of decision JSON make one page of {@link listDecisions} (8 Mi). */
 export const DECISION_PAGE_CHARS = 8 * 1024 * 1024;
+/** At most about this many characters of decision JSON are read for the metrics (32 Mi). */
+export const METRICS_DECISION_CHARS = 32 * 1024 * 1024;
 /** Decisions read per query while a page is filled. */
 const CHUNK = 25;
 
 /**
  * {@link Memory.listDecisions}: recent verified decisions, newest first — up to `limit`, but no
- * more once their JSON holds `maxChars` characters (the first is always returned), read a few at
- * a time: a page never makes the process read and parse much more than that, however large the
- * stored decisions are.
+ * more once their JSON holds `maxChars` characters (the first is always returned): a page never
+ * makes the process read and parse much more than that, however large the stored decisions are.
  */
 export async function listDecisions(ctx: Pick<OpContext, 'driver'>, input: { tenant: string; limit?: number }, maxChars = DECISION_PAGE_CHARS): Promise<Decision[]> {
   const a = parseInput(schemas.listDecisions, input, 'listDecisions');
-  const limit = a.limit ?? 100;
+  return verifiedDecisions(ctx.driver, a.tenant, await recentDecisions(ctx.driver, a.tenant, a.limit ?? 100, maxChars));
+}
+
+/**
+ * The tenant's newest decisions as stored (not verified), newest first: up to `limit`, and no
+ * more once their JSON holds `maxChars` characters (the first is always returned), read
+ * {@link CHUNK} at a time with a pause for other requests between reads.
+ */
+export async function recentDecisions(driver: StorageReader, tenant: string, limit: number, maxChars: number): Promise<Decision[]> {
   const page: Decision[] = [];
+  const pause = yielder();
   let chars = 0;
   for (let offset = 0; page.length < limit && chars < maxChars;) {
+    await pause();
     const asked = Math.min(CHUNK, limit - page.length);
-    const chunk = await ctx.driver.listDecisions(a.tenant, asked, offset);
+    const chunk = await driver.listDecisions(tenant, asked, offset);
     offset += chunk.length;
     for (const d of chunk) {
       if (page.length > 0 && chars >= maxChars) break;
@@ -48,7 +59,7 @@ export async function listDecisions(ctx: Pick<OpContext, 'driver'>, input: { ten
     }
     if (chunk.length < asked) break;
   }
-  return verifiedDecisions(ctx.driver, a.tenant, page);
+  return page;
 }
 
 /** The decisions whose row matches the `decide` audit entry that recorded it. */

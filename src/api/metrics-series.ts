@@ -3,6 +3,7 @@
  * per risk tier for each of equal time windows, the store read and the log replayed once for all
  * windows. Definitions: api/metrics.ts. Imports from src/core and api/ metrics modules.
  */
+import { METRICS_DECISION_CHARS, recentDecisions } from './decisions.js';
 import { MemauthError } from '../core/errors.js';
 import type { Tier } from '../core/types.js';
 import type { Memory } from './memory.js';
@@ -49,7 +50,7 @@ export async function computeMetricsSeries(mem: Memory, opts: { tenant: string; 
     throw new MemauthError('INVALID_ARGUMENT', 'metricsSeries: replaySample must be a non-negative integer or "all"', { field: 'replaySample' });
   const nowMs = Date.now();
   const now = new Date(nowMs).toISOString();
-  const all = await mem.driver.listDecisions(tenant, 100_000);
+  const all = await recentDecisions(mem.driver, tenant, 100_000, METRICS_DECISION_CHARS);
   const firstMs = all.reduce((m, d) => Math.min(m, Date.parse(d.at)), nowMs);
   const span = Math.max(1, nowMs + 1 - firstMs);
   const bucketMs = Math.ceil(span / n);

@@ -22,6 +22,7 @@
  * This file: the report of one tenant. The store is read by metrics-store.ts, the metrics of a
  * bucket computed by metrics-tiers.ts, the series over time is metrics-series.ts.
  */
+import { METRICS_DECISION_CHARS, recentDecisions } from './decisions.js';
 import { TRUSTED_THRESHOLD } from '../core/authority.js';
 import { MemauthError } from '../core/errors.js';
 import type { Tier } from '../core/types.js';
@@ -104,7 +105,7 @@ export async function computeMetrics(mem: Memory, opts: MetricsOptions): Promise
   if (!Number.isInteger(maxDecisions) || maxDecisions < 1) throw new MemauthError('INVALID_ARGUMENT', 'metrics: maxDecisions must be a positive integer', { field: 'maxDecisions' });
   const now = new Date().toISOString();
   const base = await loadStore(mem.driver, tenant);
-  const decisions = inWindow(await mem.driver.listDecisions(tenant, maxDecisions), opts.since, opts.until);
+  const decisions = inWindow(await recentDecisions(mem.driver, tenant, maxDecisions, METRICS_DECISION_CHARS), opts.since, opts.until);
   const toReplay = replayIds(decisions, replaySample);
   const replays = await replayAll(mem.driver, tenant, toReplay);
   const { k, minAuthority: floor } = mem.policy.document.corroboration;

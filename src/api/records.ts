@@ -321,10 +321,11 @@ export async function lineageGraph(ctx: OpContext, input: In<'get'>): Promise<Li
  * as that principal's own statement.
  * @throws MemauthError `INVALID_ARGUMENT` (field `source`) for `principal:<another id>`.
  */
-function sourceRefOf(source: string | undefined, writer: string): string {
+export function sourceRefOf(source: string | undefined, writer: string): string {
   const self = selfSource(writer);
   if (source === undefined) return self;
-  if (source.startsWith(selfSource('')) && source !== self)
+  // compared as a person would read it: any case, full-width colon, spaces around
+  if (source.normalize('NFKC').trim().toLowerCase().startsWith(selfSource('')) && source !== self)
     throw new MemauthError(
       'INVALID_ARGUMENT',
       `source ${JSON.stringify(source)} names another principal speaking for itself; only that principal may use it. Name where the text came from (a URL, a system) instead`,

@@ -10,12 +10,12 @@
 import { atLeast } from '../core/authority.js';
 import { checkClaims } from '../core/claims.js';
 import { MemauthError } from '../core/errors.js';
-import { selfSource, originAuthority } from '../core/policy.js';
+import { originAuthority } from '../core/policy.js';
 import type { DerivationEdge, MemoryRecord, Principal } from '../core/types.js';
 import { currentVersions } from '../core/versions.js';
 import type { StorageTx } from '../store/driver.js';
 import { type In, type OpContext, nowOf, startTiming, transact } from './context.js';
-import { type NewRecord, contextOf, insertNew } from './records.js';
+import { type NewRecord, contextOf, insertNew, sourceRefOf } from './records.js';
 import { principalIn, refusing } from './refusals.js';
 import { enterSession } from './sessions.js';
 import { parseInput, schemas } from './validation.js';
@@ -102,7 +102,7 @@ export async function supersede(ctx: OpContext, input: In<'supersede'>): Promise
     transact(ctx, a.tenant, 'write', t0, async (tx, mark) => {
       const p = await principalIn(ctx, tx, a.tenant, a.principal);
       const { target, chain } = await targetOf(ctx, tx, a.tenant, a.id, now);
-      const sourceRef = a.source ?? selfSource(p.id);
+      const sourceRef = sourceRefOf(a.source, p.id);
       const origin = originAuthority(ctx.policy, sourceRef, p);
       checkRoom(chain, p, origin, ctx.maxVersionsPerChain ?? DEFAULT_MAX_VERSIONS_PER_CHAIN);
       const session = await enterSession(ctx.provenance, tx, a.tenant, a.session, a.requester ?? null, now);

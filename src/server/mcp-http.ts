@@ -150,8 +150,8 @@ export class McpHttp {
     const slots = l.expensive.for(principal);
     return {
       admitDecision: () => {
-        l.decisionBudget.admit(tenant, principal);
         l.writeBudget.admitStoring(tenant, principal);
+        l.decisionBudget.admit(tenant, principal);
       },
       oweBytes: (bytes) => l.writeBudget.owe(tenant, principal, bytes),
       admitWrite: (content, claims) => l.writeBudget.admit(tenant, principal, content, claims),

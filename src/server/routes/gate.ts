@@ -46,8 +46,8 @@ function gateInput(identity: Identity, body: z.output<typeof requests.DecisionCr
 async function checkedGateInput(identity: Identity, body: z.output<typeof requests.DecisionCreate>, services: Services) {
   const input = gateInput(identity, body);
   const caller = identity.kind === 'principal' ? identity.principal : null;
-  services.decisionBudget.admit(input.tenant, caller);
   services.writeBudget.admitStoring(input.tenant, caller);
+  services.decisionBudget.admit(input.tenant, caller);
   await assertCitesOwn(services.mem, input.tenant, caller, body.dependsOn, 'dependsOn');
   return input;
 }
