@@ -41,17 +41,25 @@ export async function listDecisions(ctx: Pick<OpContext, 'driver'>, input: { ten
 /**
  * The tenant's newest decisions as stored (not verified), newest first: up to `limit`, and no
  * more once their JSON holds `maxChars` characters (the first is always returned), read
- * {@link CHUNK} at a time with a pause for other requests between reads.
+ * {@link CHUNK} at a time (keyset paging on `at`, `id`) with a pause for other requests between reads.
+ * @param driver - where the decisions are read.
+ * @param tenant - the tenant.
+ * @param limit - at most this many decisions.
+ * @param maxChars - stop once the decisions read hold this many characters of JSON.
+ * @returns the decisions, newest first.
  */
 export async function recentDecisions(driver: StorageReader, tenant: string, limit: number, maxChars: number): Promise<Decision[]> {
   const page: Decision[] = [];
   const pause = yielder();
   let chars = 0;
-  for (let offset = 0; page.length < limit && chars < maxChars;) {
+  let after: { at: string; id: string } | undefined;
+  while (page.length < limit && chars < maxChars) {
     await pause();
     const asked = Math.min(CHUNK, limit - page.length);
-    const chunk = await driver.listDecisions(tenant, asked, offset);
-    offset += chunk.length;
+    // keyset paging: a decision recorded meanwhile neither repeats one nor skips one already read
+    const chunk = await driver.listDecisions(tenant, asked, after);
+    const last = chunk[chunk.length - 1];
+    if (last !== undefined) after = { at: last.at, id: last.id };
     for (const d of chunk) {
       if (page.length > 0 && chars >= maxChars) break;
       chars += JSON.stringify(d).length;

@@ -319,19 +319,30 @@ export async function lineageGraph(ctx: OpContext, input: In<'get'>): Promise<Li
  * for itself). `principal:<id>` names a principal speaking for itself (docs/design.md § Principals
  * and origin), so only that principal may give it: another writer's record would otherwise show
  * as that principal's own statement.
- * @throws MemauthError `INVALID_ARGUMENT` (field `source`) for `principal:<another id>`.
+ * @throws Refusal (logged by `refusing`) of `INVALID_ARGUMENT` (field `source`) for `principal:<another id>`.
  */
 export function sourceRefOf(source: string | undefined, writer: string): string {
   const self = selfSource(writer);
   if (source === undefined) return self;
-  // compared as a person would read it: any case, full-width colon, spaces around
-  if (source.normalize('NFKC').trim().toLowerCase().startsWith(selfSource('')) && source !== self)
-    throw new MemauthError(
-      'INVALID_ARGUMENT',
-      `source ${JSON.stringify(source)} names another principal speaking for itself; only that principal may use it. Name where the text came from (a URL, a system) instead`,
-      {
-        field: 'source',
-      },
+  // compared as a person would read it: any case, full-width colon, spaces and invisible characters around
+  if (
+    source
+      .normalize('NFKC')
+      .replace(/\p{Cf}/gu, '')
+      .trim()
+      .toLowerCase()
+      .startsWith(selfSource('')) &&
+    source !== self
+  )
+    throw new Refusal(
+      { principalId: writer, claimedSource: source },
+      new MemauthError(
+        'INVALID_ARGUMENT',
+        `source ${JSON.stringify(source)} names another principal speaking for itself; only that principal may use it. Name where the text came from (a URL, a system) instead`,
+        {
+          field: 'source',
+        },
+      ),
     );
   return source;
 }

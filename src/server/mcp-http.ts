@@ -149,8 +149,8 @@ export class McpHttp {
     if (l === undefined) return {};
     const slots = l.expensive.for(principal);
     return {
-      admitDecision: () => {
-        l.writeBudget.admitStoring(tenant, principal);
+      admitDecision: (stores) => {
+        if (stores) l.writeBudget.admitStoring(tenant, principal);
         l.decisionBudget.admit(tenant, principal);
       },
       oweBytes: (bytes) => l.writeBudget.owe(tenant, principal, bytes),

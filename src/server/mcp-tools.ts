@@ -40,8 +40,8 @@ export interface ToolCall {
   ownDecision(decisionId: string): Promise<Decision>;
   /** the replay of such a decision. */
   replayOwn(decisionId: string): Promise<ReplayView>;
-  /** count one recorded decision against the connection's budget; throws `RATE_LIMITED` past it. */
-  admitDecision(): void;
+  /** count one decision against the connection's budget (`stores`: it will be recorded, so the byte budget must not be spent); throws `RATE_LIMITED` past it. */
+  admitDecision(stores: boolean): void;
   /** charge the bytes a recorded decision stored to the connection's write budget (after the fact). */
   oweBytes(bytes: number): void;
   /** count one stored record of `content` against the connection's write budget; throws `CONTENT_TOO_LONG` or `RATE_LIMITED` past it. */
@@ -189,14 +189,14 @@ async function summarizeIntoMemory(c: ToolCall, a: z.output<typeof summarizeInpu
 
 /** `check_action` → `Memory.evaluate` (dry run: records and consumes nothing). */
 async function checkAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
-  c.admitDecision();
+  c.admitDecision(false);
   const e = await decisionAs(c.mem, c.principal, await c.mem.evaluate({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context }));
   return result(evaluationText(e), { ...e });
 }
 
 /** `authorize_action` → `Memory.authorize` (the recorded, audited decision). */
 async function authorizeAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
-  c.admitDecision();
+  c.admitDecision(true);
   const recorded = await c.mem.authorize({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context });
   c.oweBytes(decisionBytes(recorded));
   const d = await decisionAs(c.mem, c.principal, recorded);

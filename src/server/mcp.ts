@@ -49,7 +49,7 @@ export interface McpBinding {
   /** called before every tool call and resource read; throws to refuse (e.g. the token was revoked). */
   readonly recheck?: () => Promise<void>;
   /** called before each recorded decision (authorize_action); throws to refuse (the server's decision budget, src/server/decision-budget.ts). */
-  readonly admitDecision?: () => void;
+  readonly admitDecision?: (stores: boolean) => void;
   /** charge a recorded decision's bytes to the principal's write budget. */
   readonly oweBytes?: (bytes: number) => void;
   /** called before each stored record (remember, derive) with its content; throws to refuse (the server's write budget, src/server/write-budget.ts). */

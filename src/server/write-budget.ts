@@ -116,6 +116,47 @@ export class WriteBudget {
   }
 
   /**
+   * Before a decision, which will store bytes ({@link owe}): refused while the principal's byte
+   * budget is spent (a decision's bytes are owed after it is recorded). Takes one byte.
+   * @throws HttpError `RATE_LIMITED` (429), details `unit: 'bytes'`.
+   */
+  admitStoring(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null): void {
+    const b = principal === null ? undefined : this.kinds.get(principal.kind);
+    if (principal === null || b === undefined) return;
+    const wait = b.bytes.take(`${tenant}\u0000${principal.id}`, 1);
+    if (wait !== null) throw limited(tenant, principal, b.bytes.capacity, 'bytes', wait);
+  }
+
+  /**
+   * Count one audited attempt (a refused confirmation or approval) of `principal` as one record
+   * and `bytes` bytes of its write budget — no per-record size cap: the attempt stores an audit
+   * entry, not the content. Principals without a budget are not counted.
+   * @throws HttpError `RATE_LIMITED` (429), details `unit: 'records' | 'bytes'`; nothing is used then.
+   */
+  admitAttempt(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, bytes: number): void {
+    const b = principal === null ? undefined : this.kinds.get(principal.kind);
+    if (principal === null || b === undefined) return;
+    const key = `${tenant}\u0000${principal.id}`;
+    const wait = b.records.take(key);
+    if (wait !== null) throw limited(tenant, principal, b.records.capacity, 'records', wait);
+    const waitBytes = b.bytes.take(key, Math.min(bytes, b.bytes.capacity));
+    if (waitBytes === null) return;
+    b.records.refund(key);
+    throw limited(tenant, principal, b.bytes.capacity, 'bytes', waitBytes);
+  }
+
+  /**
+   * Charge `bytes` the principal's request already stored (a decision and its audit entry) to its
+   * byte budget, after the fact: the next write or decision waits until the budget has refilled.
+   * Principals without a budget (and the admin token) are not counted.
+   */
+  owe(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, bytes: number): void {
+    const b = principal === null ? undefined : this.kinds.get(principal.kind);
+    if (principal === null || b === undefined || bytes <= 0) return;
+    b.bytes.charge(`${tenant}\u0000${principal.id}`, bytes);
+  }
+
+  /**
    * Run `read`, a read in a session by `principal` of `tenant`, within its kind's reads per
    * minute; other principals (and the admin token: `principal` null) just run it. `most` reads
    * (at most the budget) are taken before it runs, so concurrent reads cannot overdraw together;
@@ -130,29 +171,6 @@ export class WriteBudget {
    *   hold `most` reads; details `{tenant, principal, perMinute, unit: 'reads', retryAfterSeconds}`
    *   (the server also sends `Retry-After`). Nothing is read or stored then.
    */
-  /**
-   * Before a decision, which will store bytes ({@link owe}): refused while the principal's byte
-   * budget is spent (a decision's bytes are owed after it is recorded).
-   * @throws HttpError `RATE_LIMITED` (429), details `unit: 'bytes'`.
-   */
-  admitStoring(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null): void {
-    const b = principal === null ? undefined : this.kinds.get(principal.kind);
-    if (principal === null || b === undefined) return;
-    const wait = b.bytes.take(`${tenant}\u0000${principal.id}`, 1);
-    if (wait !== null) throw limited(tenant, principal, b.bytes.capacity, 'bytes', wait);
-  }
-
-  /**
-   * Charge `bytes` the principal's request already stored (a decision and its audit entry) to its
-   * byte budget, after the fact: the next write or decision waits until the budget has refilled.
-   * Principals without a budget (and the admin token) are not counted.
-   */
-  owe(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, bytes: number): void {
-    const b = principal === null ? undefined : this.kinds.get(principal.kind);
-    if (principal === null || b === undefined || bytes <= 0) return;
-    b.bytes.charge(`${tenant}\u0000${principal.id}`, bytes);
-  }
-
   async reading<T>(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, most: number, read: () => Promise<T>, marked: (result: T) => number): Promise<T> {
     const b = principal === null ? undefined : this.kinds.get(principal.kind);
     if (principal === null || b === undefined) return read();
@@ -172,7 +190,11 @@ export class WriteBudget {
   }
 }
 
-/** What a recorded decision stores, in bytes: its JSON in the decisions row and again in its audit entry ({@link WriteBudget.owe}). */
+/**
+ * What a recorded decision stores, in bytes: its JSON in the decisions row and again in its audit entry ({@link WriteBudget.owe}).
+ * @param d - the recorded decision.
+ * @returns bytes (UTF-8), twice its JSON.
+ */
 export const decisionBytes = (d: object): number => 2 * Buffer.byteLength(JSON.stringify(d), 'utf8');
 
 function limited(tenant: string, principal: Pick<Principal, 'id' | 'kind'>, perMinute: number, unit: 'records' | 'bytes' | 'reads', retryAfterSeconds: number): HttpError {

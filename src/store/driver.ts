@@ -67,8 +67,8 @@ export interface StorageReader {
   /** Which of `ids` the session log holds. */
   sessionLogHas(tenant: string, sessionId: string, ids: readonly string[]): Promise<Set<string>>;
   getDecision(tenant: string, id: string): Promise<Decision | null>;
-  /** The tenant's decisions, newest first: `limit` of them after skipping the newest `offset` (default 0). */
-  listDecisions(tenant: string, limit: number, offset?: number): Promise<Decision[]>;
+  /** The tenant's decisions, newest first (by `at`, then `id`): the first `limit`, or with `after` the first `limit` after that decision in this order (keyset paging). */
+  listDecisions(tenant: string, limit: number, after?: { readonly at: string; readonly id: string }): Promise<Decision[]>;
   /**
    * The session's first allowed decision of action type `actionType`, or allowed with its context
    * waived (oldest by `at`, then id), or null when it has none — the gate's once-per-action-type,

@@ -46,7 +46,6 @@ function gateInput(identity: Identity, body: z.output<typeof requests.DecisionCr
 async function checkedGateInput(identity: Identity, body: z.output<typeof requests.DecisionCreate>, services: Services) {
   const input = gateInput(identity, body);
   const caller = identity.kind === 'principal' ? identity.principal : null;
-  services.writeBudget.admitStoring(input.tenant, caller);
   services.decisionBudget.admit(input.tenant, caller);
   await assertCitesOwn(services.mem, input.tenant, caller, body.dependsOn, 'dependsOn');
   return input;
@@ -95,7 +94,7 @@ export const gateRoutes: readonly AnyRoute[] = [
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       // a refused attempt is audited: from a tool or external token it costs what a write costs
-      services.writeBudget.admit(tenant, principal, JSON.stringify(body.action ?? null));
+      services.writeBudget.admitAttempt(tenant, principal, Buffer.byteLength(JSON.stringify(body.action ?? null), 'utf8'));
       return created(await services.mem.confirm({ ...body, tenant, principal: principal.id }));
     },
   }),
@@ -111,6 +110,8 @@ export const gateRoutes: readonly AnyRoute[] = [
     responses: { 201: 'Decision' },
     errors: [404, 429],
     handler: async ({ identity, body, services }) => {
+      // a decision stores bytes: refused while earlier ones have spent the byte budget
+      services.writeBudget.admitStoring(tenantFor(identity, body.tenant), identity.kind === 'principal' ? identity.principal : null);
       const input = await checkedGateInput(identity, body, services);
       const d = await services.mem.authorize(input);
       // stored twice (the row and its audit entry): a tool or external principal pays its bytes

@@ -174,7 +174,7 @@ export const reviewRoutes: readonly AnyRoute[] = [
       // verified against its audit entry (a forged row is not found)
       const d = await services.mem.getDecision({ tenant, decisionId: p.id });
       // a refused approval is audited: from a tool or external token it costs what a write costs
-      if (identity.kind === 'principal') services.writeBudget.admit(tenant, identity.principal, JSON.stringify(d.action));
+      if (identity.kind === 'principal') services.writeBudget.admitAttempt(tenant, identity.principal, Buffer.byteLength(JSON.stringify(d.action), 'utf8'));
       const requester = await requesterView(services.mem, tenant, d);
       if (!approvable(d, requester)) {
         const why =

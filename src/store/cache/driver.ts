@@ -194,8 +194,8 @@ export class CachingDriver {
   allowedInSession(tenant: string, sessionId: string, actionType: string): Promise<Decision | null> {
     return this.inner.allowedInSession(tenant, sessionId, actionType);
   }
-  listDecisions(tenant: string, limit: number, offset?: number): Promise<Decision[]> {
-    return this.inner.listDecisions(tenant, limit, offset);
+  listDecisions(tenant: string, limit: number, after?: { readonly at: string; readonly id: string }): Promise<Decision[]> {
+    return this.inner.listDecisions(tenant, limit, after);
   }
   listQueuedDecisions(tenant: string, q: QueuedDecisionsQuery): Promise<Decision[]> {
     return this.inner.listQueuedDecisions(tenant, q);

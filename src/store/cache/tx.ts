@@ -235,8 +235,8 @@ export class CachedTx {
   getDecision(tenant: string, id: string): Promise<Decision | null> {
     return this.tx.getDecision(tenant, id);
   }
-  listDecisions(tenant: string, limit: number, offset?: number): Promise<Decision[]> {
-    return this.tx.listDecisions(tenant, limit, offset);
+  listDecisions(tenant: string, limit: number, after?: { readonly at: string; readonly id: string }): Promise<Decision[]> {
+    return this.tx.listDecisions(tenant, limit, after);
   }
   auditRange(tenant: string, fromSeq: number, toSeq: number): Promise<AuditEntry[]> {
     return this.tx.auditRange(tenant, fromSeq, toSeq);

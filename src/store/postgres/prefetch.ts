@@ -13,7 +13,7 @@
  * forgets what an append changes (./tx.ts). The hints only choose what is worth reading; a hint
  * that is wrong costs one read whose answer nobody asks for.
  *
- * May import: core types, ../rows.js, ../sql/*, ./batch-exec.js (literals), ./tx.js.
+ * May import: core types, ../rows.js, ../sql/*, ./batch-exec.js (literals), ./kept-reads.js, ./tx.js.
  */
 import type { AuditEntry } from '../../core/audit.js';
 import { type Row, toAudit, toPrincipal } from '../rows.js';

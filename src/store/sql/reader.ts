@@ -229,8 +229,8 @@ export class SqlReader implements StorageReader {
     return null;
   }
 
-  async listDecisions(tenant: string, limit: number, offset = 0): Promise<Decision[]> {
-    return (await this.rows(S.decisions(this.dialect, tenant, limit, offset))).map((r) => JSON.parse(str(r.body)) as Decision);
+  async listDecisions(tenant: string, limit: number, after?: { readonly at: string; readonly id: string }): Promise<Decision[]> {
+    return (await this.rows(S.decisions(this.dialect, tenant, limit, after))).map((r) => JSON.parse(str(r.body)) as Decision);
   }
 
   async auditHead(tenant: string): Promise<{ seq: number; hash: string } | null> {

@@ -90,9 +90,11 @@ export const sessionLogAfter = (d: Dialect, tenant: string, sessionId: string, o
 export const sessionLogHas = (d: Dialect, tenant: string, sessionId: string, ids: readonly string[]): Stmt =>
   withIn(d, 'record_id', ids, 'SELECT record_id FROM session_log WHERE tenant = ? AND session_id = ? AND {in}', [tenant, sessionId]);
 export const decision = (d: Dialect, tenant: string, id: string): Stmt => st(d, 'SELECT body FROM decisions WHERE tenant = ? AND id = ?', tenant, id);
-/** The tenant's decisions, newest first: `limit` of them after skipping `offset`. */
-export const decisions = (d: Dialect, tenant: string, limit: number, offset = 0): Stmt =>
-  st(d, 'SELECT body FROM decisions WHERE tenant = ? ORDER BY at DESC, id LIMIT ? OFFSET ?', tenant, limit, offset);
+/** The tenant's decisions, newest first (by `at`, then `id`): the first `limit`, or the first `limit` after the decision `after` in that order. */
+export const decisions = (d: Dialect, tenant: string, limit: number, after?: { readonly at: string; readonly id: string }): Stmt =>
+  after === undefined
+    ? st(d, 'SELECT body FROM decisions WHERE tenant = ? ORDER BY at DESC, id LIMIT ?', tenant, limit)
+    : st(d, 'SELECT body FROM decisions WHERE tenant = ? AND (at < ? OR (at = ? AND id > ?)) ORDER BY at DESC, id LIMIT ?', tenant, after.at, after.at, after.id, limit);
 
 /**
  * The review queue's requester side of decision `d`: internal when its JSON body's `requester` is
