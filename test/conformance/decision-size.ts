@@ -40,8 +40,9 @@ export function decisionSize(f: StoreFactory): void {
       assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
     });
 
-    test('a page of decisions stops once their JSON holds the page budget of characters (the first is always returned)', async (t) => {
-      const env = await setupWith(f);
+    test('a page of decisions stops once their JSON holds the page budget of characters (the first is always returned); pages of decisions made at one instant neither repeat nor skip one', async (t) => {
+      // every decision at the same instant: the pages are ordered and continued by id alone
+      const env = await setupWith(f, { clock: () => new Date('2030-01-01T00:00:00.000Z') });
       t.after(env.dispose);
       const { mem } = env;
       const rec = (await mem.write({ tenant: T, scope: 's', principal: P.alice, content: 'vendor ACCT-1 is paid monthly' })).record.id;
@@ -56,6 +57,12 @@ export function decisionSize(f: StoreFactory): void {
       assert.deepEqual(await page(100, 1), ids.slice(0, 1));
       assert.deepEqual(await page(27, 1e9), ids.slice(0, 27), 'more than one chunk, up to the limit');
       assert.deepEqual(await page(100, 1e9), ids);
+      // the same as one query of the store (no chunks)
+      assert.deepEqual(
+        (await mem.driver.listDecisions(T, 1000)).map((d) => d.id),
+        ids,
+      );
+      assert.equal(new Set(ids).size, 30);
     });
   });
 }
