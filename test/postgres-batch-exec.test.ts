@@ -18,7 +18,7 @@ import { deferrable, escapeLiteral, renderStmt, sqlLiteral } from '../src/store/
 import { PostgresDriver } from '../src/store/postgres/driver.js';
 import { postgresDialect } from '../src/store/sql/dialect.js';
 import * as S from '../src/store/sql/statements.js';
-import { NOT_RUN, pgRequired, testPostgres, withPgClient } from './support/postgres.js';
+import { pgNotRun, testPostgres, withPgClient } from './support/postgres.js';
 
 const server = await testPostgres();
 let schemas = 0;
@@ -80,11 +80,7 @@ describe('batch statements: literals and what is deferred', () => {
 });
 
 if ('unavailable' in server) {
-  process.stdout.write(`${NOT_RUN} (${server.unavailable})\n`);
-  test('PostgreSQL batch statements', (t) => {
-    if (pgRequired()) assert.fail(`${NOT_RUN}: ${server.unavailable} (MEMAUTH_REQUIRE_PG=1)`);
-    t.skip(NOT_RUN);
-  });
+  pgNotRun('PostgreSQL batch statements', server.unavailable);
 } else {
   after(() => server.stop());
   describe('[postgres] batch statements', () => {

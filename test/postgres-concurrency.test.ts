@@ -13,18 +13,14 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { runLoad } from './concurrency/load.js';
-import { NOT_RUN, pgRequired, testPostgres } from './support/postgres.js';
+import { pgNotRun, testPostgres } from './support/postgres.js';
 
 const server = await testPostgres();
 const COUNT = Number(process.env.MEMAUTH_CONCURRENCY_COUNT ?? 250);
 const PROCESSES = 4;
 
 if ('unavailable' in server) {
-  process.stdout.write(`${NOT_RUN} (${server.unavailable})\n`);
-  test('PostgreSQL concurrency test', (t) => {
-    if (pgRequired()) assert.fail(`${NOT_RUN}: ${server.unavailable} (MEMAUTH_REQUIRE_PG=1)`);
-    t.skip(NOT_RUN);
-  });
+  pgNotRun('PostgreSQL concurrency test', server.unavailable);
 } else {
   after(() => server.stop());
   describe(`[postgres] ${PROCESSES} memauth serve processes on one database over HTTP, ${COUNT} writes and ${COUNT} decisions each`, () => {

@@ -13,7 +13,7 @@ import { isMemauthError } from '../src/core/errors.js';
 import type { StorageTx } from '../src/store/driver.js';
 import { PostgresDriver } from '../src/store/postgres/driver.js';
 import type { SqlTx } from '../src/store/sql/tx.js';
-import { NOT_RUN, pgRequired, testPostgres, withPgClient } from './support/postgres.js';
+import { pgNotRun, testPostgres, withPgClient } from './support/postgres.js';
 
 const server = await testPostgres();
 let schemas = 0;
@@ -35,11 +35,7 @@ async function recordCount(mem: Memory): Promise<number> {
 }
 
 if ('unavailable' in server) {
-  process.stdout.write(`${NOT_RUN} (${server.unavailable})\n`);
-  test('PostgreSQL group commit', (t) => {
-    if (pgRequired()) assert.fail(`${NOT_RUN}: ${server.unavailable} (MEMAUTH_REQUIRE_PG=1)`);
-    t.skip(NOT_RUN);
-  });
+  pgNotRun('PostgreSQL group commit', server.unavailable);
 } else {
   after(() => server.stop());
   describe('[postgres] group commit', () => {

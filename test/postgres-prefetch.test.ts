@@ -14,7 +14,7 @@ import type { Memory } from '../src/api/memory.js';
 import { PostgresDriver } from '../src/store/postgres/driver.js';
 import { LIVE_MAX } from '../src/store/postgres/kept-reads.js';
 import { TokenService } from '../src/server/tokens.js';
-import { NOT_RUN, pgRequired, testPostgres, withPgClient } from './support/postgres.js';
+import { pgNotRun, testPostgres, withPgClient } from './support/postgres.js';
 
 const server = await testPostgres();
 let schemas = 0;
@@ -45,11 +45,7 @@ async function roundTrips(fn: () => Promise<unknown>): Promise<number> {
 const hold = (driver: PostgresDriver) => driver.transaction('t', () => new Promise((r) => setTimeout(r, 200)));
 
 if ('unavailable' in server) {
-  process.stdout.write(`${NOT_RUN} (${server.unavailable})\n`);
-  test('PostgreSQL prefetch', (t) => {
-    if (pgRequired()) assert.fail(`${NOT_RUN}: ${server.unavailable} (MEMAUTH_REQUIRE_PG=1)`);
-    t.skip(NOT_RUN);
-  });
+  pgNotRun('PostgreSQL prefetch', server.unavailable);
 } else {
   after(() => server.stop());
   describe('[postgres] reads sent with BEGIN and kept by a batch', () => {

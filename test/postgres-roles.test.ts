@@ -14,7 +14,7 @@ import { after, test } from 'node:test';
 import { openMemory } from '../src/index.js';
 import { PostgresDriver } from '../src/store/postgres/index.js';
 import { CLI, cleanEnv } from './server-helpers.js';
-import { NOT_RUN, pgRequired, testPostgres, withPgClient } from './support/postgres.js';
+import { pgNotRun, testPostgres, withPgClient } from './support/postgres.js';
 
 const DOC = fileURLToPath(new URL('../../docs/postgresql.md', import.meta.url));
 const server = await testPostgres();
@@ -28,10 +28,7 @@ function docGrants(app: string): string[] {
 }
 
 if ('unavailable' in server) {
-  test('PostgreSQL roles of the set-up', (t) => {
-    if (pgRequired()) assert.fail(`${NOT_RUN}: ${server.unavailable} (MEMAUTH_REQUIRE_PG=1)`);
-    t.skip(NOT_RUN);
-  });
+  pgNotRun('PostgreSQL roles of the set-up', server.unavailable);
 } else {
   after(() => server.stop());
   test('set-up as written: createdb -O, init as the owner, the GRANTs, a server role with rows only and vector search', { timeout: 120_000 }, async () => {

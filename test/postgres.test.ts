@@ -26,17 +26,13 @@ import { auditHasPolicy } from '../src/store/sql/statements.js';
 import { PostgresDriver, mapPgError } from '../src/store/postgres/index.js';
 import { runConformance } from './conformance/index.js';
 import { P, T, TEST_POLICY, expectCode, registerCast, tempDir } from './helpers.js';
-import { NOT_RUN, pgRequired, testPostgres, withPgClient } from './support/postgres.js';
+import { pgNotRun, testPostgres, withPgClient } from './support/postgres.js';
 import { postgresStore } from './support/stores.js';
 
 const server = await testPostgres();
 
 if ('unavailable' in server) {
-  process.stdout.write(`${NOT_RUN} (${server.unavailable})\n`);
-  test('PostgreSQL conformance suite', (t) => {
-    if (pgRequired()) assert.fail(`${NOT_RUN}: ${server.unavailable} (MEMAUTH_REQUIRE_PG=1)`);
-    t.skip(NOT_RUN);
-  });
+  pgNotRun('PostgreSQL conformance suite', server.unavailable);
 } else {
   after(() => server.stop());
   runConformance(postgresStore(Promise.resolve(server)));

@@ -24,7 +24,7 @@ import type { VectorHit, VectorItem, VectorStore } from '../src/store/vector.js'
 import { Memory } from '../src/api/memory.js';
 import { DEFAULT_POLICY, loadPolicy } from '../src/core/policy.js';
 import { testEmbedder } from '../src/embed/test-embedder.js';
-import { NOT_RUN, pgRequired, testPostgres } from './support/postgres.js';
+import { pgNotRun, pgRequired, testPostgres } from './support/postgres.js';
 import { rmDir, tempDir } from './helpers.js';
 
 /** The operations the shared cases use, over either store. */
@@ -173,11 +173,7 @@ describe('SQLite vector writes and the read cache', () => {
 // ---- PostgreSQL: the test cluster ----
 const server = await testPostgres();
 if ('unavailable' in server) {
-  process.stdout.write(`${NOT_RUN} (${server.unavailable})\n`);
-  it('PostgreSQL vector index', (t) => {
-    if (pgRequired()) assert.fail(`${NOT_RUN}: ${server.unavailable} (MEMAUTH_REQUIRE_PG=1)`);
-    t.skip(NOT_RUN);
-  });
+  pgNotRun('PostgreSQL vector index', server.unavailable);
 } else {
   const pool = new pg.Pool({ connectionString: server.url, max: 2 });
   const schemas: string[] = [];

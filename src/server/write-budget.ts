@@ -94,25 +94,21 @@ export class WriteBudget {
    *   also sends `Retry-After`). A refused write uses none of the budget.
    */
   admit(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, content: string, claims?: readonly unknown[]): void {
-    const b = principal === null ? undefined : this.kinds.get(principal.kind);
-    if (principal === null || b === undefined) return;
+    const a = this.account(tenant, principal);
+    if (a === null) return;
+    const { b } = a;
+    const who = a.principal;
     // the claims are stored with the content: they count as its bytes
     const size = Buffer.byteLength(content, 'utf8') + (claims === undefined || claims.length === 0 ? 0 : Buffer.byteLength(JSON.stringify(claims), 'utf8'));
     if (size > b.maxBytes) {
-      throw new HttpError(413, 'CONTENT_TOO_LONG', `content and claims are ${size} bytes; a ${principal.kind} principal may store at most ${b.maxBytes} bytes per record`, {
+      throw new HttpError(413, 'CONTENT_TOO_LONG', `content and claims are ${size} bytes; a ${who.kind} principal may store at most ${b.maxBytes} bytes per record`, {
         field: 'content',
         length: size,
         max: b.maxBytes,
         unit: 'bytes',
       });
     }
-    const key = `${tenant}\u0000${principal.id}`;
-    const wait = b.records.take(key);
-    if (wait !== null) throw limited(tenant, principal, b.records.capacity, 'records', wait);
-    const waitBytes = b.bytes.take(key, size);
-    if (waitBytes === null) return;
-    b.records.refund(key);
-    throw limited(tenant, principal, b.bytes.capacity, 'bytes', waitBytes);
+    this.takeRecord(a, size);
   }
 
   /**
@@ -121,10 +117,10 @@ export class WriteBudget {
    * @throws HttpError `RATE_LIMITED` (429), details `unit: 'bytes'`.
    */
   admitStoring(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null): void {
-    const b = principal === null ? undefined : this.kinds.get(principal.kind);
-    if (principal === null || b === undefined) return;
-    const wait = b.bytes.take(`${tenant}\u0000${principal.id}`, 1);
-    if (wait !== null) throw limited(tenant, principal, b.bytes.capacity, 'bytes', wait);
+    const a = this.account(tenant, principal);
+    if (a === null) return;
+    const wait = a.b.bytes.take(a.key, 1);
+    if (wait !== null) throw limited(tenant, a.principal, a.b.bytes.capacity, 'bytes', wait);
   }
 
   /**
@@ -134,15 +130,8 @@ export class WriteBudget {
    * @throws HttpError `RATE_LIMITED` (429), details `unit: 'records' | 'bytes'`; nothing is used then.
    */
   admitAttempt(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, bytes: number): void {
-    const b = principal === null ? undefined : this.kinds.get(principal.kind);
-    if (principal === null || b === undefined) return;
-    const key = `${tenant}\u0000${principal.id}`;
-    const wait = b.records.take(key);
-    if (wait !== null) throw limited(tenant, principal, b.records.capacity, 'records', wait);
-    const waitBytes = b.bytes.take(key, Math.min(bytes, b.bytes.capacity));
-    if (waitBytes === null) return;
-    b.records.refund(key);
-    throw limited(tenant, principal, b.bytes.capacity, 'bytes', waitBytes);
+    const a = this.account(tenant, principal);
+    if (a !== null) this.takeRecord(a, Math.min(bytes, a.b.bytes.capacity));
   }
 
   /**
@@ -151,9 +140,8 @@ export class WriteBudget {
    * Principals without a budget (and the admin token) are not counted.
    */
   owe(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, bytes: number): void {
-    const b = principal === null ? undefined : this.kinds.get(principal.kind);
-    if (principal === null || b === undefined || bytes <= 0) return;
-    b.bytes.charge(`${tenant}\u0000${principal.id}`, bytes);
+    const a = this.account(tenant, principal);
+    if (a !== null && bytes > 0) a.b.bytes.charge(a.key, bytes);
   }
 
   /**
@@ -172,12 +160,12 @@ export class WriteBudget {
    *   (the server also sends `Retry-After`). Nothing is read or stored then.
    */
   async reading<T>(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, most: number, read: () => Promise<T>, marked: (result: T) => number): Promise<T> {
-    const b = principal === null ? undefined : this.kinds.get(principal.kind);
-    if (principal === null || b === undefined) return read();
-    const key = `${tenant}\u0000${principal.id}`;
+    const a = this.account(tenant, principal);
+    if (a === null) return read();
+    const { b, key } = a;
     const taken = Math.max(1, Math.min(most, b.reads.capacity));
     const wait = b.reads.take(key, taken);
-    if (wait !== null) throw limited(tenant, principal, b.reads.capacity, 'reads', wait);
+    if (wait !== null) throw limited(tenant, a.principal, b.reads.capacity, 'reads', wait);
     let used = 1;
     try {
       const r = await read();
@@ -188,6 +176,30 @@ export class WriteBudget {
       else if (used > taken) b.reads.charge(key, used - taken);
     }
   }
+
+  /** The principal's budgets and bucket key, or null when its kind has none (or for the admin token). */
+  private account(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null): Account | null {
+    const b = principal === null ? undefined : this.kinds.get(principal.kind);
+    return principal === null || b === undefined ? null : { b, key: `${tenant}\u0000${principal.id}`, tenant, principal };
+  }
+
+  /** Take one record and `bytes` bytes; a refusal takes neither. @throws HttpError `RATE_LIMITED` (429). */
+  private takeRecord({ b, key, tenant, principal }: Account, bytes: number): void {
+    const wait = b.records.take(key);
+    if (wait !== null) throw limited(tenant, principal, b.records.capacity, 'records', wait);
+    const waitBytes = b.bytes.take(key, bytes);
+    if (waitBytes === null) return;
+    b.records.refund(key);
+    throw limited(tenant, principal, b.bytes.capacity, 'bytes', waitBytes);
+  }
+}
+
+/** One principal's budgets and the key of its buckets. */
+interface Account {
+  readonly b: KindBudget;
+  readonly key: string;
+  readonly tenant: string;
+  readonly principal: Pick<Principal, 'id' | 'kind'>;
 }
 
 /**

@@ -12,6 +12,8 @@
  * passes its URL down in MEMAUTH_TEST_PG_URL (plus MEMAUTH_TEST_PG_DATA, the data directory,
  * for the file-level deletion check).
  */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -136,3 +138,15 @@ export async function testPostgres(): Promise<PgServer | { unavailable: string }
 
 /** True when the PostgreSQL suite must run (CI sets MEMAUTH_REQUIRE_PG=1). */
 export const pgRequired = (): boolean => process.env.MEMAUTH_REQUIRE_PG === '1';
+
+/**
+ * Where PostgreSQL is unavailable: print why, and register one test `name` that fails when
+ * MEMAUTH_REQUIRE_PG=1 (CI) and is otherwise reported as skipped ({@link NOT_RUN}).
+ */
+export function pgNotRun(name: string, unavailable: string): void {
+  process.stdout.write(`${NOT_RUN} (${unavailable})\n`);
+  test(name, (t) => {
+    if (pgRequired()) assert.fail(`${NOT_RUN}: ${unavailable} (MEMAUTH_REQUIRE_PG=1)`);
+    t.skip(NOT_RUN);
+  });
+}

@@ -52,6 +52,9 @@ const auditOfRecords = (tenant: string, ids: readonly string[]): Stmt => ({
 });
 const AUDIT_OF_RECORDS = auditOfRecords('', ['']).text;
 
+/** A statement as a map key: its text and values (two statements with equal keys read the same rows). */
+export const stmtKey = (s: Stmt): string => s.text + JSON.stringify(s.values);
+
 /** PostgreSQL's order of text in the "C" collation: by UTF-8 bytes. */
 const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
@@ -81,7 +84,7 @@ export class KeptReads {
   get(s: Stmt): Row[] | undefined {
     if (s.text === CONFIRMATIONS) return this.liveAnswer(s);
     if (s.text === AUDIT_AT) return this.entriesAt(s);
-    const hit = KEPT.has(s.text) ? this.rows.get(s.text + JSON.stringify(s.values)) : undefined;
+    const hit = KEPT.has(s.text) ? this.rows.get(stmtKey(s)) : undefined;
     return hit === undefined ? undefined : [...hit];
   }
 
@@ -103,7 +106,7 @@ export class KeptReads {
       else this.crowded.add(String(s.values[0]));
     } else if (s.text === AUDIT_AT || s.text === AUDIT_OF_RECORDS) {
       for (const r of rows) this.entries.set(JSON.stringify([s.values[0], String(r.seq)]), r);
-    } else if (KEPT.has(s.text)) this.rows.set(s.text + JSON.stringify(s.values), [...rows]);
+    } else if (KEPT.has(s.text)) this.rows.set(stmtKey(s), [...rows]);
   }
 
   /** Forget everything kept. */

@@ -10,18 +10,18 @@
  * The answers are handed out by a {@link SqlReader} whose executor answers exactly the statements
  * those reads make (same text, same values) from the query, and sends any other to the pool.
  *
- * May import: core/identity, ../rows.js, ../sql/*, ./batch-exec.js (literals).
+ * May import: core/identity, ../rows.js, ../sql/*, ./batch-exec.js (literals), ./kept-reads.js (statement keys).
  */
 import { TOKEN_OPS, tokenChain } from '../../core/identity.js';
 import type { StorageReader } from '../driver.js';
 import type { Row } from '../rows.js';
-import { type Stmt, postgresDialect } from '../sql/dialect.js';
+import { postgresDialect } from '../sql/dialect.js';
 import { type NativeReads, type SqlExecutor, SqlReader } from '../sql/reader.js';
 import * as S from '../sql/statements.js';
 import { escapeLiteral, sqlArrayLiteral } from './batch-exec.js';
+import { stmtKey } from './kept-reads.js';
 
 const d = postgresDialect;
-const keyOf = (s: Stmt): string => s.text + JSON.stringify(s.values);
 
 /** The six statements for the token whose hash is `hash` (hex), values inlined. */
 function statements(hash: string): string[] {
@@ -43,22 +43,22 @@ function statements(hash: string): string[] {
 /** Answers to the statements the token reads make, keyed by statement (see the module header). */
 function answers(hash: string, rows: ReadonlyArray<readonly Row[]>): Map<string, Row[]> {
   const [tokens = [], entries = [], entrySuccessors = [], principals = [], registrations = [], regSuccessors = []] = rows;
-  const out = new Map<string, Row[]>([[keyOf(S.token(d, { hash })), [...tokens]]]);
+  const out = new Map<string, Row[]>([[stmtKey(S.token(d, { hash })), [...tokens]]]);
   const t = tokens[0];
   if (t === undefined) return out;
   const chain = tokenChain(t.tenant === null ? null : String(t.tenant));
-  out.set(keyOf(S.auditNaming(d, chain, [...new Set(TOKEN_OPS)], { field: 'tokenId', value: String(t.id) })), [...entries]);
+  out.set(stmtKey(S.auditNaming(d, chain, [...new Set(TOKEN_OPS)], { field: 'tokenId', value: String(t.id) })), [...entries]);
   // the successor of each entry, or none (the entry is the chain's head)
   const next = new Map([...entrySuccessors, ...regSuccessors].map((e) => [`${String(e.tenant)}:${Number(e.seq)}`, e]));
   for (const e of [...entries, ...registrations]) {
     const [tenant, seq] = [String(e.tenant), Number(e.seq) + 1];
     const n = next.get(`${tenant}:${seq}`);
-    out.set(keyOf(S.auditRange(d, tenant, seq, seq)), n === undefined ? [] : [n]);
+    out.set(stmtKey(S.auditRange(d, tenant, seq, seq)), n === undefined ? [] : [n]);
   }
   if (t.tenant === null || t.principal_id === null) return out;
   const [tenant, pid] = [String(t.tenant), String(t.principal_id)];
-  out.set(keyOf(S.principal(d, tenant, pid)), [...principals]);
-  out.set(keyOf(S.auditNaming(d, tenant, ['principal'], { field: 'principalId', value: pid })), [...registrations]);
+  out.set(stmtKey(S.principal(d, tenant, pid)), [...principals]);
+  out.set(stmtKey(S.auditNaming(d, tenant, ['principal'], { field: 'principalId', value: pid })), [...registrations]);
   return out;
 }
 
@@ -72,7 +72,7 @@ export async function tokenReads(hash: string, query: (sql: string) => Promise<R
   const kept = answers(hash, await query(statements(hash).join(';\n')));
   const prefetched: SqlExecutor = {
     all: (s) => {
-      const hit = kept.get(keyOf(s));
+      const hit = kept.get(stmtKey(s));
       return hit !== undefined ? [...hit] : exec.all(s);
     },
     run: (stmts) => exec.run(stmts),
