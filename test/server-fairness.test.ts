@@ -138,6 +138,29 @@ describe('expensive endpoints are limited per tenant side', () => {
     }
   });
 
+  test("a channel's pages of decisions take its side's slots (429 TOO_MANY_REQUESTS past them, operation listDecisions); the tenant's own agent is not shut out", async () => {
+    let flood: Awaited<ReturnType<typeof http>>[] = [];
+    for (let round = 0; round < 10 && !flood.some((r) => r.status === 429); round++) {
+      const [own, ...rest] = await Promise.all([
+        new Promise((resolve) => setTimeout(resolve, 5)).then(() => http(srv.url, 'GET', '/v1/decisions?limit=10000', { token: tok.gagent })),
+        ...Array.from({ length: 8 }, () => http(srv.url, 'GET', '/v1/decisions?limit=10000', { token: tok.mallory })),
+      ]);
+      assert.equal(own?.status, 200, own?.text);
+      flood = rest;
+    }
+    const statuses = flood.map((r) => r.status);
+    const served = flood.filter((r) => r.status === 200);
+    assert.ok(served.length > 0, `one is served: ${statuses}`);
+    for (const r of served) assert.ok(r.body.decisions.length > 0 && r.body.decisions.every((d: { requester?: string }) => d.requester === 'mallory'), 'mallory sees its own decisions');
+    const busy = flood.filter((r) => r.status === 429);
+    assert.ok(busy.length > 0, `some are refused: ${statuses}`);
+    for (const r of busy) {
+      expectError(r, 429, 'TOO_MANY_REQUESTS');
+      assert.equal(r.body.details.operation, 'listDecisions');
+      assert.equal(r.body.details.limit, 'external');
+    }
+  });
+
   test("another tenant's audit verification does not wait behind a tenant's running metrics series", async () => {
     for (let round = 0; round < 3; round++) {
       let seriesDone = 0;

@@ -156,8 +156,18 @@ describe("a tool's recorded decisions count as bytes of its write budget", () =>
     await srv.stop();
   });
 
-  test('decisions (row and audit entry) spend the byte budget: then decisions and writes are 429 (bytes) over HTTP and MCP; an agent goes on', async () => {
+  test('a decision that alone would store more than a minute of the budget is refused 413 (field decision) and recorded nowhere', async () => {
     const memo = Array.from({ length: 200 }, (_, i) => `v${i}`);
+    const r = await http(srv.url, 'POST', '/v1/decisions', { token: tok.browser, body: { action: { type: 'pay', args: { to: 'ACCT-1', amount: 1, memo } } } });
+    expectError(r, 413, 'CONTENT_TOO_LONG');
+    assert.equal(r.body.details.field, 'decision');
+    assert.ok(r.body.details.length > 40_000, JSON.stringify(r.body.details));
+    const list = await http(srv.url, 'GET', '/v1/decisions?tenant=globex', { token: srv.adminToken as string });
+    assert.equal(list.body.decisions.length, 0, 'nothing recorded');
+  });
+
+  test('decisions (row and audit entry) spend the byte budget: then decisions and writes are 429 (bytes) over HTTP and MCP; an agent goes on', async () => {
+    const memo = Array.from({ length: 20 }, (_, i) => `v${i}`);
     const action = { type: 'pay', args: { to: 'ACCT-1', amount: 1, memo } };
     let made = 0;
     let last = await http(srv.url, 'POST', '/v1/decisions', { token: tok.browser, body: { action } });
@@ -167,8 +177,9 @@ describe("a tool's recorded decisions count as bytes of its write budget", () =>
     }
     expectError(last, 429, 'RATE_LIMITED');
     assert.equal(last.body.details.unit, 'bytes');
-    assert.ok(made >= 1 && made < 20, `${made} decisions of about 5 KB each fit in 40,000 bytes a minute (600 decisions a minute would have)`);
-    expectError(await http(srv.url, 'POST', '/v1/memories', { token: tok.browser, body: { scope: 's', content: 'x', source: 'https://example.org/x' } }), 429, 'RATE_LIMITED');
+    assert.ok(made >= 1 && made < 20, `${made} decisions of about 8 KB each fit in 40,000 bytes a minute (600 decisions a minute would have)`);
+    // what is left is less than one decision: a page of that size is refused too
+    expectError(await http(srv.url, 'POST', '/v1/memories', { token: tok.browser, body: { scope: 's', content: 'x'.repeat(20_000), source: 'https://example.org/x' } }), 429, 'RATE_LIMITED');
     const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok.browser}` } } });
     const c = new Client({ name: 'w', version: '1' });
     await c.connect(transport);
@@ -181,6 +192,49 @@ describe("a tool's recorded decisions count as bytes of its write budget", () =>
     }
     const a = await http(srv.url, 'POST', '/v1/decisions', { token: tok.agent, body: { action } });
     assert.equal(a.status, 201, a.text);
+  });
+});
+
+describe("decisions in flight together cannot store more than a tool's byte budget", () => {
+  let srv: ServerProcess;
+  const tok: Record<string, string> = {};
+  const BUDGET = 40_000;
+  before(async () => {
+    srv = await startServerProcess({ cwd: tempDir(), env: { MEMAUTH_TOOL_WRITE_BYTES_PER_MINUTE: String(BUDGET) } });
+    const admin = srv.adminToken as string;
+    tok.browser = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'browser', kind: 'tool', domain: 'browser' });
+  });
+  after(async () => {
+    await srv.stop();
+  });
+
+  test('30 decisions sent at once over HTTP and MCP: those recorded store at most the budget; the rest are 429 (bytes) and recorded nowhere', async () => {
+    const memo = Array.from({ length: 20 }, (_, i) => `v${i}`);
+    const action = { type: 'pay', args: { to: 'ACCT-1', amount: 1, memo } };
+    const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok.browser}` } } });
+    const c = new Client({ name: 'w', version: '1' });
+    await c.connect(transport);
+    const t0 = Date.now();
+    try {
+      const overHttp = Array.from({ length: 20 }, () => http(srv.url, 'POST', '/v1/decisions', { token: tok.browser, body: { action } }));
+      const overMcp = Array.from({ length: 10 }, () => c.callTool({ name: 'authorize_action', arguments: { action } }));
+      const [h, m] = await Promise.all([Promise.all(overHttp), Promise.all(overMcp)]);
+      const refill = Math.ceil(((Date.now() - t0 + 1000) / 60_000) * BUDGET);
+      for (const r of h) if (r.status !== 201) expectError(r, 429, 'RATE_LIMITED');
+      for (const r of m) if (r.isError === true) assert.match(JSON.stringify(r.content), /RATE_LIMITED/);
+      const made = h.filter((r) => r.status === 201).length + m.filter((r) => r.isError !== true).length;
+      // what was recorded, from the tenant's own decision list (admin token): each decision's row and audit entry
+      const list = await http(srv.url, 'GET', '/v1/decisions?tenant=globex&limit=100', { token: srv.adminToken as string });
+      assert.equal(list.status, 200, list.text);
+      const stored = list.body.decisions as object[];
+      assert.equal(stored.length, made, 'every recorded decision was answered 201 or as a tool result; no refused one was recorded');
+      const bytes = stored.reduce((n: number, d) => n + 2 * Buffer.byteLength(JSON.stringify(d), 'utf8'), 0);
+      assert.ok(made >= 1 && made < 30, `${made} of 30 recorded`);
+      // the list shows each decision as stored: twice its JSON is at most what was charged for it
+      assert.ok(bytes <= BUDGET + refill, `${bytes} bytes recorded by ${made} decisions in flight together; the budget holds ${BUDGET} (+${refill} refilled)`);
+    } finally {
+      await c.close();
+    }
   });
 });
 

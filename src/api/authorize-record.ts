@@ -66,13 +66,45 @@ export function evaluation(ctx: Pick<OpContext, 'policy'>, d: Decided): Evaluati
   };
 }
 
+/** Options of a recorded decision ({@link Memory.authorize}'s second argument). */
+export interface AuthorizeOptions {
+  /**
+   * Called once the decision is made and before anything of it is stored, with the bytes it will
+   * store: {@link recordedBytes} of the decision (its row and its audit entry). Throw to refuse:
+   * the transaction rolls back and nothing of the call is recorded (the error reaches the caller
+   * as thrown). The server charges a tool or external principal's write budget here, so that
+   * decisions in flight together cannot store more than the budget holds (docs/server.md § Budgets).
+   * Synchronous: it runs inside the decision's transaction.
+   */
+  readonly beforeRecord?: (bytes: number) => void;
+}
+
+/**
+ * What a recorded decision stores, in bytes: its JSON in the decision row and again in its audit
+ * entry — twice the UTF-8 size of its JSON.
+ * @param d - the decision (or the evaluation it is made from: the few fields they differ by are counted as 96 bytes).
+ * @returns bytes (UTF-8).
+ */
+export const recordedBytes = (d: object): number => 2 * (Buffer.byteLength(JSON.stringify(d), 'utf8') + 96);
+
 /**
  * Inside the decision's transaction: append the `decide` entry, claim the session when this is its
- * first use, insert the decision row and the confirmation use. `mark` reports the timing phases.
+ * first use, insert the decision row and the confirmation use. `mark` reports the timing phases;
+ * `options.beforeRecord` sees the bytes before any of them is written.
  * @returns the stored decision.
  */
-export async function recordDecision(ctx: Pick<OpContext, 'policy' | 'clock'>, tx: StorageTx, d: Decided, sessionExists: boolean, mark: (phase: 'decided' | 'written') => void): Promise<Decision> {
+export async function recordDecision(
+  ctx: Pick<OpContext, 'policy' | 'clock'>,
+  tx: StorageTx,
+  d: Decided,
+  sessionExists: boolean,
+  mark: (phase: 'decided' | 'written') => void,
+  options: AuthorizeOptions = {},
+): Promise<Decision> {
   const { a, action, argsHash, tier, mode, result, now } = d;
+  // the decision is what the dry run reports, with its id and the seq of the entry that recorded it
+  const { dryRun: _dryRun, ...made } = evaluation(ctx, d);
+  options.beforeRecord?.(recordedBytes(made));
   const id = newId('dec');
   // keyed like content hashes: a plain SHA-256 of a short turn ("Pay $1,200 to ACCT-1234") can be guessed
   const userTurnHash = a.userTurn !== undefined ? contentHashOf(a.userTurn.text, await tx.ensureTenantContentKey(a.tenant, newContentKey, now)) : null;
@@ -99,8 +131,6 @@ export async function recordDecision(ctx: Pick<OpContext, 'policy' | 'clock'>, t
   // the first use of a session claims it for the requester
   if (a.session !== undefined && !sessionExists) await joinSession(tx, a.tenant, a.session, a.requester ?? null, now);
   const entry = await appendAudit(ctx, tx, a.tenant, 'decide', payload);
-  // the decision is what the dry run reports, with its id and the seq of the entry that recorded it
-  const { dryRun: _dryRun, ...made } = evaluation(ctx, d);
   const decision: Decision = { formatVersion: 1, id, ...made, auditSeq: entry.seq };
   await tx.insertDecision(decision);
   if (result.confirmationId !== null) await tx.insertConfirmationUse(a.tenant, result.confirmationId, id, now);

@@ -16,7 +16,7 @@ import type { Action, Decision, IntentProvenance, MemoryRecord, Tier } from '../
 import type { StorageTx } from '../store/driver.js';
 import { confirmationCandidates, loadCandidates } from './authorize-candidates.js';
 import { intentOf, turnReading } from './authorize-intent.js';
-import { type Decided, evaluation, recordDecision } from './authorize-record.js';
+import { type AuthorizeOptions, type Decided, evaluation, recordDecision } from './authorize-record.js';
 import { boundedReferences, dependencies } from './authorize-values.js';
 import { type In, type OpContext, nowOf, startTiming, transact } from './context.js';
 import { principalIn, refusing } from './refusals.js';
@@ -28,8 +28,8 @@ import { parseAuthorize } from './validation.js';
 
 /** {@link Memory.authorize} (`dryRun` false) and {@link Memory.evaluate} (`dryRun` true). */
 export function gate(ctx: OpContext, input: In<'authorize'>, dryRun: true): Promise<Evaluation>;
-export function gate(ctx: OpContext, input: In<'authorize'>, dryRun: false): Promise<Decision>;
-export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boolean): Promise<Decision | Evaluation> {
+export function gate(ctx: OpContext, input: In<'authorize'>, dryRun: false, options?: AuthorizeOptions): Promise<Decision>;
+export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boolean, options?: AuthorizeOptions): Promise<Decision | Evaluation> {
   const t0 = startTiming(ctx);
   const a = parseAuthorize(input);
   const action: Action = a.action.resource !== undefined ? { type: a.action.type, args: a.action.args, resource: a.action.resource } : { type: a.action.type, args: a.action.args };
@@ -77,7 +77,7 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       });
       const decided: Decided = { a, action, argsHash, tier, mode, contextMode, deps, result, now, intent };
       if (dryRun) return evaluation(ctx, decided);
-      return recordDecision(ctx, tx, decided, sessionExists, mark);
+      return recordDecision(ctx, tx, decided, sessionExists, mark, options);
     }),
   );
 }

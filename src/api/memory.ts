@@ -17,6 +17,7 @@ import { type ReindexProgress, type ReindexResult, type SearchSetup, indexerFor,
 import { type RankedHit, type SearchResult, searchWithInfo } from './search.js';
 import * as admin from './admin.js';
 import { gate } from './authorize.js';
+import type { AuthorizeOptions } from './authorize-record.js';
 import { type In, newId } from './context.js';
 import type { MemoryOptions } from './options.js';
 import * as decisions from './decisions.js';
@@ -283,14 +284,19 @@ export class Memory {
    * makes it so). The decision consumes the confirmation it is allowed by; {@link evaluate} is
    * the dry run that consumes and records nothing.
    *
+   * `options.beforeRecord(bytes)` runs once the decision is made, before any of it is stored, with
+   * the bytes it will store (row and audit entry); throwing from it refuses the call and records
+   * nothing — a place for the application's own storage quota.
+   *
    * @returns the stored {@link Decision}: outcome `allow | deny | would_deny`, structured reasons.
    * @throws `RECORD_NOT_FOUND` for a `dependsOn` id not in the tenant, `UNKNOWN_PRINCIPAL` /
    *   `INVALID_ARGUMENT` for a user turn not by a user principal, `UNKNOWN_PRINCIPAL` for a
-   *   requester not registered, `SESSION_FORBIDDEN` for another principal's session, `TENANT_REQUIRED`.
+   *   requester not registered, `SESSION_FORBIDDEN` for another principal's session, `TENANT_REQUIRED`;
+   *   whatever `options.beforeRecord` throws.
    */
-  async authorize(input: In<'authorize'>): Promise<Decision> {
+  async authorize(input: In<'authorize'>, options?: AuthorizeOptions): Promise<Decision> {
     this.assertOpen();
-    return gate(this.ctx, input, false);
+    return gate(this.ctx, input, false, options);
   }
 
   /**

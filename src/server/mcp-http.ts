@@ -144,7 +144,7 @@ export class McpHttp {
   }
 
   /** The server's budgets and expensive-request slots, bound to one connection's principal (the same as over HTTP). */
-  private bound(tenant: string, principal: Principal): Pick<McpBinding, 'admitDecision' | 'oweBytes' | 'admitWrite' | 'reading' | 'expensive'> {
+  private bound(tenant: string, principal: Principal): Pick<McpBinding, 'admitDecision' | 'storingBytes' | 'admitWrite' | 'reading' | 'expensive'> {
     const l = this.limits;
     if (l === undefined) return {};
     const slots = l.expensive.for(principal);
@@ -153,7 +153,7 @@ export class McpHttp {
         if (stores) l.writeBudget.admitStoring(tenant, principal);
         l.decisionBudget.admit(tenant, principal);
       },
-      oweBytes: (bytes) => l.writeBudget.owe(tenant, principal, bytes),
+      storingBytes: (bytes) => l.writeBudget.storing(tenant, principal, bytes),
       admitWrite: (content, claims) => l.writeBudget.admit(tenant, principal, content, claims),
       reading: (most, read, marked) => l.writeBudget.reading(tenant, principal, most, read, marked),
       expensive: (operation, fn) => slots.run(tenant, operation, fn),

@@ -10,7 +10,6 @@
  * connection's (docs/design.md § What the model sees), fixed in the {@link ToolCall} every
  * handler gets; unknown arguments are refused by the strict input schemas.
  */
-import { decisionBytes } from './write-budget.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Memory } from '../api/memory.js';
@@ -42,8 +41,8 @@ export interface ToolCall {
   replayOwn(decisionId: string): Promise<ReplayView>;
   /** count one decision against the connection's budget (`stores`: it will be recorded, so the byte budget must not be spent); throws `RATE_LIMITED` past it. */
   admitDecision(stores: boolean): void;
-  /** charge the bytes a recorded decision stored to the connection's write budget (after the fact). */
-  oweBytes(bytes: number): void;
+  /** take the bytes a made decision is about to store from the connection's write budget (before it is recorded); throws `CONTENT_TOO_LONG` or `RATE_LIMITED` to refuse it. */
+  storingBytes(bytes: number): void;
   /** count one stored record of `content` against the connection's write budget; throws `CONTENT_TOO_LONG` or `RATE_LIMITED` past it. */
   admitWrite(content: string, claims?: readonly unknown[]): void;
   /** run a read in the session within the connection's read budget (`most` records it may mark, `marked` those it did); throws `RATE_LIMITED` past it. */
@@ -197,8 +196,7 @@ async function checkAction(c: ToolCall, a: z.output<typeof actionInput>): Promis
 /** `authorize_action` → `Memory.authorize` (the recorded, audited decision). */
 async function authorizeAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
   c.admitDecision(true);
-  const recorded = await c.mem.authorize({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context });
-  c.oweBytes(decisionBytes(recorded));
+  const recorded = await c.mem.authorize({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context }, { beforeRecord: (bytes) => c.storingBytes(bytes) });
   const d = await decisionAs(c.mem, c.principal, recorded);
   return result(decisionText(d), { ...d });
 }

@@ -50,8 +50,8 @@ export interface McpBinding {
   readonly recheck?: () => Promise<void>;
   /** called before each recorded decision (authorize_action); throws to refuse (the server's decision budget, src/server/decision-budget.ts). */
   readonly admitDecision?: (stores: boolean) => void;
-  /** charge a recorded decision's bytes to the principal's write budget. */
-  readonly oweBytes?: (bytes: number) => void;
+  /** called with the bytes a made decision is about to store, before it is recorded; throws to refuse (the server's write budget, src/server/write-budget.ts `storing`). */
+  readonly storingBytes?: (bytes: number) => void;
   /** called before each stored record (remember, derive) with its content; throws to refuse (the server's write budget, src/server/write-budget.ts). */
   readonly admitWrite?: (content: string, claims?: readonly unknown[]) => void;
   /** runs each read in the session (recall, get_memory) within the server's read budget (src/server/write-budget.ts `reading`): `most` it may mark, `marked` what it did; throws `RATE_LIMITED` to refuse. */
@@ -126,9 +126,9 @@ function toolCall(b: McpBinding): ToolCall {
   };
   const admitDecision = b.admitDecision ?? ((): void => undefined);
   const admitWrite = b.admitWrite ?? ((): void => undefined);
-  const oweBytes = b.oweBytes ?? ((): void => undefined);
+  const storingBytes = b.storingBytes ?? ((): void => undefined);
   const reading = b.reading ?? (<T>(_most: number, read: () => Promise<T>): Promise<T> => read());
-  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn, verifyAudit, admitDecision, oweBytes, admitWrite, reading };
+  return { mem, tenant, principal, session: b.session, context: b.context ?? 'session', config: b.config, ownDecision, replayOwn, verifyAudit, admitDecision, storingBytes, admitWrite, reading };
 }
 
 /**

@@ -112,8 +112,8 @@ export class WriteBudget {
   }
 
   /**
-   * Before a decision, which will store bytes ({@link owe}): refused while the principal's byte
-   * budget is spent (a decision's bytes are owed after it is recorded). Takes one byte.
+   * Before a decision, which will store bytes ({@link storing}): refused while the principal's
+   * byte budget is spent, before anything is decided. Takes one byte.
    * @throws HttpError `RATE_LIMITED` (429), details `unit: 'bytes'`.
    */
   admitStoring(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null): void {
@@ -121,6 +121,38 @@ export class WriteBudget {
     if (a === null) return;
     const wait = a.b.bytes.take(a.key, 1);
     if (wait !== null) throw limited(tenant, a.principal, a.b.bytes.capacity, 'bytes', wait);
+  }
+
+  /**
+   * Take the `bytes` a made decision is about to store (its row and audit entry) from the
+   * principal's byte budget — called by `Memory.authorize`'s `beforeRecord`, before anything of
+   * the decision is written, so that decisions in flight together cannot store more than the
+   * budget holds. Principals without a budget (and the admin token) are not counted.
+   * @throws HttpError `CONTENT_TOO_LONG` (413) when the decision alone is over a minute's bytes;
+   *   details `{field: 'decision', length, max, unit: 'bytes'}` (narrower: fewer values, a
+   *   narrower session, `context: 'declared'`).
+   * @throws HttpError `RATE_LIMITED` (429), details `unit: 'bytes'`, when the budget does not hold
+   *   it now. Either way nothing of the decision is recorded and nothing is taken.
+   */
+  storing(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, bytes: number): void {
+    const a = this.account(tenant, principal);
+    if (a === null || bytes <= 0) return;
+    const max = a.b.bytes.capacity;
+    if (bytes > max) {
+      throw new HttpError(
+        413,
+        'CONTENT_TOO_LONG',
+        `the decision would store ${bytes} bytes; a ${a.principal.kind} principal may store at most ${max} bytes a minute: depend on fewer records (a narrower session, context 'declared') or pass fewer values`,
+        {
+          field: 'decision',
+          length: bytes,
+          max,
+          unit: 'bytes',
+        },
+      );
+    }
+    const wait = a.b.bytes.take(a.key, bytes);
+    if (wait !== null) throw limited(tenant, a.principal, max, 'bytes', wait);
   }
 
   /**
@@ -132,16 +164,6 @@ export class WriteBudget {
   admitAttempt(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, bytes: number): void {
     const a = this.account(tenant, principal);
     if (a !== null) this.takeRecord(a, Math.min(bytes, a.b.bytes.capacity));
-  }
-
-  /**
-   * Charge `bytes` the principal's request already stored (a decision and its audit entry) to its
-   * byte budget, after the fact: the next write or decision waits until the budget has refilled.
-   * Principals without a budget (and the admin token) are not counted.
-   */
-  owe(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, bytes: number): void {
-    const a = this.account(tenant, principal);
-    if (a !== null && bytes > 0) a.b.bytes.charge(a.key, bytes);
   }
 
   /**
@@ -201,13 +223,6 @@ interface Account {
   readonly tenant: string;
   readonly principal: Pick<Principal, 'id' | 'kind'>;
 }
-
-/**
- * What a recorded decision stores, in bytes: its JSON in the decisions row and again in its audit entry ({@link WriteBudget.owe}).
- * @param d - the recorded decision.
- * @returns bytes (UTF-8), twice its JSON.
- */
-export const decisionBytes = (d: object): number => 2 * Buffer.byteLength(JSON.stringify(d), 'utf8');
 
 function limited(tenant: string, principal: Pick<Principal, 'id' | 'kind'>, perMinute: number, unit: 'records' | 'bytes' | 'reads', retryAfterSeconds: number): HttpError {
   const what = unit === 'reads' ? `mark ${perMinute} records read in its sessions` : `write ${perMinute} ${unit} of memory`;

@@ -40,6 +40,39 @@ export function decisionSize(f: StoreFactory): void {
       assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
     });
 
+    test('beforeRecord sees the bytes a made decision will store before any is written: throwing records nothing (no decision, no audit entry, no confirmation use)', async (t) => {
+      const env = await setupWith(f);
+      t.after(env.dispose);
+      const { mem } = env;
+      const rec = (await mem.write({ tenant: T, scope: 's', principal: P.alice, content: 'vendor ACCT-1 is paid monthly' })).record.id;
+      const action = { type: 'pay', args: { to: 'ACCT-1', amount: 5 } };
+      const conf = await mem.confirm({ tenant: T, principal: P.alice, action, memoryIds: [rec] });
+      const head = async (): Promise<number> => (await mem.verifyAudit({ tenant: T })).tenants[0]!.chain.entries;
+      const entries = await head();
+      const seen: number[] = [];
+      await assert.rejects(
+        mem.authorize(
+          { tenant: T, action, dependsOn: [rec], context: 'declared' },
+          {
+            beforeRecord: (bytes) => {
+              seen.push(bytes);
+              throw new Error('over quota');
+            },
+          },
+        ),
+        /over quota/,
+      );
+      assert.equal(seen.length, 1);
+      assert.equal((await mem.listDecisions({ tenant: T })).length, 0);
+      assert.equal(await head(), entries, 'no audit entry');
+      // the confirmation was not used: the next call is allowed by it, and charged what it stored
+      const d = await mem.authorize({ tenant: T, action, dependsOn: [rec], context: 'declared' }, { beforeRecord: (bytes) => void seen.push(bytes) });
+      assert.equal(d.outcome, 'allow');
+      assert.equal(d.confirmationId, conf.id);
+      assert.ok(seen[1]! >= 2 * Buffer.byteLength(JSON.stringify(d), 'utf8'), `charged ${seen[1]} bytes for a decision of ${JSON.stringify(d).length} characters, stored twice`);
+      assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
+    });
+
     test('a page of decisions stops once their JSON holds the page budget of characters (the first is always returned); pages of decisions made at one instant neither repeat nor skip one', async (t) => {
       // every decision at the same instant: the pages are ordered and continued by id alone
       const env = await setupWith(f, { clock: () => new Date('2030-01-01T00:00:00.000Z') });

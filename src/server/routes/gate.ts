@@ -5,10 +5,10 @@
 import type { z } from 'zod';
 import type { Identity } from '../tokens.js';
 import { HttpError } from '../errors.js';
+import { sideOf } from '../fairness.js';
 import { decisionAs, replayAs } from '../external-ids.js';
 import { agentOf, assertCitesOwn, assertDecisionVisible, decisionVisible, replayFor } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
-import { decisionBytes } from '../write-budget.js';
 import { type AnyRoute, type Services, callerOf, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 /**
@@ -111,11 +111,11 @@ export const gateRoutes: readonly AnyRoute[] = [
     errors: [404, 429],
     handler: async ({ identity, body, services }) => {
       // a decision stores bytes: refused while earlier ones have spent the byte budget
-      services.writeBudget.admitStoring(tenantFor(identity, body.tenant), identity.kind === 'principal' ? identity.principal : null);
+      const principal = identity.kind === 'principal' ? identity.principal : null;
+      services.writeBudget.admitStoring(tenantFor(identity, body.tenant), principal);
       const input = await checkedGateInput(identity, body, services);
-      const d = await services.mem.authorize(input);
-      // stored twice (the row and its audit entry): a tool or external principal pays its bytes
-      services.writeBudget.owe(input.tenant, identity.kind === 'principal' ? identity.principal : null, decisionBytes(d));
+      // stored twice (the row and its audit entry): a tool or external principal pays its bytes before they are written
+      const d = await services.mem.authorize(input, { beforeRecord: (bytes) => services.writeBudget.storing(input.tenant, principal, bytes) });
       return created(await decisionAs(services.mem, callerOf(identity), d));
     },
   }),
@@ -141,14 +141,17 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'listDecisions',
     tag: 'gate',
     summary: 'Recent decisions, newest first',
-    description: `${DECISIONS_SEEN} The list is of the tenant's newest \`limit\` decisions, those the caller may see (an agent may get fewer).`,
+    description: `${DECISIONS_SEEN} The list is of the tenant's newest \`limit\` decisions, those the caller may see (an agent may get fewer). A page reads up to 8 Mi characters of decisions: for a tool or external token it runs in the tenant's expensive-request slots of its side (one at a time, TOO_MANY_REQUESTS (429) past \`maxExpensivePerTenant\`), like replay and verification.`,
     auth: 'any',
     query: queries.ListDecisions,
     responses: { 200: 'DecisionList' },
     handler: async ({ identity, query, services }) => {
       const agent = agentOf(identity);
       const tenant = tenantFor(identity, query.tenant);
-      const decisions = await services.mem.listDecisions({ tenant, limit: query.limit });
+      const principal = identity.kind === 'principal' ? identity.principal : null;
+      // a page reads the tenant's decisions, not only the caller's: a channel's requests queue behind each other
+      const list = () => services.mem.listDecisions({ tenant, limit: query.limit });
+      const decisions = sideOf(principal) === 'external' ? await services.expensive.run(tenant, 'listDecisions', list) : await list();
       const shown = await Promise.all(decisions.filter((d) => decisionVisible(agent, d)).map((d) => decisionAs(services.mem, callerOf(identity), d)));
       return ok({ decisions: shown, ...(await tenantHint(identity, services, tenant, decisions.length === 0)) });
     },
