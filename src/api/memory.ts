@@ -284,10 +284,7 @@ export class Memory {
    * makes it so). The decision consumes the confirmation it is allowed by; {@link evaluate} is
    * the dry run that consumes and records nothing.
    *
-   * `options.beforeRecord(bytes)` runs once the decision is made, before any of it is stored, with
-   * the bytes it will store (row and audit entry); throwing from it refuses the call and records
-   * nothing — a place for the application's own storage quota.
-   *
+   * `options.beforeRecord(bytes)`: see {@link AuthorizeOptions} (throw from it to record nothing).
    * @returns the stored {@link Decision}: outcome `allow | deny | would_deny`, structured reasons.
    * @throws `RECORD_NOT_FOUND` for a `dependsOn` id not in the tenant, `UNKNOWN_PRINCIPAL` /
    *   `INVALID_ARGUMENT` for a user turn not by a user principal, `UNKNOWN_PRINCIPAL` for a
