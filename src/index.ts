@@ -12,6 +12,7 @@ export type { AuditReport, TenantAuditReport } from './api/verify.js';
 export type { ReplayResult } from './api/replay.js';
 export type { Evaluation } from './api/requesters.js';
 export type { AuthorizeOptions } from './api/authorize-record.js';
+export type { StoreOptions } from './api/options.js';
 export type { Requester } from './core/confirmation.js';
 export { MemauthError, ERROR_CODES, isMemauthError, type ErrorCode } from './core/errors.js';
 export { AUTHORITIES, TRUSTED_THRESHOLD, atLeast, minAuthority, maxAuthority, rank, type Authority } from './core/authority.js';

@@ -1,9 +1,10 @@
 /**
- * Versions through the real server (docs/design.md § Memory record): a browser tool's "update"
- * of the user's payee fact from an external page, over HTTP and over MCP, competes instead of
- * replacing it; the conflict is in GET /v1/memories/:id, search, the MCP tools' text, and the
- * gate's reasons. An external token, which reads nothing, cannot supersede another's record
- * (403, as for an unknown id); another tenant's record cannot be superseded (404).
+ * Versions through the real server (docs/design.md § Memory record): an agent's "update" of the
+ * user's payee fact from an external page, over HTTP and over MCP, competes instead of replacing
+ * it; the conflict is in GET /v1/memories/:id, search, the MCP tools' text, and the gate's reasons.
+ * Channels cannot version the tenant's records: an external token, which reads nothing, is refused
+ * another's record (403, as for an unknown id), a tool token too (403: its rival version would put
+ * the fact in conflict at the gate); another tenant's record cannot be superseded (404).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -40,9 +41,13 @@ after(async () => {
   assert.equal(await srv.stop('SIGTERM'), 0);
 });
 
-test('HTTP: an external page\'s "update" competes; get, search and the gate show the conflict; an external token and another tenant are refused', async () => {
+test('HTTP: an external page\'s "update" competes; get, search and the gate show the conflict; external and tool tokens and another tenant are refused', async () => {
   expectError(await client(srv.url, tok.mallory).post(`/v1/memories/${fact}/versions`, { content: 'Rent goes to payee ACCT-EVIL-9', reason: 'new bank' }), 403, 'FORBIDDEN');
-  const s = await client(srv.url, tok.browser).post(`/v1/memories/${fact}/versions`, { content: 'Rent goes to payee ACCT-EVIL-9', reason: 'new bank', source: 'https://evil.example' });
+  const byTool = await client(srv.url, tok.browser).post(`/v1/memories/${fact}/versions`, { content: 'Rent goes to payee ACCT-EVIL-9', reason: 'new bank', source: 'https://evil.example' });
+  expectError(byTool, 403, 'FORBIDDEN');
+  assert.match(byTool.body.message, /write a new record/);
+  // the agent, having read the page, "updates" the fact: a version below it competes
+  const s = await client(srv.url, tok.agent).post(`/v1/memories/${fact}/versions`, { content: 'Rent goes to payee ACCT-EVIL-9', reason: 'new bank', source: 'https://evil.example' });
   assert.equal(s.status, 201, s.text);
   assert.equal(s.body.conflict, true);
   assert.deepEqual(s.body.record.version, { of: fact, supersedes: fact });
@@ -75,7 +80,12 @@ test('MCP: supersede_memory says the version competes; get_memory and recall sho
   const refused = await ext.callTool({ name: 'supersede_memory', arguments: { id: fact, content: 'Rent goes to payee ACCT-EVIL-10', reason: 'again' } });
   assert.equal(refused.isError, true, textOf(refused));
   await ext.close();
-  const m = await mcp(tok.browser);
+  const tool = await mcp(tok.browser);
+  const byTool = await tool.callTool({ name: 'supersede_memory', arguments: { id: fact, content: 'Rent goes to payee ACCT-EVIL-10', reason: 'again', source: 'https://evil.example' } });
+  assert.equal(byTool.isError, true, textOf(byTool));
+  assert.match(textOf(byTool), /FORBIDDEN/);
+  await tool.close();
+  const m = await mcp(tok.agent);
   const r = await m.callTool({ name: 'supersede_memory', arguments: { id: fact, content: 'Rent goes to payee ACCT-EVIL-10', reason: 'again', source: 'https://evil.example' } });
   assert.ok(!r.isError, textOf(r));
   assert.match(textOf(r), /COMPETES/);

@@ -238,6 +238,48 @@ describe("decisions in flight together cannot store more than a tool's byte budg
   });
 });
 
+describe("what a tool's records store besides their content counts against its byte budget", () => {
+  let srv: ServerProcess;
+  const tok: Record<string, string> = {};
+  const BUDGET = 60_000;
+  before(async () => {
+    srv = await startServerProcess({ cwd: tempDir(), env: { MEMAUTH_TOOL_WRITE_BYTES_PER_MINUTE: String(BUDGET) } });
+    const admin = srv.adminToken as string;
+    tok.browser = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'browser', kind: 'tool', domain: 'browser' });
+  });
+  after(async () => {
+    await srv.stop();
+  });
+
+  test('one-byte pages with 1.5 KB sources: each costs its source twice (row and audit entry); writes over HTTP and MCP stop at the budget, and a derivation from them is refused', async () => {
+    const t0 = Date.now();
+    const ids: string[] = [];
+    let last = { status: 201 } as Awaited<ReturnType<typeof http>>;
+    for (let i = 0; i < 100 && last.status === 201; i++) {
+      last = await http(srv.url, 'POST', '/v1/memories', { token: tok.browser, body: { scope: 's', content: `${i}`, source: `https://pages.example/${i}/${'q'.repeat(1500)}` } });
+      if (last.status === 201) ids.push(last.body.record.id);
+    }
+    expectError(last, 429, 'RATE_LIMITED');
+    assert.equal(last.body.details.unit, 'bytes');
+    const refill = Math.ceil(((Date.now() - t0 + 1000) / 60_000) * BUDGET);
+    assert.ok(ids.length >= 2 && ids.length * 2 * 1500 <= BUDGET + refill, `${ids.length} records with 1.5 KB sources fit in ${BUDGET} bytes (+${refill} refilled)`);
+    const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok.browser}` } } });
+    const c = new Client({ name: 'w', version: '1' });
+    await c.connect(transport);
+    try {
+      const m = await c.callTool({ name: 'remember', arguments: { scope: 's', content: 'x', source: `https://pages.example/mcp/${'q'.repeat(1500)}` } });
+      assert.equal(m.isError, true);
+      assert.match(JSON.stringify(m.content), /RATE_LIMITED/);
+    } finally {
+      await c.close();
+    }
+    expectError(await http(srv.url, 'POST', '/v1/derivations', { token: tok.browser, body: { from: ids, content: 's', transform: 'merge' } }), 429, 'RATE_LIMITED');
+    const list = await http(srv.url, 'GET', '/v1/memories?tenant=globex&scope=s&limit=1000', { token: srv.adminToken as string });
+    assert.equal(list.status, 200, list.text);
+    assert.equal(list.body.records.length, ids.length, 'no refused write or derivation was stored');
+  });
+});
+
 describe('WriteBudget', () => {
   test('records per minute refill evenly; a refused write uses none of the budget; other kinds are not counted', () => {
     let now = 0;

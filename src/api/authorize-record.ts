@@ -11,6 +11,7 @@ import type { Action, Decision, Dependency, IntentProvenance, Mode, Tier } from 
 import type { StorageTx } from '../store/driver.js';
 import type { Dependencies } from './authorize-values.js';
 import { type OpContext, type Parsed, appendAudit, newId } from './context.js';
+import type { StoreOptions } from './options.js';
 import type { Evaluation } from './requesters.js';
 import { joinSession } from './sessions.js';
 
@@ -66,18 +67,8 @@ export function evaluation(ctx: Pick<OpContext, 'policy'>, d: Decided): Evaluati
   };
 }
 
-/** Options of a recorded decision ({@link Memory.authorize}'s second argument). */
-export interface AuthorizeOptions {
-  /**
-   * Called once the decision is made and before anything of it is stored, with the bytes it will
-   * store: {@link recordedBytes} of the decision (its row and its audit entry). Throw to refuse:
-   * the transaction rolls back and nothing of the call is recorded (the error reaches the caller
-   * as thrown). The server charges a tool or external principal's write budget here, so that
-   * decisions in flight together cannot store more than the budget holds (docs/server.md § Budgets).
-   * Synchronous: it runs inside the decision's transaction.
-   */
-  readonly beforeRecord?: (bytes: number) => void;
-}
+/** Options of a recorded decision ({@link Memory.authorize}'s second argument): `beforeRecord` sees {@link recordedBytes}. */
+export type AuthorizeOptions = StoreOptions;
 
 /**
  * What a recorded decision stores, in bytes: its JSON in the decision row and again in its audit

@@ -17,9 +17,8 @@ import { type ReindexProgress, type ReindexResult, type SearchSetup, indexerFor,
 import { type RankedHit, type SearchResult, searchWithInfo } from './search.js';
 import * as admin from './admin.js';
 import { gate } from './authorize.js';
-import type { AuthorizeOptions } from './authorize-record.js';
 import { type In, newId } from './context.js';
-import type { MemoryOptions } from './options.js';
+import type { MemoryOptions, StoreOptions } from './options.js';
 import * as decisions from './decisions.js';
 import { Provenance } from './provenance.js';
 import * as records from './records.js';
@@ -139,10 +138,10 @@ export class Memory {
    * @throws `TENANT_REQUIRED`, `SCOPE_REQUIRED`, `UNKNOWN_PRINCIPAL`, `AUTHORITY_EXCEEDS_PRINCIPAL`, `INVALID_ARGUMENT`,
    *   `SESSION_FORBIDDEN` for a session that belongs to another principal.
    */
-  async write(input: In<'write'>): Promise<WriteResult> {
+  async write(input: In<'write'>, options?: StoreOptions): Promise<WriteResult> {
     this.assertOpen();
     const ix = this.searchSetup.indexer; // embedded once accepted: a failed embed leaves the record pending, never lost
-    return ix === null ? records.write(this.ctx, input) : ix.indexWrite((onWritten) => records.write(this.ctx, input, onWritten));
+    return ix === null ? records.write(this.ctx, input, undefined, options) : ix.indexWrite((onWritten) => records.write(this.ctx, input, onWritten, options));
   }
 
   /**
@@ -156,9 +155,9 @@ export class Memory {
    * @throws `RECORD_NOT_FOUND` for an input not in the tenant, `UNKNOWN_PRINCIPAL`, `TENANT_REQUIRED`, `INVALID_ARGUMENT`,
    *   `SESSION_FORBIDDEN` for a session that belongs to another principal than `requester` (see {@link write}).
    */
-  async derive(input: In<'derive'>): Promise<MemoryRecord> {
+  async derive(input: In<'derive'>, options?: StoreOptions): Promise<MemoryRecord> {
     this.assertOpen();
-    const r = await records.derive(this.ctx, input);
+    const r = await records.derive(this.ctx, input, options);
     await this.searchSetup.indexer?.indexRecord(r); // as write: a failed embed leaves it for reindex
     return r;
   }
@@ -174,9 +173,9 @@ export class Memory {
    *   chain's room), `VERSION_CHAIN_FULL` (the chain holds `maxVersionsPerChain` versions, default
    *   100: write a new record), `UNKNOWN_PRINCIPAL`, `INVALID_ARGUMENT`, `SESSION_FORBIDDEN`.
    */
-  async supersede(input: In<'supersede'>): Promise<SupersedeResult> {
+  async supersede(input: In<'supersede'>, options?: StoreOptions): Promise<SupersedeResult> {
     this.assertOpen();
-    const r = await supersede(this.ctx, input);
+    const r = await supersede(this.ctx, input, options);
     await this.searchSetup.indexer?.indexRecord(r.record); // as write: a failed embed leaves it for reindex
     return r;
   }
@@ -284,14 +283,14 @@ export class Memory {
    * makes it so). The decision consumes the confirmation it is allowed by; {@link evaluate} is
    * the dry run that consumes and records nothing.
    *
-   * `options.beforeRecord(bytes)`: see {@link AuthorizeOptions} (throw from it to record nothing).
+   * `options.beforeRecord(bytes)`: see {@link StoreOptions} (as on write, derive and supersede).
    * @returns the stored {@link Decision}: outcome `allow | deny | would_deny`, structured reasons.
    * @throws `RECORD_NOT_FOUND` for a `dependsOn` id not in the tenant, `UNKNOWN_PRINCIPAL` /
    *   `INVALID_ARGUMENT` for a user turn not by a user principal, `UNKNOWN_PRINCIPAL` for a
    *   requester not registered, `SESSION_FORBIDDEN` for another principal's session, `TENANT_REQUIRED`;
    *   whatever `options.beforeRecord` throws.
    */
-  async authorize(input: In<'authorize'>, options?: AuthorizeOptions): Promise<Decision> {
+  async authorize(input: In<'authorize'>, options?: StoreOptions): Promise<Decision> {
     this.assertOpen();
     return gate(this.ctx, input, false, options);
   }

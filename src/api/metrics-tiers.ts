@@ -7,6 +7,7 @@
 import { TRUSTED_THRESHOLD, type Authority, atLeast, isAuthority, rank } from '../core/authority.js';
 import { actsForUser } from '../core/confirmation.js';
 import { corroborationOf } from '../core/facts.js';
+import { sourcesCover } from '../core/taint-sources.js';
 import { CHANNELS, TIERS, type Channel, type Corroboration, type Decision, type MemoryRecord, type Tier } from '../core/types.js';
 import { type StoreView, sample } from './metrics-store.js';
 
@@ -114,7 +115,10 @@ function taintRetention(base: StoreView, ids: readonly string[]): Ratio {
       const t = r.taint;
       const u = input.taint;
       return (
-        rank(t.lowestAuthority) <= rank(u.lowestAuthority) && u.channels.every((c) => t.channels.includes(c)) && u.sources.every((s) => t.sources.includes(s)) && t.oldestSourceAt <= u.oldestSourceAt
+        rank(t.lowestAuthority) <= rank(u.lowestAuthority) &&
+        u.channels.every((c) => t.channels.includes(c)) &&
+        u.sources.every((s) => sourcesCover(t.sources, s)) &&
+        t.oldestSourceAt <= u.oldestSourceAt
       );
     });
     if (ok) kept++;

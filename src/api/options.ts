@@ -42,3 +42,21 @@ export interface MemoryOptions {
    */
   readonly maxVersionsPerChain?: number;
 }
+
+/**
+ * Options of one call that stores something ({@link Memory.write}, `derive`, `supersede`,
+ * `authorize`): a hook before the store's rows are written.
+ */
+export interface StoreOptions {
+  /**
+   * Called once the record or decision is built and before any of it is stored, with the bytes it
+   * will store besides a record's content and claims: a decision's row and audit entry (twice its
+   * JSON); a record's audit entry and the same metadata on its row (twice the entry's payload —
+   * origin, taint, derivation edges, session reference). Throw to refuse: the transaction rolls
+   * back and nothing of the call is recorded (the error reaches the caller as thrown). The server
+   * takes these bytes from a tool or external principal's write budget here (docs/server.md §
+   * Budgets), so calls in flight together cannot store more than the budget holds. Synchronous:
+   * it runs inside the call's transaction.
+   */
+  readonly beforeRecord?: (bytes: number) => void;
+}

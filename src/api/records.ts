@@ -15,6 +15,7 @@ import { originAuthority, selfSource } from '../core/policy.js';
 import type { Claim, DerivationEdge, MemoryRecord, Principal, SessionRef, Taint, Transform, VersionLink } from '../core/types.js';
 import type { StorageDriver, StorageTx } from '../store/driver.js';
 import { type In, type OpContext, appendAudit, newId, nowOf, startTiming, transact } from './context.js';
+import type { StoreOptions } from './options.js';
 import { Refusal, principalIn, refusing } from './refusals.js';
 import { type JoinedSession, appendReads, enterSession, joinSession, readInSession } from './sessions.js';
 import { parseInput, schemas } from './validation.js';
@@ -74,6 +75,7 @@ export async function insertNew(
   sourceAt: string,
   transform: DerivationEdge['transform'],
   context: { summary: Taint; ref: SessionRef } | null,
+  options: StoreOptions = {},
 ): Promise<MemoryRecord> {
   const id = newId('mem');
   const origin = { authority: base.origin, principalId: base.principal.id, sourceRef: base.sourceRef, writtenAt: base.writtenAt };
@@ -100,6 +102,8 @@ export async function insertNew(
     sessionId: base.session?.id ?? null,
     at: base.writtenAt,
   };
+  // the entry's payload, and the same metadata on the row: what the record stores besides its content and claims
+  options.beforeRecord?.(2 * Buffer.byteLength(JSON.stringify(payload), 'utf8'));
   const entry = await appendAudit(ctx, tx, base.tenant, op, payload);
   const record: MemoryRecord = {
     formatVersion: 1,
@@ -129,7 +133,7 @@ export async function insertNew(
  * {@link Memory.write}: a record whose origin the store decides; recalled text echoed back resolves to the original.
  * @param onWritten - called with the new record once it is inserted, inside the still-open transaction (indexing starts there).
  */
-export async function write(ctx: OpContext, input: In<'write'>, onWritten?: (record: MemoryRecord) => void): Promise<WriteResult> {
+export async function write(ctx: OpContext, input: In<'write'>, onWritten?: (record: MemoryRecord) => void, options?: StoreOptions): Promise<WriteResult> {
   const t0 = startTiming(ctx);
   const a = parseInput(schemas.write, input, 'write');
   const now = nowOf(ctx);
@@ -173,7 +177,7 @@ export async function write(ctx: OpContext, input: In<'write'>, onWritten?: (rec
       const base: NewRecord = { tenant: a.tenant, scope: a.scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? 'write', session, claims };
       // an agent's write derives from everything read in its session (the echoes are among them)
       const context = p.kind === 'agent' ? contextOf(base, contained.length, 'rewrite') : null;
-      const record = await insertNew(ctx, tx, 'write', base, edges, inputs, sourceAt, 'rewrite', context);
+      const record = await insertNew(ctx, tx, 'write', base, edges, inputs, sourceAt, 'rewrite', context, options);
       onWritten?.(record);
       mark('written');
       return { record, created: true, echoOf: null };
@@ -182,7 +186,7 @@ export async function write(ctx: OpContext, input: In<'write'>, onWritten?: (rec
 }
 
 /** {@link Memory.derive}: a new record whose taint is the minimum over its declared and session inputs. */
-export async function derive(ctx: OpContext, input: In<'derive'>): Promise<MemoryRecord> {
+export async function derive(ctx: OpContext, input: In<'derive'>, options?: StoreOptions): Promise<MemoryRecord> {
   const t0 = startTiming(ctx);
   const a = parseInput(schemas.derive, input, 'derive');
   const now = nowOf(ctx);
@@ -210,7 +214,7 @@ export async function derive(ctx: OpContext, input: In<'derive'>): Promise<Memor
       const claims = derivedClaims(a.claims ?? [], declared);
       const base: NewRecord = { tenant: a.tenant, scope, content: a.content, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason ?? a.transform, session, claims };
       const context = narrowed ? null : contextOf(base, covered, a.transform);
-      const record = await insertNew(ctx, tx, 'derive', base, edges, inputs, now, a.transform, context);
+      const record = await insertNew(ctx, tx, 'derive', base, edges, inputs, now, a.transform, context, options);
       mark('written');
       return record;
     }),

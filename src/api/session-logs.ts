@@ -9,6 +9,7 @@
  */
 import { hashCanonical } from '../core/canonical.js';
 import { EMPTY_LOG_HASH, type SessionLogEntry, foldTaint, logHash, withSessionEdges } from '../core/session.js';
+import { capSources } from '../core/taint-sources.js';
 import type { MemoryRecord, SessionRef, Taint } from '../core/types.js';
 import type { StorageReader } from '../store/driver.js';
 
@@ -113,7 +114,8 @@ export class SessionLogs {
     // from the last head verified here when the log only grew since, else (and when that fails) from its start
     let folded = known !== undefined && known.ord < head.ord ? await this.refold(src, tenant, session, known, head.ord, trust) : null;
     if (folded === null || folded.hash !== head.hash) folded = await this.refold(src, tenant, session, null, head.ord, trust);
-    if (folded !== null && folded.hash === head.hash && sameTaint(folded.summary, head.summary)) {
+    // a head appended before sources were bounded holds every source: its bounded list is what the fold gives
+    if (folded !== null && folded.hash === head.hash && sameTaint(folded.summary, { ...head.summary, sources: capSources(head.summary.sources) })) {
       this.appended(tenant, session, head);
       return head;
     }

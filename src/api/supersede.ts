@@ -15,6 +15,7 @@ import type { DerivationEdge, MemoryRecord, Principal } from '../core/types.js';
 import { currentVersions } from '../core/versions.js';
 import type { StorageTx } from '../store/driver.js';
 import { type In, type OpContext, nowOf, startTiming, transact } from './context.js';
+import type { StoreOptions } from './options.js';
 import { type NewRecord, contextOf, insertNew, sourceRefOf } from './records.js';
 import { principalIn, refusing } from './refusals.js';
 import { enterSession } from './sessions.js';
@@ -93,7 +94,7 @@ function checkRoom(chain: Chain | undefined, p: Principal, origin: NewRecord['or
 }
 
 /** {@link Memory.supersede}: a new version of a current record, linked to it. */
-export async function supersede(ctx: OpContext, input: In<'supersede'>): Promise<SupersedeResult> {
+export async function supersede(ctx: OpContext, input: In<'supersede'>, options?: StoreOptions): Promise<SupersedeResult> {
   const t0 = startTiming(ctx);
   const a = parseInput(schemas.supersede, input, 'supersede');
   const now = nowOf(ctx);
@@ -115,7 +116,7 @@ export async function supersede(ctx: OpContext, input: In<'supersede'>): Promise
       const claims = checkClaims(a.claims ?? [], 'supersede');
       const base: NewRecord = { tenant: a.tenant, scope: target.scope, content: a.content, claims, principal: p, sourceRef, origin, writtenAt: now, expiresAt, reason: a.reason, session, version };
       const context = p.kind === 'agent' ? contextOf(base, echoes.length, 'rewrite') : null;
-      const record = await insertNew(ctx, tx, 'write', base, edges, new Map(echoes.map((r) => [r.id, r])), now, 'rewrite', context);
+      const record = await insertNew(ctx, tx, 'write', base, edges, new Map(echoes.map((r) => [r.id, r])), now, 'rewrite', context, options);
       mark('written');
       const before = chain?.versions.map((r) => ({
         id: r.id,

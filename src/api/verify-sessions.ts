@@ -11,6 +11,7 @@
 import { atLeast } from '../core/authority.js';
 import { hashCanonical } from '../core/canonical.js';
 import { EMPTY_LOG_HASH, foldTaint, logHash } from '../core/session.js';
+import { sourcesCover } from '../core/taint-sources.js';
 import type { MemoryRecord, SessionRef, Taint } from '../core/types.js';
 import type { StorageReader } from '../store/driver.js';
 import { yielder } from './yielder.js';
@@ -30,6 +31,8 @@ interface Fold {
   ord: number;
   hash: string;
   summary: Taint | null;
+  /** the same fold with every source kept, as logs were folded before sources were bounded (core/taint-sources.ts). */
+  unbounded: Taint | null;
   /** false from the first entry that differs on (nothing after it is checked). */
   ok: boolean;
 }
@@ -37,8 +40,14 @@ interface Fold {
 /** Does `t` carry at least `context` (what a record derived from it must): authority no higher, every channel and source, no later oldest source? */
 function covers(t: Taint, context: Taint): boolean {
   if (!atLeast(context.lowestAuthority, t.lowestAuthority)) return false;
-  if (context.channels.some((c) => !t.channels.includes(c)) || context.sources.some((s) => !t.sources.includes(s))) return false;
+  if (context.channels.some((c) => !t.channels.includes(c)) || context.sources.some((s) => !sourcesCover(t.sources, s))) return false;
   return t.oldestSourceAt <= context.oldestSourceAt;
+}
+
+/** {@link foldTaint} keeping every source: how session logs were folded before sources were bounded. */
+function foldUnbounded(summary: Taint | null, t: Taint): Taint {
+  const f = foldTaint(summary, t);
+  return { ...f, sources: [...new Set([...(summary?.sources ?? []), ...t.sources])].sort() };
 }
 
 /** The records `page` names, those of the previous page's `known` reused (many sessions read the same records), the others read. */
@@ -86,14 +95,17 @@ export async function sessionLogProblems(
     records = await pageRecords(driver, tenant, page, records);
     for (const e of page) {
       await pause();
-      if (fold === null || fold.sessionId !== e.sessionId) fold = { sessionId: e.sessionId, ord: 0, hash: EMPTY_LOG_HASH, summary: null, ok: true };
+      if (fold === null || fold.sessionId !== e.sessionId) fold = { sessionId: e.sessionId, ord: 0, hash: EMPTY_LOG_HASH, summary: null, unbounded: null, ok: true };
       if (!fold.ok) continue;
       const r = records.get(e.recordId);
       const taint = r === undefined ? null : matching.has(r.id) ? r.taint : { ...r.taint, lowestAuthority: 'external_untrusted' as const };
       fold.hash = logHash(fold.hash, e.recordId);
       fold.summary = taint === null ? null : foldTaint(fold.summary, taint);
+      fold.unbounded = taint === null ? null : foldUnbounded(fold.unbounded, taint);
       fold.ord += 1;
-      if (e.ord !== fold.ord || e.hash !== fold.hash || fold.summary === null || hashCanonical(e.summary) !== hashCanonical(fold.summary)) {
+      // an entry appended before sources were bounded holds them all; one appended since, the bounded fold (the same from any prefix)
+      const stored = hashCanonical(e.summary);
+      if (e.ord !== fold.ord || e.hash !== fold.hash || fold.summary === null || (stored !== hashCanonical(fold.summary) && stored !== hashCanonical(fold.unbounded))) {
         fold.ok = false;
         bad.push({ id: `session:${e.sessionId}#${e.ord}`, problem: 'session_log_entry_differs' });
         continue;

@@ -5,11 +5,12 @@
  * and the session logs yields to the event loop every few milliseconds (api/yielder.ts), so one
  * verification of a large store never holds every other request behind it.
  */
-import { type AuditEntry, ChainVerifier, type ChainVerdict, type Checkpoint, checkpointSignatureValid } from '../core/audit.js';
+import { type AuditEntry, ChainVerifier, type ChainVerdict, type Checkpoint, checkpointSignatureValid, entryHash } from '../core/audit.js';
 import { ADMIN_CHAIN, TOKEN_OPS, type TokenProblem, principalMatchesEntries, tokenVerdict } from '../core/identity.js';
 import type { MemoryRecord, SessionRef } from '../core/types.js';
 import type { StorageDriver } from '../store/driver.js';
 import { corroborationMatchesEntry, recordMatchesEntry } from '../core/row-match.js';
+import { auditEntriesAt } from './audit-entries.js';
 import { SessionLogs } from './session-logs.js';
 import { type SessionLogProblem, sessionLogProblems } from './verify-sessions.js';
 import { yielder } from './yielder.js';
@@ -87,8 +88,12 @@ interface ChainRead {
   /** confirmation id → uses recorded by decide entries. */
   readonly uses: Map<string, number>;
   readonly corroborateEntries: Map<number, AuditEntry>;
-  /** the write/derive entries, by seq. */
-  readonly entriesBySeq: Map<number, AuditEntry>;
+  /**
+   * the hash of each write/derive entry, by seq: the entries themselves are read again a page of
+   * records at a time, and must hash to what the chain held (a store's entries would not fit in
+   * memory together: about 2 KB each).
+   */
+  readonly hashes: Map<number, string>;
 }
 
 async function verifyTenant(driver: StorageDriver, tenant: string, external: readonly Checkpoint[], trustedPublicKey: string | undefined): Promise<TenantAuditReport> {
@@ -116,7 +121,7 @@ async function readChain(driver: StorageDriver, tenant: string): Promise<ChainRe
   const deleted = new Set<string>();
   const uses = new Map<string, number>();
   const corroborateEntries = new Map<number, AuditEntry>();
-  const entriesBySeq = new Map<number, AuditEntry>();
+  const hashes = new Map<number, string>();
   const pause = yielder();
   for (let from = 1; head && from <= head.seq; from += PAGE) {
     const page = await driver.auditRange(tenant, from, from + PAGE - 1);
@@ -130,7 +135,7 @@ async function readChain(driver: StorageDriver, tenant: string): Promise<ChainRe
       const p = e.payload as Record<string, unknown>;
       if ((e.op === 'write' || e.op === 'derive') && p.refused === undefined && typeof p.recordId === 'string') {
         created.set(p.recordId, e.seq);
-        entriesBySeq.set(e.seq, e);
+        hashes.set(e.seq, e.hash);
       }
       if (e.op === 'delete' && typeof p.recordId === 'string') deleted.add(p.recordId);
       if (e.op === 'corroborate' && p.refused === undefined) corroborateEntries.set(e.seq, e);
@@ -142,7 +147,7 @@ async function readChain(driver: StorageDriver, tenant: string): Promise<ChainRe
     }
     if (stop) break;
   }
-  return { chain: v.verdict(), created, deleted, uses, corroborateEntries, entriesBySeq };
+  return { chain: v.verdict(), created, deleted, uses, corroborateEntries, hashes };
 }
 
 /** The newest checkpoint (external or stored) checked against its signature and the chain; null without one. */
@@ -171,7 +176,7 @@ async function checkpointVerdict(
 
 /** Record, corroboration and confirmation-use rows that do not match the chain, and records whose row is missing. */
 async function rowProblems(driver: StorageDriver, tenant: string, read: ChainRead): Promise<{ checked: number; bad: Array<{ id: string; problem: RecordProblem }> }> {
-  const { chain, created, deleted, uses, corroborateEntries, entriesBySeq } = read;
+  const { chain, created, deleted, uses, corroborateEntries } = read;
   const bad: Array<{ id: string; problem: RecordProblem }> = [];
   let checked = 0;
   const seen = new Set<string>();
@@ -187,12 +192,13 @@ async function rowProblems(driver: StorageDriver, tenant: string, read: ChainRea
     const page: MemoryRecord[] = driver.listRecordsAfter ? await driver.listRecordsAfter(tenant, after, PAGE) : await driver.listRecords(tenant, { limit: PAGE, offset, includeDeleted: true });
     after = page[page.length - 1]?.id ?? after;
     await sessions.load(driver, tenant, page);
+    const entries = await chainEntries(driver, tenant, read, page);
     for (const r of page) {
       await pause();
       checked += 1;
       seen.add(r.id);
       const seq = created.get(r.id);
-      const entry = seq !== undefined ? entriesBySeq.get(seq) : undefined;
+      const entry = seq !== undefined ? entries.get(seq) : undefined;
       if (!entry) bad.push({ id: r.id, problem: 'no_audit_entry' });
       else if (!recordMatchesEntry(r, entry, contentKey) || r.audit.seq !== seq) bad.push({ id: r.id, problem: 'row_differs_from_audit' });
       else if (!sessions.matches(r)) bad.push({ id: r.id, problem: 'session_log_differs_from_audit' });
@@ -214,6 +220,18 @@ async function rowProblems(driver: StorageDriver, tenant: string, read: ChainRea
   const stored = await driver.confirmationUses(tenant, [...uses.keys()]);
   for (const [id, n] of uses) if ((stored.get(id) ?? 0) !== n) bad.push({ id, problem: 'confirmation_uses_differ_from_audit' });
   return { checked, bad };
+}
+
+/**
+ * The write/derive entries that created `page`'s records, read in one batch, by seq — only those
+ * that are still what the chain walk verified (the same hash, and the entry hashes to it), so a
+ * change made to the log while the check runs reads as a missing entry, never as a match.
+ */
+async function chainEntries(driver: StorageDriver, tenant: string, read: Pick<ChainRead, 'created' | 'hashes'>, page: readonly MemoryRecord[]): Promise<Map<number, AuditEntry>> {
+  const known = page.filter((r) => read.created.has(r.id));
+  const entries = await auditEntriesAt(driver, tenant, known, (r) => read.created.get(r.id) as number);
+  for (const [seq, e] of entries) if (e.hash !== read.hashes.get(seq) || entryHash(e) !== e.hash) entries.delete(seq);
+  return entries;
 }
 
 /**

@@ -5,6 +5,7 @@
 import { type Authority, minAuthority } from './authority.js';
 import type { Channel, DerivationEdge, Origin, Principal, Taint, Transform } from './types.js';
 import { recordTokens } from './echo.js';
+import { capSources } from './taint-sources.js';
 import { significantTokens } from './values.js';
 
 /** What derivation needs to know of an input record. */
@@ -22,7 +23,8 @@ const REWRITING: ReadonlySet<Transform> = new Set(['summarize', 'extract', 'rewr
  *
  * - `lowestAuthority = min(writer origin authority, every input's lowestAuthority)`;
  * - with no inputs at all (undetermined), at most `model_inferred`;
- * - channels, sources: unions of the inputs' plus what this step adds;
+ * - channels: the union of the inputs' plus what this step adds; sources: the same union, capped
+ *   to its first `MAX_TAINT_SOURCES` in sort order (core/taint-sources.ts);
  * - `oldestSourceAt`: the oldest of the inputs' and this write's source date.
  *
  * Pure; the store decides which inputs there are (declared ∪ session reads ∪ echoes). The
@@ -70,7 +72,7 @@ export function derivedTaint(params: {
   return {
     lowestAuthority: minAuthority(...authorities),
     channels: [...channels].sort(),
-    sources: [...sources].sort(),
+    sources: capSources(sources),
     oldestSourceAt: oldest,
   };
 }

@@ -7,6 +7,7 @@
  */
 import { minAuthority } from './authority.js';
 import { hashCanonical } from './canonical.js';
+import { capSources } from './taint-sources.js';
 import type { Channel, DerivationEdge, SessionRef, Taint } from './types.js';
 
 /**
@@ -41,13 +42,13 @@ export function logHash(prev: string, recordId: string): string {
   return hashCanonical([prev, recordId]);
 }
 
-/** The running summary after reading a record of taint `t`: it can only go down (authority) or grow (channels, sources). */
+/** The running summary after reading a record of taint `t`: it can only go down (authority) or grow (channels, sources — up to core/taint-sources.ts's bound). */
 export function foldTaint(summary: Taint | null, t: Taint): Taint {
-  if (summary === null) return { lowestAuthority: t.lowestAuthority, channels: [...t.channels].sort(), sources: [...t.sources].sort(), oldestSourceAt: t.oldestSourceAt };
+  if (summary === null) return { lowestAuthority: t.lowestAuthority, channels: [...t.channels].sort(), sources: capSources(t.sources), oldestSourceAt: t.oldestSourceAt };
   return {
     lowestAuthority: minAuthority(summary.lowestAuthority, t.lowestAuthority),
     channels: [...new Set<Channel>([...summary.channels, ...t.channels])].sort(),
-    sources: [...new Set([...summary.sources, ...t.sources])].sort(),
+    sources: capSources(summary.sources, t.sources),
     oldestSourceAt: t.oldestSourceAt < summary.oldestSourceAt ? t.oldestSourceAt : summary.oldestSourceAt,
   };
 }

@@ -101,6 +101,31 @@ export async function assertCitesOwn(mem: Memory, tenant: string, caller: Pick<P
 }
 
 /**
+ * Check that a channel (an external or tool principal) supersedes only a record it wrote. A
+ * version below a record's action authority competes with it (docs/design.md § Memory record), and
+ * the gate then answers `conflict` for high actions that depend on it: a channel that could
+ * version the tenant's own records could make every payment of a system-of-record fact ask for
+ * confirmation, at its write rate, and show its own text as the fact's rival. A channel's
+ * contradiction is a new record instead. Other principals are not checked here.
+ * @throws HttpError `FORBIDDEN` (403), details `{kind, field: 'id', ids}`; for an external
+ *   principal the same answer whether the record exists or not.
+ */
+export async function assertSupersedesOwn(mem: Memory, tenant: string, caller: Pick<Principal, 'id' | 'kind'> | null, id: string): Promise<void> {
+  if (caller === null || caller.kind !== 'tool') return assertCitesOwn(mem, tenant, caller, [id], 'id');
+  if ((await ownRecordIds(mem, tenant, caller.id, [id])).has(id)) return;
+  throw new HttpError(
+    403,
+    'FORBIDDEN',
+    `id: a tool principal may supersede only records it wrote (a version of another's record would compete with it at the gate): write a new record instead; not its own: ${JSON.stringify(id)}`,
+    {
+      kind: caller.kind,
+      field: 'id',
+      ids: [id],
+    },
+  );
+}
+
+/**
  * {@link assertNotExternalReader} for an HTTP caller: the tenant's aggregates (its principals, the
  * audit chain's length and head, the metrics) are reads of its memory too — to an attacker they
  * say when an agent acted and whether a planted record steered it.

@@ -9,6 +9,7 @@
  * May import: api/ types, core/errors, core types.
  */
 import type { Memory } from '../api/memory.js';
+import type { StoreOptions } from '../api/options.js';
 import type { ReplayResult } from '../api/replay.js';
 import type { SupersedeResult } from '../api/supersede.js';
 import { MemauthError } from '../core/errors.js';
@@ -30,10 +31,10 @@ const isExternal = (caller: Caller): caller is Pick<Principal, 'id' | 'kind'> =>
  * a `RECORD_SUPERSEDED` refusal's `details.current` (and message) name only records it wrote.
  * @throws what `Memory.supersede` throws.
  */
-export async function supersedeAs(mem: Memory, caller: Caller, input: Parameters<Memory['supersede']>[0]): Promise<SupersedeResult> {
+export async function supersedeAs(mem: Memory, caller: Caller, input: Parameters<Memory['supersede']>[0], options?: StoreOptions): Promise<SupersedeResult> {
   let r: SupersedeResult;
   try {
-    r = await mem.supersede(input);
+    r = await mem.supersede(input, options);
   } catch (e) {
     if (!isExternal(caller) || !(e instanceof MemauthError) || e.code !== 'RECORD_SUPERSEDED') throw e;
     const all = ((e.details as { current?: string[] } | undefined)?.current ?? []).filter((x) => typeof x === 'string');

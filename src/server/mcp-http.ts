@@ -153,7 +153,7 @@ export class McpHttp {
         if (stores) l.writeBudget.admitStoring(tenant, principal);
         l.decisionBudget.admit(tenant, principal);
       },
-      storingBytes: (bytes) => l.writeBudget.storing(tenant, principal, bytes),
+      storingBytes: (bytes, field) => l.writeBudget.storing(tenant, principal, bytes, field),
       admitWrite: (content, claims) => l.writeBudget.admit(tenant, principal, content, claims),
       reading: (most, read, marked) => l.writeBudget.reading(tenant, principal, most, read, marked),
       expensive: (operation, fn) => slots.run(tenant, operation, fn),

@@ -13,12 +13,13 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Memory } from '../api/memory.js';
+import type { StoreOptions } from '../api/options.js';
 import { DEFAULT_SEARCH_LIMIT } from '../api/search.js';
 import { schemas } from '../api/validation.js';
 import type { AuditReport } from '../api/verify.js';
 import type { Decision, Principal } from '../core/types.js';
 import type { ServerConfig } from './config.js';
-import { type ReplayView, assertCitesOwn, assertNotExternalReader, recordFor } from './exposure.js';
+import { type ReplayView, assertCitesOwn, assertNotExternalReader, assertSupersedesOwn, recordFor } from './exposure.js';
 import { decisionAs, supersedeAs } from './external-ids.js';
 import { decisionText, evaluationText, modelJson, recordLine, result, versionsLine } from './mcp-text.js';
 import { assertMayDelete, checkContent } from './routes/common.js';
@@ -41,8 +42,8 @@ export interface ToolCall {
   replayOwn(decisionId: string): Promise<ReplayView>;
   /** count one decision against the connection's budget (`stores`: it will be recorded, so the byte budget must not be spent); throws `RATE_LIMITED` past it. */
   admitDecision(stores: boolean): void;
-  /** take the bytes a made decision is about to store from the connection's write budget (before it is recorded); throws `CONTENT_TOO_LONG` or `RATE_LIMITED` to refuse it. */
-  storingBytes(bytes: number): void;
+  /** take the bytes a built decision or record is about to store (besides a record's content) from the connection's write budget, before it is recorded; throws `CONTENT_TOO_LONG` or `RATE_LIMITED` to refuse it. */
+  storingBytes(bytes: number, field: 'decision' | 'record'): void;
   /** count one stored record of `content` against the connection's write budget; throws `CONTENT_TOO_LONG` or `RATE_LIMITED` past it. */
   admitWrite(content: string, claims?: readonly unknown[]): void;
   /** run a read in the session within the connection's read budget (`most` records it may mark, `marked` those it did); throws `RATE_LIMITED` past it. */
@@ -136,7 +137,7 @@ const forgetInput = described(schemas.delete.pick({ id: true, reason: true }), {
 async function remember(c: ToolCall, a: z.output<typeof rememberInput>): Promise<CallToolResult> {
   checkContent(c.config, a.content);
   c.admitWrite(a.content, a.claims);
-  const r = await c.mem.write({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
+  const r = await c.mem.write({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id }, storedBy(c));
   return result(r.created ? `stored ${recordLine(r.record)}` : `already in memory: ${recordLine(r.record)}`, { ...r });
 }
 
@@ -162,12 +163,12 @@ async function getMemory(c: ToolCall, a: { id: string }): Promise<CallToolResult
   return result(recordLine(v, `; action authority ${v.actionAuthority}`) + versionsLine(v.versions), { ...v });
 }
 
-/** `supersede_memory` → `Memory.supersede` as the connection's principal, in its session (an external principal: only its own records). */
+/** `supersede_memory` → `Memory.supersede` as the connection's principal, in its session (an external or tool principal: only its own records). */
 async function supersedeMemory(c: ToolCall, a: z.output<typeof supersedeInput>): Promise<CallToolResult> {
   checkContent(c.config, a.content);
-  await assertCitesOwn(c.mem, c.tenant, c.principal, [a.id], 'id');
+  await assertSupersedesOwn(c.mem, c.tenant, c.principal, a.id);
   c.admitWrite(a.content, a.claims);
-  const r = await supersedeAs(c.mem, c.principal, { ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
+  const r = await supersedeAs(c.mem, c.principal, { ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id }, storedBy(c));
   const state = r.conflict
     ? `it COMPETES with the current versions ${r.current
         .filter((id) => id !== r.record.id)
@@ -177,12 +178,15 @@ async function supersedeMemory(c: ToolCall, a: z.output<typeof supersedeInput>):
   return result(`stored new version ${recordLine(r.record)}\n${state}`, { ...r });
 }
 
+/** A write's `beforeRecord`: what the record stores besides its content counts against the connection's write budget. */
+const storedBy = (c: ToolCall): StoreOptions => ({ beforeRecord: (bytes) => c.storingBytes(bytes, 'record') });
+
 /** `summarize_into_memory` → `Memory.derive` (every session read is an input). */
 async function summarizeIntoMemory(c: ToolCall, a: z.output<typeof summarizeInput>): Promise<CallToolResult> {
   checkContent(c.config, a.content);
   c.admitWrite(a.content);
   await assertCitesOwn(c.mem, c.tenant, c.principal, a.from, 'from');
-  const r = await c.mem.derive({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id });
+  const r = await c.mem.derive({ ...a, tenant: c.tenant, principal: c.principal.id, session: c.session, requester: c.principal.id }, storedBy(c));
   return result(`stored ${recordLine(r)}`, { ...r });
 }
 
@@ -196,7 +200,10 @@ async function checkAction(c: ToolCall, a: z.output<typeof actionInput>): Promis
 /** `authorize_action` → `Memory.authorize` (the recorded, audited decision). */
 async function authorizeAction(c: ToolCall, a: z.output<typeof actionInput>): Promise<CallToolResult> {
   c.admitDecision(true);
-  const recorded = await c.mem.authorize({ action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context }, { beforeRecord: (bytes) => c.storingBytes(bytes) });
+  const recorded = await c.mem.authorize(
+    { action: a.action, tenant: c.tenant, session: c.session, requester: c.principal.id, context: c.context },
+    { beforeRecord: (bytes) => c.storingBytes(bytes, 'decision') },
+  );
   const d = await decisionAs(c.mem, c.principal, recorded);
   return result(decisionText(d), { ...d });
 }

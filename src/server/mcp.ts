@@ -50,8 +50,8 @@ export interface McpBinding {
   readonly recheck?: () => Promise<void>;
   /** called before each recorded decision (authorize_action); throws to refuse (the server's decision budget, src/server/decision-budget.ts). */
   readonly admitDecision?: (stores: boolean) => void;
-  /** called with the bytes a made decision is about to store, before it is recorded; throws to refuse (the server's write budget, src/server/write-budget.ts `storing`). */
-  readonly storingBytes?: (bytes: number) => void;
+  /** called with the bytes a built decision or record is about to store (besides a record's content), before it is recorded; throws to refuse (the server's write budget, src/server/write-budget.ts `storing`). */
+  readonly storingBytes?: (bytes: number, field: 'decision' | 'record') => void;
   /** called before each stored record (remember, derive) with its content; throws to refuse (the server's write budget, src/server/write-budget.ts). */
   readonly admitWrite?: (content: string, claims?: readonly unknown[]) => void;
   /** runs each read in the session (recall, get_memory) within the server's read budget (src/server/write-budget.ts `reading`): `most` it may mark, `marked` what it did; throws `RATE_LIMITED` to refuse. */

@@ -124,32 +124,27 @@ export class WriteBudget {
   }
 
   /**
-   * Take the `bytes` a made decision is about to store (its row and audit entry) from the
-   * principal's byte budget — called by `Memory.authorize`'s `beforeRecord`, before anything of
-   * the decision is written, so that decisions in flight together cannot store more than the
-   * budget holds. Principals without a budget (and the admin token) are not counted.
-   * @throws HttpError `CONTENT_TOO_LONG` (413) when the decision alone is over a minute's bytes;
-   *   details `{field: 'decision', length, max, unit: 'bytes'}` (narrower: fewer values, a
-   *   narrower session, `context: 'declared'`).
+   * Take the `bytes` a built decision or record is about to store besides the content {@link admit}
+   * counted (a decision's row and audit entry; a record's audit entry and row metadata: origin,
+   * taint, derivation edges) from the principal's byte budget — called by the `beforeRecord` of
+   * `Memory.authorize`, `write`, `derive` and `supersede`, before anything of it is written, so
+   * that calls in flight together cannot store more than the budget holds. Principals without a
+   * budget (and the admin token) are not counted.
+   * @param field - what is stored: `decision` or `record` (named in a refusal).
+   * @throws HttpError `CONTENT_TOO_LONG` (413) when it alone is over a minute's bytes; details
+   *   `{field, length, max, unit: 'bytes'}` (a decision: fewer values, a narrower session,
+   *   `context: 'declared'`; a record: fewer inputs).
    * @throws HttpError `RATE_LIMITED` (429), details `unit: 'bytes'`, when the budget does not hold
-   *   it now. Either way nothing of the decision is recorded and nothing is taken.
+   *   it now. Either way nothing of the call is recorded and nothing more is taken.
    */
-  storing(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, bytes: number): void {
+  storing(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, bytes: number, field: 'decision' | 'record' = 'decision'): void {
     const a = this.account(tenant, principal);
     if (a === null || bytes <= 0) return;
     const max = a.b.bytes.capacity;
     if (bytes > max) {
-      throw new HttpError(
-        413,
-        'CONTENT_TOO_LONG',
-        `the decision would store ${bytes} bytes; a ${a.principal.kind} principal may store at most ${max} bytes a minute: depend on fewer records (a narrower session, context 'declared') or pass fewer values`,
-        {
-          field: 'decision',
-          length: bytes,
-          max,
-          unit: 'bytes',
-        },
-      );
+      const fewer = field === 'decision' ? "depend on fewer records (a narrower session, context 'declared') or pass fewer values" : 'derive from fewer records';
+      const message = `the ${field} would store ${bytes} bytes besides its content; a ${a.principal.kind} principal may store at most ${max} bytes a minute: ${fewer}`;
+      throw new HttpError(413, 'CONTENT_TOO_LONG', message, { field, length: bytes, max, unit: 'bytes' });
     }
     const wait = a.b.bytes.take(a.key, bytes);
     if (wait !== null) throw limited(tenant, a.principal, max, 'bytes', wait);

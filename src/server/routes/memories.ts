@@ -2,17 +2,22 @@
  * HTTP routes for memories: write, derive, supersede, get, list, search, lineage, delete (route specs; handlers
  * call the facade).
  */
+import type { StoreOptions } from '../../api/options.js';
 import { DEFAULT_SEARCH_LIMIT } from '../../api/search.js';
+import type { Principal } from '../../core/types.js';
 import { params, queries, requests } from '../schemas.js';
 import { supersedeAs } from '../external-ids.js';
-import { agentOf, assertCitesOwn, assertMayRead, lineageFor, recordFor, viewFor } from '../exposure.js';
+import { agentOf, assertCitesOwn, assertMayRead, assertSupersedesOwn, lineageFor, recordFor, viewFor } from '../exposure.js';
 import { markedByGet, markedBySearch } from '../write-budget.js';
-import { type AnyRoute, assertMayDelete, callerOf, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
+import { type AnyRoute, type Services, assertMayDelete, callerOf, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
 const DELETED_HASH =
   "A deleted record's `contentHash` is shown to the admin, user and system tokens only; an agent, tool or external principal's token gets the string `withheld` (the keyed hash of erased text would let it test guesses).";
 
 /** Memories: write, derive, supersede, get, list, search, lineage, delete. */
+/** A write's `beforeRecord`: what the record stores besides its content counts against a tool or external writer's byte budget. */
+const storedBy = (services: Services, tenant: string, principal: Principal): StoreOptions => ({ beforeRecord: (bytes) => services.writeBudget.storing(tenant, principal, bytes, 'record') });
+
 export const memoryRoutes: readonly AnyRoute[] = [
   route({
     method: 'POST',
@@ -31,7 +36,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
       services.writeBudget.admit(tenant, principal, body.content, body.claims);
-      const r = await services.mem.write({ ...body, tenant, principal: principal.id, requester: principal.id });
+      const r = await services.mem.write({ ...body, tenant, principal: principal.id, requester: principal.id }, storedBy(services, tenant, principal));
       return { status: r.created ? 201 : 200, body: r };
     },
   }),
@@ -53,7 +58,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
       checkContent(services.config, body.content);
       services.writeBudget.admit(tenant, principal, body.content, body.claims);
       await assertCitesOwn(services.mem, tenant, principal, body.from, 'from');
-      return created(await services.mem.derive({ ...body, tenant, principal: principal.id, requester: principal.id }));
+      return created(await services.mem.derive({ ...body, tenant, principal: principal.id, requester: principal.id }, storedBy(services, tenant, principal)));
     },
   }),
   route({
@@ -63,7 +68,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     tag: 'memories',
     summary: "Write a new version of a record as the token's principal (write rules); it competes with current versions it does not outrank",
     description:
-      "The record must be a current version in the token's tenant (404 otherwise; RECORD_DELETED or RECORD_SUPERSEDED, 409, with `details.current`). The new version hides the current versions whose action authority is at most its own; below one of them it competes (`conflict: true`) and reads and the gate show both. A chain past half its room takes only a version that outranks every current one (TOO_MANY_VERSIONS, 409); a chain of `maxVersionsPerChain` versions (default 100) takes none (VERSION_CHAIN_FULL, 409: write a new record). An external principal, which reads nothing, may supersede only records it wrote (FORBIDDEN, 403, as for an unknown id).",
+      "The record must be a current version in the token's tenant (404 otherwise; RECORD_DELETED or RECORD_SUPERSEDED, 409, with `details.current`). The new version hides the current versions whose action authority is at most its own; below one of them it competes (`conflict: true`) and reads and the gate show both. A chain past half its room takes only a version that outranks every current one (TOO_MANY_VERSIONS, 409); a chain of `maxVersionsPerChain` versions (default 100) takes none (VERSION_CHAIN_FULL, 409: write a new record). An external or tool principal may supersede only records it wrote (FORBIDDEN, 403; for an external one, as for an unknown id): a channel's version of the tenant's records would compete with them at the gate. It writes a new record instead.",
     auth: 'principal',
     params: params.Id,
     body: requests.Supersede,
@@ -73,9 +78,9 @@ export const memoryRoutes: readonly AnyRoute[] = [
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       checkContent(services.config, body.content);
-      await assertCitesOwn(services.mem, tenant, principal, [p.id], 'id');
+      await assertSupersedesOwn(services.mem, tenant, principal, p.id);
       services.writeBudget.admit(tenant, principal, body.content, body.claims);
-      const r = await supersedeAs(services.mem, principal, { ...body, id: p.id, tenant, principal: principal.id, requester: principal.id });
+      const r = await supersedeAs(services.mem, principal, { ...body, id: p.id, tenant, principal: principal.id, requester: principal.id }, storedBy(services, tenant, principal));
       return created({ ...r, record: recordFor(agentOf(identity) !== null, r.record) });
     },
   }),
