@@ -79,6 +79,21 @@ describe('decisions are shown to their requester and to people only', () => {
     assert.equal((await a.get(`/v1/decisions/${own}/replay`)).status, 200);
   });
 
+  test("HTTP: an agent's limit counts its own decisions: others' newer decisions neither push its own out of the page nor show how many there are", async () => {
+    for (let i = 0; i < 3; i++)
+      assert.equal((await client(srv.url, tok.mallory as string).post('/v1/decisions', { session: 'ses-mallory', action: { type: 'pay', args: { to: `ACCT-MAL-${i}` } } })).status, 201);
+    const a = client(srv.url, tok.assistant as string);
+    for (const limit of [1, 2, 5]) {
+      const list = await a.get(`/v1/decisions?limit=${limit}`);
+      assert.equal(list.status, 200, list.text);
+      assert.deepEqual(
+        list.body.decisions.map((d: { id: string }) => d.id),
+        [own],
+        `limit ${limit}`,
+      );
+    }
+  });
+
   test('HTTP: the requester, the admin and a user token see the decision', async () => {
     for (const t of [tok.mallory as string, tok.alice as string, admin]) {
       const q = t === admin ? '?tenant=acme' : '';

@@ -33,9 +33,10 @@ const CHUNK = 25;
  * more once their JSON holds `maxChars` characters (the first is always returned): a page never
  * makes the process read and parse much more than that, however large the stored decisions are.
  */
-export async function listDecisions(ctx: Pick<OpContext, 'driver'>, input: { tenant: string; limit?: number }, maxChars = DECISION_PAGE_CHARS): Promise<Decision[]> {
+export async function listDecisions(ctx: Pick<OpContext, 'driver'>, input: { tenant: string; limit?: number; requester?: string }, maxChars = DECISION_PAGE_CHARS): Promise<Decision[]> {
   const a = parseInput(schemas.listDecisions, input, 'listDecisions');
-  return verifiedDecisions(ctx.driver, a.tenant, await recentDecisions(ctx.driver, a.tenant, a.limit ?? 100, maxChars));
+  const keep = a.requester === undefined ? undefined : (d: Decision): boolean => d.requester === a.requester;
+  return verifiedDecisions(ctx.driver, a.tenant, await recentDecisions(ctx.driver, a.tenant, a.limit ?? 100, maxChars, keep));
 }
 
 /**
@@ -45,25 +46,26 @@ export async function listDecisions(ctx: Pick<OpContext, 'driver'>, input: { ten
  * @param driver - where the decisions are read.
  * @param tenant - the tenant.
  * @param limit - at most this many decisions.
- * @param maxChars - stop once the decisions read hold this many characters of JSON.
+ * @param maxChars - stop once the decisions read hold this many characters of JSON (kept or not).
+ * @param keep - which decisions the page holds (default: every one); `limit` counts those kept.
  * @returns the decisions, newest first.
  */
-export async function recentDecisions(driver: StorageReader, tenant: string, limit: number, maxChars: number): Promise<Decision[]> {
+export async function recentDecisions(driver: StorageReader, tenant: string, limit: number, maxChars: number, keep?: (d: Decision) => boolean): Promise<Decision[]> {
   const page: Decision[] = [];
   const pause = yielder();
   let chars = 0;
   let after: { at: string; id: string } | undefined;
   while (page.length < limit && chars < maxChars) {
     await pause();
-    const asked = Math.min(CHUNK, limit - page.length);
+    const asked = keep === undefined ? Math.min(CHUNK, limit - page.length) : CHUNK;
     // keyset paging: a decision recorded meanwhile neither repeats one nor skips one already read
     const chunk = await driver.listDecisions(tenant, asked, after);
     const last = chunk[chunk.length - 1];
     if (last !== undefined) after = { at: last.at, id: last.id };
     for (const d of chunk) {
-      if (page.length > 0 && chars >= maxChars) break;
+      if ((page.length > 0 && chars >= maxChars) || page.length >= limit) break;
       chars += JSON.stringify(d).length;
-      page.push(d);
+      if (keep === undefined || keep(d)) page.push(d);
     }
     if (chunk.length < asked) break;
   }

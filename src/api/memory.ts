@@ -320,10 +320,11 @@ export class Memory {
   }
 
   /**
-   * Recent decisions of a tenant, newest first. Rows that do not match their audit entry (forged
-   * outside the API) are left out: the review queue offers to confirm what a listed decision asks.
+   * Recent decisions of a tenant, newest first (with `requester`: only those that principal
+   * requested, `limit` of them). Rows that do not match their audit entry (forged outside the API)
+   * are left out: the review queue offers to confirm what a listed decision asks.
    */
-  async listDecisions(input: { tenant: string; limit?: number }): Promise<Decision[]> {
+  async listDecisions(input: { tenant: string; limit?: number; requester?: string }): Promise<Decision[]> {
     this.assertOpen();
     return decisions.listDecisions(this.ctx, input);
   }

@@ -141,7 +141,7 @@ export const schemas = {
   }),
   delete: z.strictObject({ tenant, id: ident, principal: ident.optional(), reason: z.string().max(1000).regex(NO_NUL, noNul).optional() }),
   replay: z.strictObject({ tenant, decisionId: ident }),
-  listDecisions: z.strictObject({ tenant, limit: z.number().int().min(1).max(10_000).optional() }),
+  listDecisions: z.strictObject({ tenant, limit: z.number().int().min(1).max(10_000).optional(), requester: ident.optional() }),
   // the admin tokens' chain can be verified by name
   verify: z.strictObject({ tenant: ident.optional() }),
 } as const;

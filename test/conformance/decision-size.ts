@@ -73,6 +73,20 @@ export function decisionSize(f: StoreFactory): void {
       assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
     });
 
+    test('listDecisions with requester: the newest `limit` decisions that principal requested, however many others decided since', async (t) => {
+      const env = await setupWith(f);
+      t.after(env.dispose);
+      const { mem } = env;
+      const mine = await mem.authorize({ tenant: T, action: { type: 'send_email', args: { to: 'bob@example.org' } }, requester: P.agent });
+      for (let i = 0; i < 30; i++) await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: `ACCT-${i}`, amount: 1 } } });
+      assert.deepEqual(
+        (await mem.listDecisions({ tenant: T, limit: 1, requester: P.agent })).map((d) => d.id),
+        [mine.id],
+      );
+      assert.equal((await mem.listDecisions({ tenant: T, limit: 5 })).length, 5);
+      assert.deepEqual(await mem.listDecisions({ tenant: T, requester: 'nobody' }), []);
+    });
+
     test('a page of decisions stops once their JSON holds the page budget of characters (the first is always returned); pages of decisions made at one instant neither repeat nor skip one', async (t) => {
       // every decision at the same instant: the pages are ordered and continued by id alone
       const env = await setupWith(f, { clock: () => new Date('2030-01-01T00:00:00.000Z') });

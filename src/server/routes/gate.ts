@@ -141,7 +141,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     operationId: 'listDecisions',
     tag: 'gate',
     summary: 'Recent decisions, newest first',
-    description: `${DECISIONS_SEEN} The list is of the tenant's newest \`limit\` decisions, those the caller may see (an agent may get fewer). A page reads up to 8 Mi characters of decisions: for a tool or external token it runs in the tenant's expensive-request slots of its side (one at a time, TOO_MANY_REQUESTS (429) past \`maxExpensivePerTenant\`), like replay and verification.`,
+    description: `${DECISIONS_SEEN} The list is of the newest \`limit\` decisions the caller may see: an agent, tool or external token's own, a person's every one. A page reads up to 8 Mi characters of decisions: for a tool or external token it runs in the tenant's expensive-request slots of its side (one at a time, TOO_MANY_REQUESTS (429) past \`maxExpensivePerTenant\`), like replay and verification.`,
     auth: 'any',
     query: queries.ListDecisions,
     responses: { 200: 'DecisionList' },
@@ -150,7 +150,7 @@ export const gateRoutes: readonly AnyRoute[] = [
       const tenant = tenantFor(identity, query.tenant);
       const principal = identity.kind === 'principal' ? identity.principal : null;
       // a page reads the tenant's decisions, not only the caller's: a channel's requests queue behind each other
-      const list = () => services.mem.listDecisions({ tenant, limit: query.limit });
+      const list = () => services.mem.listDecisions({ tenant, limit: query.limit, ...(agent !== null ? { requester: agent } : {}) });
       const decisions = sideOf(principal) === 'external' ? await services.expensive.run(tenant, 'listDecisions', list) : await list();
       const shown = await Promise.all(decisions.filter((d) => decisionVisible(agent, d)).map((d) => decisionAs(services.mem, callerOf(identity), d)));
       return ok({ decisions: shown, ...(await tenantHint(identity, services, tenant, decisions.length === 0)) });
