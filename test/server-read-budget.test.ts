@@ -67,7 +67,7 @@ describe('tool reads on the default server', () => {
     assert.deepEqual([refused.body.details.unit, refused.body.details.perMinute, refused.body.details.principal], ['reads', DEFAULT_CONFIG.toolReadsPerMinute, 'browser']);
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
     const stored = s.logRows();
-    // the budget (6000 a minute) and what refilled meanwhile; the refused search stored nothing
+    // the budget (3000 a minute) and what refilled meanwhile; the refused search stored nothing
     assert.equal(stored, searches * RECORDS);
     assert.ok(stored <= DEFAULT_CONFIG.toolReadsPerMinute + 2 * RECORDS, `${stored} rows from ${searches} searches`);
     for (let i = 0; i < 3; i++) {

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { MAX_TAINT_SOURCES, capSources, sourcesCover } from '../src/core/taint-sources.js';
+import { MAX_SOURCE_CHARS, MAX_TAINT_SOURCES, boundedSource, capSources, sourcesCover } from '../src/core/taint-sources.js';
 import { P, T, openTemp, setup } from './helpers.js';
 
 const list = fc.array(fc.string({ maxLength: 6 }), { maxLength: 40 });
@@ -37,6 +37,22 @@ describe('capSources and sourcesCover', () => {
   });
 });
 
+test('a long address is kept as its first 200 characters and a digest: distinct addresses stay distinct, the same gives the same, short ones are untouched', () => {
+  fc.assert(
+    fc.property(fc.string({ maxLength: 600 }), fc.string({ maxLength: 600 }), (a, b) => {
+      const x = boundedSource(a);
+      assert.ok(x.length <= MAX_SOURCE_CHARS);
+      assert.equal(boundedSource(x), x, 'idempotent');
+      if (a.length <= MAX_SOURCE_CHARS) assert.equal(x, a);
+      if (a !== b && a.length > MAX_SOURCE_CHARS && b.length > MAX_SOURCE_CHARS) assert.notEqual(x, boundedSource(b));
+    }),
+  );
+  const long = `https://pages.example/${'q'.repeat(1000)}`;
+  assert.ok(boundedSource(long).startsWith(long.slice(0, 200)));
+  assert.ok(sourcesCover([long], long), 'a list stored with the whole address covers it');
+  assert.ok(sourcesCover(capSources([long]), long));
+});
+
 describe('a store keeps bounded sources', () => {
   const pages = async (mem: Awaited<ReturnType<typeof setup>>['mem'], n: number): Promise<string[]> => {
     const ids: string[] = [];
@@ -61,8 +77,9 @@ describe('a store keeps bounded sources', () => {
       assert.ok(summary.taint.channels.includes('undeclared_input') || summary.taint.channels.includes('self_summarization'));
       const rows = db.prepare("SELECT length(summary) AS n FROM session_log WHERE tenant = ? AND session_id = 's' ORDER BY ord").all(T) as Array<{ n: number }>;
       assert.equal(rows.length, 42);
-      // 16 addresses of ~1.5 KB at most, however many pages the session read
-      for (const r of rows) assert.ok(r.n < 16 * 1600 + 1000, `a summary of ${r.n} characters`);
+      // 16 addresses of at most 256 characters, however many pages the session read and however long their addresses
+      for (const r of rows) assert.ok(r.n < 16 * (MAX_SOURCE_CHARS + 4) + 600, `a summary of ${r.n} characters`);
+      for (const s of summary.taint.sources) assert.ok(s.length <= MAX_SOURCE_CHARS, s);
       assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
       const d = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-1', amount: 1 } }, dependsOn: [summary.id], context: 'declared' });
       assert.equal(d.outcome, 'deny');

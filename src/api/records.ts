@@ -12,6 +12,7 @@ import { MemauthError } from '../core/errors.js';
 import { corroborationViews } from '../core/exposure.js';
 import { corroborationOf } from '../core/facts.js';
 import { originAuthority, selfSource } from '../core/policy.js';
+import { foldTaint } from '../core/session.js';
 import type { Claim, DerivationEdge, MemoryRecord, Principal, SessionRef, Taint, Transform, VersionLink } from '../core/types.js';
 import type { StorageDriver, StorageTx } from '../store/driver.js';
 import { type In, type OpContext, appendAudit, newId, nowOf, startTiming, transact } from './context.js';
@@ -61,6 +62,29 @@ export async function sessionRecords(tx: StorageTx | StorageDriver, tenant: stri
 /** `t` with `channels` added too. */
 const withChannels = (t: Taint, channels: readonly Taint['channels'][number][]): Taint => ({ ...t, channels: [...new Set([...t.channels, ...channels])].sort() });
 
+/** What a new record stores besides its content and claims: its entry's payload, the same metadata on its row, and in a session the log row it appends (bytes). */
+function metadataBytes(payload: object, base: NewRecord, taint: Taint): number {
+  const logRow = base.session === undefined ? 0 : 200 + Buffer.byteLength(JSON.stringify(foldTaint(base.session.head?.summary ?? null, taint)), 'utf8');
+  return 2 * Buffer.byteLength(JSON.stringify(payload), 'utf8') + logRow;
+}
+
+/** The taint of a new record: its own origin's for a plain write, else derived from its edges and session context (core/derivation.ts). */
+function newTaint(
+  op: 'write' | 'derive',
+  base: NewRecord,
+  origin: MemoryRecord['origin'],
+  edges: readonly DerivationEdge[],
+  inputs: Map<string, MemoryRecord>,
+  sourceAt: string,
+  transform: DerivationEdge['transform'],
+  context: { summary: Taint; ref: SessionRef } | null,
+): Taint {
+  const own = writeTaint({ writer: base.principal, origin, sourceAt });
+  if (edges.length === 0 && context === null && op === 'write') return own;
+  const session = context === null ? null : { summary: context.summary, undeclared: true };
+  return withChannels(derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs, context: session }), own.channels);
+}
+
 /**
  * Inside a transaction: build, audit and insert a new record derived along `edges` from `inputs`
  * and, with `context`, from the session's reads (one reference, see {@link contextOf}).
@@ -80,10 +104,7 @@ export async function insertNew(
   const id = newId('mem');
   const origin = { authority: base.origin, principalId: base.principal.id, sourceRef: base.sourceRef, writtenAt: base.writtenAt };
   inputs = await ctx.provenance.untrustForged(tx, base.tenant, inputs);
-  const own = writeTaint({ writer: base.principal, origin, sourceAt });
-  const session = context === null ? null : { summary: context.summary, undeclared: true };
-  const derived = (): Taint => derivedTaint({ writer: base.principal, writerAuthority: base.origin, sourceRef: base.sourceRef, sourceAt, transform, edges, inputs, context: session });
-  const taint = edges.length === 0 && context === null && op === 'write' ? own : withChannels(derived(), own.channels);
+  const taint = newTaint(op, base, origin, edges, inputs, sourceAt, transform, context);
   const sessionContext = { ...(context === null ? {} : { sessionContext: context.ref }), ...(base.version === undefined ? {} : { version: base.version }) }; // in the entry and on the row alike
   const contentHash = contentHashOf(hashedBody(base.content, base.claims), await tx.ensureTenantContentKey(base.tenant, newContentKey, base.writtenAt));
   const claimed = base.claims.length > 0 ? { claimCount: base.claims.length } : {}; // their count only: the hash covers the values, which delete erases
@@ -102,8 +123,7 @@ export async function insertNew(
     sessionId: base.session?.id ?? null,
     at: base.writtenAt,
   };
-  // the entry's payload, and the same metadata on the row: what the record stores besides its content and claims
-  options.beforeRecord?.(2 * Buffer.byteLength(JSON.stringify(payload), 'utf8'));
+  options.beforeRecord?.(metadataBytes(payload, base, taint));
   const entry = await appendAudit(ctx, tx, base.tenant, op, payload);
   const record: MemoryRecord = {
     formatVersion: 1,

@@ -31,8 +31,11 @@ interface Fold {
   ord: number;
   hash: string;
   summary: Taint | null;
-  /** the same fold with every source kept, as logs were folded before sources were bounded (core/taint-sources.ts). */
-  unbounded: Taint | null;
+  /**
+   * the same fold with every source kept whole, as logs were folded before sources were bounded
+   * (core/taint-sources.ts): null before the first entry, undefined once an entry is not of that form.
+   */
+  unbounded: Taint | null | undefined;
   /** false from the first entry that differs on (nothing after it is checked). */
   ok: boolean;
 }
@@ -101,11 +104,14 @@ export async function sessionLogProblems(
       const taint = r === undefined ? null : matching.has(r.id) ? r.taint : { ...r.taint, lowestAuthority: 'external_untrusted' as const };
       fold.hash = logHash(fold.hash, e.recordId);
       fold.summary = taint === null ? null : foldTaint(fold.summary, taint);
-      fold.unbounded = taint === null ? null : foldUnbounded(fold.unbounded, taint);
+      fold.unbounded = taint === null || fold.unbounded === undefined ? undefined : foldUnbounded(fold.unbounded, taint);
       fold.ord += 1;
       // an entry appended before sources were bounded holds them all; one appended since, the bounded fold (the same from any prefix)
       const stored = hashCanonical(e.summary);
-      if (e.ord !== fold.ord || e.hash !== fold.hash || fold.summary === null || (stored !== hashCanonical(fold.summary) && stored !== hashCanonical(fold.unbounded))) {
+      const legacy = fold.unbounded !== undefined && stored === hashCanonical(fold.unbounded);
+      // the log's entries before the bound all come before those after it: once one is not of the old form, no later one is
+      if (!legacy) fold.unbounded = undefined;
+      if (e.ord !== fold.ord || e.hash !== fold.hash || fold.summary === null || (stored !== hashCanonical(fold.summary) && !legacy)) {
         fold.ok = false;
         bad.push({ id: `session:${e.sessionId}#${e.ord}`, problem: 'session_log_entry_differs' });
         continue;

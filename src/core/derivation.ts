@@ -84,7 +84,7 @@ export function derivedTaint(params: {
 export function writeTaint(params: { writer: Principal; origin: Origin; sourceAt: string }): Taint {
   const { writer, origin, sourceAt } = params;
   const channels: Channel[] = writer.kind === 'tool' && origin.authority !== writer.maxAuthority ? ['trusted_tool_echo'] : [];
-  return { lowestAuthority: origin.authority, channels, sources: [origin.sourceRef], oldestSourceAt: sourceAt };
+  return { lowestAuthority: origin.authority, channels, sources: capSources([origin.sourceRef]), oldestSourceAt: sourceAt };
 }
 
 /**

@@ -63,7 +63,7 @@ export interface ServerConfig {
   readonly toolWritesPerMinute: number;
   /** UTF-8 bytes of content one tool principal may store per minute, over HTTP and MCP together (default 16 MiB); more is 429 RATE_LIMITED. */
   readonly toolWriteBytesPerMinute: number;
-  /** records one tool principal may mark read in its sessions per minute (rows of their read logs; each read at least one), over HTTP and MCP together (default 6000); more is 429 RATE_LIMITED. */
+  /** records one tool principal may mark read in its sessions per minute (rows of their read logs; each read at least one), over HTTP and MCP together (default 3000: a read-log row holds the session's taint summary, at most about 4 KB); more is 429 RATE_LIMITED. */
   readonly toolReadsPerMinute: number;
   /** versions one record's chain may hold, every writer together (default 100); one more is 409 VERSION_CHAIN_FULL. */
   readonly maxVersionsPerChain: number;
@@ -94,7 +94,7 @@ export const DEFAULT_CONFIG: ServerConfig = Object.freeze({
   toolMaxContentBytes: 1024 * 1024,
   toolWritesPerMinute: 600,
   toolWriteBytesPerMinute: 16 * 1024 * 1024,
-  toolReadsPerMinute: 6000,
+  toolReadsPerMinute: 3000,
   maxVersionsPerChain: 100,
 });
 
