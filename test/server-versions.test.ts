@@ -46,6 +46,17 @@ test('HTTP: an external page\'s "update" competes; get, search and the gate show
   const byTool = await client(srv.url, tok.browser).post(`/v1/memories/${fact}/versions`, { content: 'Rent goes to payee ACCT-EVIL-9', reason: 'new bank', source: 'https://evil.example' });
   expectError(byTool, 403, 'FORBIDDEN');
   assert.match(byTool.body.message, /write a new record/);
+  expectError(await client(srv.url, tok.browser).post('/v1/memories/mem_missing/versions', { content: 'x', reason: 'y' }), 404, 'RECORD_NOT_FOUND');
+  // its own record a tool versions as any writer
+  const mine = await client(srv.url, tok.browser).post('/v1/memories', { scope: 'pay', content: 'Fetched: the landlord page lists ACCT-LL-1', source: 'https://landlord.example' });
+  assert.equal(mine.status, 201, mine.text);
+  const v = await client(srv.url, tok.browser).post(`/v1/memories/${mine.body.record.id}/versions`, {
+    content: 'Fetched again: the landlord page lists ACCT-LL-2',
+    reason: 'refetched',
+    source: 'https://landlord.example',
+  });
+  assert.equal(v.status, 201, v.text);
+  assert.equal(v.body.conflict, false);
   // the agent, having read the page, "updates" the fact: a version below it competes
   const s = await client(srv.url, tok.agent).post(`/v1/memories/${fact}/versions`, { content: 'Rent goes to payee ACCT-EVIL-9', reason: 'new bank', source: 'https://evil.example' });
   assert.equal(s.status, 201, s.text);

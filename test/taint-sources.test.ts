@@ -8,10 +8,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { MAX_SOURCE_CHARS, MAX_TAINT_SOURCES, boundedSource, capSources, sourcesCover } from '../src/core/taint-sources.js';
+import { MAX_SOURCE_BYTES, MAX_TAINT_SOURCES, boundedSource, capSources, sourcesCover } from '../src/core/taint-sources.js';
 import { P, T, openTemp, setup } from './helpers.js';
 
-const list = fc.array(fc.string({ maxLength: 6 }), { maxLength: 40 });
+const bytes = (x: string): number => Buffer.byteLength(x, 'utf8');
+const wellFormed = (x: string): boolean => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(x);
+// short strings (many ties and orderings) and long full-Unicode ones (shortened, surrogate pairs at the cut)
+const source = fc.oneof(fc.string({ maxLength: 6 }), fc.string({ unit: 'grapheme', minLength: 60, maxLength: 160 }), fc.string({ unit: 'binary', minLength: 150, maxLength: 400 }));
+const list = fc.array(source, { maxLength: 40 });
 
 describe('capSources and sourcesCover', () => {
   test('the first N of a union are the first N of the union of each part capped: folding in any order and grouping gives one list', () => {
@@ -20,33 +24,38 @@ describe('capSources and sourcesCover', () => {
         const whole = capSources(a, b, c);
         assert.deepEqual(capSources(capSources(a, b), c), whole);
         assert.deepEqual(capSources(c, capSources(b, a)), whole);
-        assert.deepEqual(whole, [...new Set([...a, ...b, ...c])].sort().slice(0, MAX_TAINT_SOURCES));
+        assert.deepEqual(whole, [...new Set([...a, ...b, ...c].map(boundedSource))].sort().slice(0, MAX_TAINT_SOURCES));
       }),
     );
   });
 
   test('a capped union covers every source of its parts, and nothing that sorts before its last and is not in it', () => {
     fc.assert(
-      fc.property(list, list, fc.string({ maxLength: 6 }), (a, b, s) => {
+      fc.property(list, list, source, (a, b, s) => {
         const u = capSources(a, b);
         for (const x of [...a, ...b]) assert.ok(sourcesCover(u, x), `${JSON.stringify(u)} covers ${JSON.stringify(x)}`);
         const last = u[u.length - 1];
-        if (!u.includes(s) && (u.length < MAX_TAINT_SOURCES || (last !== undefined && s < last))) assert.equal(sourcesCover(u, s), false);
+        const t = boundedSource(s);
+        if (!u.includes(t) && (u.length < MAX_TAINT_SOURCES || (last !== undefined && t < last))) assert.equal(sourcesCover(u, s), false);
       }),
     );
   });
 });
 
-test('a long address is kept as its first 200 characters and a digest: distinct addresses stay distinct, the same gives the same, short ones are untouched', () => {
+test('a long address is kept as its whole characters within 200 bytes and a digest: at most 220 bytes, never half a character, distinct addresses distinct, short ones untouched', () => {
   fc.assert(
-    fc.property(fc.string({ maxLength: 600 }), fc.string({ maxLength: 600 }), (a, b) => {
+    fc.property(source, source, (a, b) => {
       const x = boundedSource(a);
-      assert.ok(x.length <= MAX_SOURCE_CHARS);
+      assert.ok(bytes(x) <= 220 || x === a, `${bytes(x)} bytes`);
+      assert.ok(wellFormed(x) || !wellFormed(a), 'a well-formed address stays well-formed');
       assert.equal(boundedSource(x), x, 'idempotent');
-      if (a.length <= MAX_SOURCE_CHARS) assert.equal(x, a);
-      if (a !== b && a.length > MAX_SOURCE_CHARS && b.length > MAX_SOURCE_CHARS) assert.notEqual(x, boundedSource(b));
+      if (bytes(a) <= MAX_SOURCE_BYTES) assert.equal(x, a);
+      if (a !== b && bytes(a) > MAX_SOURCE_BYTES && bytes(b) > MAX_SOURCE_BYTES) assert.notEqual(x, boundedSource(b));
     }),
   );
+  // an emoji across the 200th byte is left out whole
+  const straddling = `${'a'.repeat(198)}😀${'b'.repeat(100)}`;
+  assert.equal(boundedSource(straddling).slice(0, 199), 'a'.repeat(198) + '…');
   const long = `https://pages.example/${'q'.repeat(1000)}`;
   assert.ok(boundedSource(long).startsWith(long.slice(0, 200)));
   assert.ok(sourcesCover([long], long), 'a list stored with the whole address covers it');
@@ -78,8 +87,8 @@ describe('a store keeps bounded sources', () => {
       const rows = db.prepare("SELECT length(summary) AS n FROM session_log WHERE tenant = ? AND session_id = 's' ORDER BY ord").all(T) as Array<{ n: number }>;
       assert.equal(rows.length, 42);
       // 16 addresses of at most 256 characters, however many pages the session read and however long their addresses
-      for (const r of rows) assert.ok(r.n < 16 * (MAX_SOURCE_CHARS + 4) + 600, `a summary of ${r.n} characters`);
-      for (const s of summary.taint.sources) assert.ok(s.length <= MAX_SOURCE_CHARS, s);
+      for (const r of rows) assert.ok(r.n < 16 * 224 + 600, `a summary of ${r.n} characters`);
+      for (const s of summary.taint.sources) assert.ok(bytes(s) <= MAX_SOURCE_BYTES, s);
       assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
       const d = await mem.authorize({ tenant: T, action: { type: 'pay', args: { to: 'ACCT-1', amount: 1 } }, dependsOn: [summary.id], context: 'declared' });
       assert.equal(d.outcome, 'deny');

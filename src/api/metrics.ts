@@ -70,7 +70,7 @@ export interface MetricsOptions {
  *    counts as uncovered. `numerator` = covered, `denominator` = records in the bucket.
  * 2. **taint retention** — derived records (at least one derivation edge) in the bucket whose
  *    taint kept everything of every input: `lowestAuthority` ≤ each input's, `channels` ⊇ and
- *    `sources` ⊇ each input's, `oldestSourceAt` ≤ each input's, and every input still has a row.
+ *    `sources` cover each input's (core/taint-sources.ts `sourcesCover`), `oldestSourceAt` ≤ each input's, and every input still has a row.
  * 3. **laundering ASR** — attack success rate over *exposed* decisions of the tier: a decision is
  *    exposed when at least one of its dependencies had, at decision time, an action authority
  *    below `trusted_tool_verified` (untrusted taint that corroboration did not lift). An exposed

@@ -1,9 +1,10 @@
 /**
  * The options of the {@link Memory} constructor (api/memory.ts; most callers use `openMemory`):
- * the store, the policy, the clock, checkpoints, the embedder, timings and the read cache.
- * Types only; imports from src/core, src/store and src/embed.
+ * the store, the policy, the clock, checkpoints, the embedder, timings and the read cache; and the
+ * options of one call that stores something ({@link StoreOptions}). Imports from src/core, src/store and src/embed.
  */
 import type { Checkpoint } from '../core/audit.js';
+import { MemauthError } from '../core/errors.js';
 import type { Policy } from '../core/policy.js';
 import type { Embedder } from '../embed/embedder.js';
 import type { CacheOptions } from '../store/cache.js';
@@ -53,10 +54,23 @@ export interface StoreOptions {
    * will store besides a record's content and claims: a decision's row and audit entry (twice its
    * JSON); a record's audit entry and the same metadata on its row (twice the entry's payload —
    * origin, taint, derivation edges, session reference). Throw to refuse: the transaction rolls
-   * back and nothing of the call is recorded (the error reaches the caller as thrown). The server
-   * takes these bytes from a tool or external principal's write budget here (docs/server.md §
-   * Budgets), so calls in flight together cannot store more than the budget holds. Synchronous:
-   * it runs inside the call's transaction.
+   * back and nothing of the call is recorded (the error reaches the caller as thrown). A record
+   * written in a session counts the read-log row it appends too. The server takes these bytes from
+   * a tool or external principal's write budget here (docs/server.md § What one token can use up),
+   * so calls in flight together cannot store more than the budget holds. Synchronous: it runs
+   * inside the call's transaction; a hook that returns a promise is refused (`INVALID_ARGUMENT`,
+   * nothing recorded) — check a quota that needs I/O before the call.
    */
-  readonly beforeRecord?: (bytes: number) => void;
+  readonly beforeRecord?: (bytes: number) => undefined | void;
+}
+
+/**
+ * Run `options.beforeRecord(bytes)` (see {@link StoreOptions}).
+ * @throws what the hook throws; MemauthError `INVALID_ARGUMENT` (field `beforeRecord`) when it returns a promise (its rejection is then ignored).
+ */
+export function runBeforeRecord(options: StoreOptions | undefined, bytes: number): void {
+  const r: unknown = options?.beforeRecord?.(bytes);
+  if (r === undefined || r === null || typeof (r as { then?: unknown }).then !== 'function') return;
+  (r as Promise<unknown>).then(undefined, () => undefined);
+  throw new MemauthError('INVALID_ARGUMENT', 'beforeRecord returned a promise: it must decide synchronously (check an asynchronous quota before the call)', { field: 'beforeRecord' });
 }

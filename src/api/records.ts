@@ -16,7 +16,7 @@ import { foldTaint } from '../core/session.js';
 import type { Claim, DerivationEdge, MemoryRecord, Principal, SessionRef, Taint, Transform, VersionLink } from '../core/types.js';
 import type { StorageDriver, StorageTx } from '../store/driver.js';
 import { type In, type OpContext, appendAudit, newId, nowOf, startTiming, transact } from './context.js';
-import type { StoreOptions } from './options.js';
+import { type StoreOptions, runBeforeRecord } from './options.js';
 import { Refusal, principalIn, refusing } from './refusals.js';
 import { type JoinedSession, appendReads, enterSession, joinSession, readInSession } from './sessions.js';
 import { parseInput, schemas } from './validation.js';
@@ -123,7 +123,7 @@ export async function insertNew(
     sessionId: base.session?.id ?? null,
     at: base.writtenAt,
   };
-  options.beforeRecord?.(metadataBytes(payload, base, taint));
+  runBeforeRecord(options, metadataBytes(payload, base, taint));
   const entry = await appendAudit(ctx, tx, base.tenant, op, payload);
   const record: MemoryRecord = {
     formatVersion: 1,

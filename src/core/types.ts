@@ -81,7 +81,7 @@ export interface Taint {
   readonly lowestAuthority: Authority;
   /** union of laundering channels seen on the way, sorted. */
   readonly channels: readonly Channel[];
-  /** union of all source refs down to the roots, sorted. */
+  /** the union of the source refs down to the roots, bounded: its first 16 in sort order, each address over 256 bytes shortened (core/taint-sources.ts). */
   readonly sources: readonly string[];
   /** the oldest source date (ISO-8601) of any input; a consolidation never gets "now". */
   readonly oldestSourceAt: string;

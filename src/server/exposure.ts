@@ -112,7 +112,8 @@ export async function assertCitesOwn(mem: Memory, tenant: string, caller: Pick<P
  */
 export async function assertSupersedesOwn(mem: Memory, tenant: string, caller: Pick<Principal, 'id' | 'kind'> | null, id: string): Promise<void> {
   if (caller === null || caller.kind !== 'tool') return assertCitesOwn(mem, tenant, caller, [id], 'id');
-  if ((await ownRecordIds(mem, tenant, caller.id, [id])).has(id)) return;
+  // a tool reads the tenant's memory: a missing id is left to supersede's own 404
+  if ((await ownRecordIds(mem, tenant, caller.id, [id])).has(id) || (await mem.driver.getRecords(tenant, [id])).length === 0) return;
   throw new HttpError(
     403,
     'FORBIDDEN',

@@ -73,6 +73,35 @@ export function decisionSize(f: StoreFactory): void {
       assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
     });
 
+    test('beforeRecord on write, derive and supersede: a throwing or asynchronous hook records nothing — no record, audit entry, session claim or read-log row', async (t) => {
+      const env = await setupWith(f);
+      t.after(env.dispose);
+      const { mem } = env;
+      const fact = (await mem.write({ tenant: T, scope: 's', principal: P.alice, content: 'vendor ACCT-1 is paid monthly' })).record;
+      const entries = async (): Promise<number> => (await mem.verifyAudit({ tenant: T })).tenants[0]!.chain.entries;
+      const before = await entries();
+      const refuse = {
+        beforeRecord: (): undefined => {
+          throw new Error('over quota');
+        },
+      };
+      const later = { beforeRecord: async (): Promise<void> => undefined } as unknown as { beforeRecord: (bytes: number) => undefined };
+      for (const options of [refuse, later]) {
+        const invalid = (e: unknown): boolean => (options === later ? isMemauthError(e) && e.code === 'INVALID_ARGUMENT' : /over quota/.test(String(e)));
+        await assert.rejects(mem.write({ tenant: T, scope: 's', principal: P.agent, content: 'a note', session: 'fresh-1' }, options), invalid);
+        await assert.rejects(mem.derive({ tenant: T, scope: 's', principal: P.agent, from: [fact.id], content: 'a summary', transform: 'summarize', session: 'fresh-2' }, options), invalid);
+        await assert.rejects(mem.supersede({ tenant: T, id: fact.id, principal: P.alice, content: 'vendor ACCT-1 is paid weekly', reason: 'changed', session: 'fresh-3' }, options), invalid);
+      }
+      assert.equal(await entries(), before, 'no audit entry');
+      assert.equal((await mem.list({ tenant: T, scope: 's' })).length, 1);
+      // the sessions were never claimed: another principal may use them
+      for (const session of ['fresh-1', 'fresh-2', 'fresh-3']) await mem.write({ tenant: T, scope: 's', principal: P.pipeline, content: `the pipeline in ${session}`, session, requester: P.pipeline });
+      const bytes: number[] = [];
+      await mem.write({ tenant: T, scope: 's', principal: P.agent, content: 'a note', session: 'fresh-4' }, { beforeRecord: (n) => void bytes.push(n) });
+      assert.ok(bytes.length === 1 && bytes[0]! > 400, `${bytes[0]} bytes of metadata`);
+      assert.equal((await mem.verifyAudit({ tenant: T })).ok, true);
+    });
+
     test('listDecisions with requester: the newest `limit` decisions that principal requested, however many others decided since', async (t) => {
       const env = await setupWith(f);
       t.after(env.dispose);

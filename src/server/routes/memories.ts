@@ -14,10 +14,10 @@ import { type AnyRoute, type Services, assertMayDelete, callerOf, checkContent, 
 const DELETED_HASH =
   "A deleted record's `contentHash` is shown to the admin, user and system tokens only; an agent, tool or external principal's token gets the string `withheld` (the keyed hash of erased text would let it test guesses).";
 
-/** Memories: write, derive, supersede, get, list, search, lineage, delete. */
 /** A write's `beforeRecord`: what the record stores besides its content counts against a tool or external writer's byte budget. */
 const storedBy = (services: Services, tenant: string, principal: Principal): StoreOptions => ({ beforeRecord: (bytes) => services.writeBudget.storing(tenant, principal, bytes, 'record') });
 
+/** Memories: write, derive, supersede, get, list, search, lineage, delete. */
 export const memoryRoutes: readonly AnyRoute[] = [
   route({
     method: 'POST',
