@@ -11,10 +11,11 @@
  *
  * Each line prints memauth, the reference server and the ratio (reference ÷ memauth: > 1 means
  * memauth is faster). Run: `node dist/perf/mcp-compare.js [--records 5000] [--per-connection 500]
- * [--in-flight 16] [--batch 100] [--queries 30] [--skip-single-load] [--memauth-db FILE]`
+ * [--in-flight 16] [--batch 100] [--queries 30] [--skip-single-load] [--memauth-db FILE] [--cpu-prof-dir DIR]`
  * (`--skip-single-load`: no one-entity-per-call load of the reference, which rewrites its whole
  * file per call; `--memauth-db`: memauth's store, loaded and kept when missing, reused without a
- * load when present — to compare two builds on one store). Imports the facade (to set up the store and a
+ * load when present — to compare two builds on one store; `--cpu-prof-dir`: each memauth server process writes a V8
+ * CPU profile there). Imports the facade (to set up the store and a
  * token), the token service and the SDK client; both servers run as child processes.
  */
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -45,6 +46,8 @@ interface Options {
   skipSingleLoad: boolean;
   /** memauth's database: reused when it exists (no memauth load), else loaded and kept. */
   memauthDb: string | undefined;
+  /** where each memauth server process writes a V8 CPU profile (`--cpu-prof-dir`), if anywhere. */
+  cpuProfDir: string | undefined;
 }
 
 /** One of the two servers, as the harness drives it. */
@@ -71,7 +74,7 @@ function spawnClient(command: string, args: string[], env: Record<string, string
   return client.connect(transport).then(() => client);
 }
 
-async function memauthTarget(db: string, n: number): Promise<Target> {
+async function memauthTarget(db: string, n: number, cpuProfDir?: string): Promise<Target> {
   const mem = await openMemory({ path: db });
   await mem.registerPrincipal({ tenant: 'perf', id: 'agent', kind: 'agent', domain: 'agent' });
   const { token } = await new TokenService(mem.driver).issue({ tenant: 'perf', principal: 'agent' });
@@ -79,7 +82,7 @@ async function memauthTarget(db: string, n: number): Promise<Target> {
   const call = (c: Client, name: string, args: Record<string, unknown>) => c.callTool({ name, arguments: args });
   return {
     name: 'memauth mcp',
-    connect: () => spawnClient(process.execPath, [CLI, '--db', db, 'mcp'], { MEMAUTH_TOKEN: token }),
+    connect: () => spawnClient(process.execPath, [...(cpuProfDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), CLI, '--db', db, 'mcp'], { MEMAUTH_TOKEN: token }),
     write: (c, ks) => Promise.all(ks.map((k) => call(c, 'remember', { scope: 'notes', content: text(k, n) }))),
     writeOne: (c, k) => call(c, 'remember', { scope: 'notes', content: `follow-up on V${k}: paid` }),
     recall: async (c, tag) => {
@@ -162,6 +165,7 @@ async function main(): Promise<void> {
       queries: { type: 'string' },
       'skip-single-load': { type: 'boolean' },
       'memauth-db': { type: 'string' },
+      'cpu-prof-dir': { type: 'string' },
     },
   });
   const o: Options = {
@@ -172,11 +176,12 @@ async function main(): Promise<void> {
     queries: Number(values.queries ?? 30),
     skipSingleLoad: values['skip-single-load'] === true,
     memauthDb: values['memauth-db'],
+    cpuProfDir: values['cpu-prof-dir'],
   };
   const dir = mkdtempSync(join(tmpdir(), 'memauth-mcp-compare-'));
   try {
     const reuse = o.memauthDb !== undefined && existsSync(o.memauthDb);
-    const ours = await memauthTarget(o.memauthDb ?? join(dir, 'memauth.db'), o.records);
+    const ours = await memauthTarget(o.memauthDb ?? join(dir, 'memauth.db'), o.records, o.cpuProfDir);
     const theirs1 = referenceTarget(mkdtempSync(join(dir, 'ref1-')), o.records);
     const theirsB = referenceTarget(mkdtempSync(join(dir, 'refb-')), o.records);
     const load = reuse ? Number.NaN : await bulkLoad(ours, o, 1);
