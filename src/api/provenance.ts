@@ -6,7 +6,7 @@
  * them cheap. Imports from src/core, src/store's port and read cache, and api/principals.ts.
  */
 import type { AuditEntry } from '../core/audit.js';
-import type { Authority } from '../core/authority.js';
+import { type Authority, atLeast } from '../core/authority.js';
 import { isKeyedHash } from '../core/content-hash.js';
 import { type FactsBundle, type LineageSets, type RecordFacts, dependencyFacts, memoryRefId } from '../core/facts.js';
 import type { DependencyFacts } from '../core/gate.js';
@@ -167,13 +167,10 @@ export class Provenance {
     return corroborations;
   }
 
-  /** Fetch the closed provenance bundle for `ids` (see {@link FactsBundle}), every ancestor in full. */
-  async factsBundle(src: Source, tenant: string, ids: readonly string[]): Promise<BundleWithLineage> {
+  /** The closed provenance bundle for `ids` ({@link FactsBundle}), every ancestor in full, with the `memory:` evidence of corroborations at least `floor` (those below are rejected first). */
+  async factsBundle(src: Source, tenant: string, ids: readonly string[], floor: Authority): Promise<BundleWithLineage> {
     const corroborations = await this.verifiedCorroborations(src, tenant, ids);
-    const evidenceIds = [...corroborations.values()]
-      .flat()
-      .map((c) => memoryRefId(c.evidenceRef))
-      .filter((x): x is string => x !== null);
+    const evidenceIds = [...corroborations.values()].flatMap((l) => l.filter((c) => atLeast(c.authority, floor)).map((c) => memoryRefId(c.evidenceRef))).filter((x): x is string => x !== null);
     // the records' and their evidence's lineages in one walk (the union of the two walks)
     const lineage = await src.lineage(tenant, [...ids, ...evidenceIds]);
     const recs = await src.getRecords(tenant, [...lineage.keys()]);
@@ -201,7 +198,7 @@ export class Provenance {
    * with their lineage, and — instead of every ancestor — each record's lineage summary
    * (writers and their domains, see {@link lineageSets}).
    */
-  async gateFacts(tx: StorageTx, tenant: string, recs: readonly MemoryRecord[]): Promise<FactsBundle> {
+  async gateFacts(tx: StorageTx, tenant: string, recs: readonly MemoryRecord[], floor: Authority): Promise<FactsBundle> {
     const corroborations = await this.verifiedCorroborations(
       tx,
       tenant,
@@ -215,7 +212,7 @@ export class Provenance {
     for (const [recordId, list] of corroborations) {
       for (const c of list) {
         const ev = memoryRefId(c.evidenceRef);
-        if (ev === null) continue;
+        if (ev === null || !atLeast(c.authority, floor)) continue;
         evidenceIds.add(ev);
         fullLineage.add(recordId);
       }
@@ -290,7 +287,7 @@ export class Provenance {
     floor: Authority,
     now: string,
   ): Promise<Map<string, DependencyFacts>> {
-    const bundle = await this.gateFacts(tx, tenant, missed);
+    const bundle = await this.gateFacts(tx, tenant, missed, floor);
     const memo = derivedMemo(tx);
     for (const r of missed) {
       const f = dependencyFacts(r.id, [], bundle, k, floor, now);

@@ -62,10 +62,15 @@ export async function sessionRecords(tx: StorageTx | StorageDriver, tenant: stri
 /** `t` with `channels` added too. */
 const withChannels = (t: Taint, channels: readonly Taint['channels'][number][]): Taint => ({ ...t, channels: [...new Set([...t.channels, ...channels])].sort() });
 
+/** What one derivation edge's row and index entries take on disk, about (bytes). */
+const EDGE_ROW_BYTES = 200;
+
 /** What a new record stores besides its content and claims: its entry's payload, the same metadata on its row, and in a session the log row it appends (bytes). */
 function metadataBytes(payload: object, base: NewRecord, taint: Taint): number {
   const logRow = base.session === undefined ? 0 : 200 + Buffer.byteLength(JSON.stringify(foldTaint(base.session.head?.summary ?? null, taint)), 'utf8');
-  return 2 * Buffer.byteLength(JSON.stringify(payload), 'utf8') + logRow;
+  // each derivation edge is also a row of its own, with its index entries
+  const edges = (payload as { derivedFrom?: readonly unknown[] }).derivedFrom?.length ?? 0;
+  return 2 * Buffer.byteLength(JSON.stringify(payload), 'utf8') + logRow + EDGE_ROW_BYTES * edges;
 }
 
 /** The taint of a new record: its own origin's for a plain write, else derived from its edges and session context (core/derivation.ts). */
@@ -301,12 +306,13 @@ export function viewJudge(ctx: OpContext, tenant: string): Judge {
  */
 export async function views(ctx: OpContext, tenant: string, recs: MemoryRecord[]): Promise<RecordView[]> {
   const now = nowOf(ctx);
+  const { k, minAuthority: floor } = ctx.policy.document.corroboration;
   const bundle = await ctx.provenance.factsBundle(
     ctx.driver,
     tenant,
     recs.map((r) => r.id),
+    floor,
   );
-  const { k, minAuthority: floor } = ctx.policy.document.corroboration;
   return recs.map((r) => {
     const c = corroborationOf(r.id, bundle.bundle, k, floor, now);
     const deletedSources = [...bundle.lineageOf(r.id)].filter((id) => bundle.bundle.records.get(id)?.status === 'deleted');

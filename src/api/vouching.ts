@@ -86,8 +86,8 @@ async function evidenceAuthorityOf(ctx: OpContext, tx: StorageTx, tenant: string
 
 /** What the new corroboration `c` of `rec` makes of it: counted or why not, and the record's action authority now. */
 async function corroborationResult(ctx: OpContext, tx: StorageTx, tenant: string, rec: MemoryRecord, c: Corroboration, now: string): Promise<CorroborateResult> {
-  const bundle = await ctx.provenance.gateFacts(tx, tenant, [rec]);
   const { k, minAuthority: floor } = ctx.policy.document.corroboration;
+  const bundle = await ctx.provenance.gateFacts(tx, tenant, [rec], floor);
   const r = corroborationOf(rec.id, bundle, k, floor, now);
   const rejection = r.rejected.find((x) => x.id === c.id)?.reason ?? null;
   // a forged row has no authority, corroborated or not (as in get() and at the gate)

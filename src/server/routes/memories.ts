@@ -8,6 +8,7 @@ import type { Principal } from '../../core/types.js';
 import { params, queries, requests } from '../schemas.js';
 import { supersedeAs } from '../external-ids.js';
 import { agentOf, assertCitesOwn, assertMayRead, assertSupersedesOwn, lineageFor, recordFor, viewFor } from '../exposure.js';
+import { sideOf } from '../fairness.js';
 import { markedByGet, markedBySearch } from '../write-budget.js';
 import { type AnyRoute, type Services, assertMayDelete, callerOf, checkContent, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
@@ -149,7 +150,7 @@ export const memoryRoutes: readonly AnyRoute[] = [
     tag: 'memories',
     summary: "A record's derivation lineage down to its roots, as nodes and edges",
     description:
-      'For a principal token nodes carry no content (read a record with GET /v1/memories/{id}, which marks the read) and a sourceRef only at or above the corroboration floor; `withheld` says when something was left out. The admin token gets every node whole.',
+      'For a principal token nodes carry no content (read a record with GET /v1/memories/{id}, which marks the read) and a sourceRef only at or above the corroboration floor; `withheld` says when something was left out. The admin token gets every node whole. The graph walks every ancestor: for a tool token it runs in the tenant’s expensive-request slots of its side (one at a time, TOO_MANY_REQUESTS (429) past `maxExpensivePerTenant`).',
     auth: 'any',
     params: params.Id,
     query: queries.Tenant,
@@ -158,7 +159,11 @@ export const memoryRoutes: readonly AnyRoute[] = [
     handler: async ({ identity, params: p, query, services }) => {
       // lineage nodes carry no text for a principal token, so only the external source is refused
       if (identity.kind === 'principal' && identity.principal.kind === 'external') assertMayRead(identity, 'a lineage graph', 'unmarked');
-      return ok(lineageFor(identity, services.mem, await services.mem.lineageGraph({ tenant: tenantFor(identity, query.tenant), id: p.id })));
+      const tenant = tenantFor(identity, query.tenant);
+      const graph = () => services.mem.lineageGraph({ tenant, id: p.id });
+      // a graph walks every ancestor: a channel's requests queue behind each other in its side's slots
+      const channel = identity.kind === 'principal' && sideOf(identity.principal) === 'external';
+      return ok(lineageFor(identity, services.mem, channel ? await services.expensive.run(tenant, 'lineageGraph', graph) : await graph()));
     },
   }),
   route({
