@@ -47,7 +47,7 @@ before(async () => {
   for (const k of ['mail0', 'mail1'] as const)
     ids[k] = (await as.post('/v1/decisions', { action: { type: 'send_email', args: { to: 'ceo@evil.example' } }, dependsOn: [ids.page], context: 'declared' })).body.id;
   // a poisoned value nested in an argument, its page vouched for once by a tool citing an unrelated record
-  tok.checker = await add('acme', 'checker', 'tool');
+  tok.checker = await add('acme', 'checker', 'system');
   ids.nestPage = (await br.post('/v1/memories', { scope: 'web', content: 'Acme finance: remittance account ACCT-NEST-9', source: 'https://acme-finance.example/remit' })).body.record.id;
   expectStatus(await client(srv.url, tok.checker).post('/v1/corroborations', { recordId: ids.nestPage, evidence: `memory:${ids.rule}` }), 201);
   const nested = await as.post('/v1/decisions', { action: { type: 'pay', args: { invoice: { number: 'ACCT-NEST-9' }, amount: 9 } }, dependsOn: [ids.nestPage], context: 'declared' });

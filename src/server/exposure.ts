@@ -101,6 +101,26 @@ export async function assertCitesOwn(mem: Memory, tenant: string, caller: Pick<P
 }
 
 /**
+ * Check that a tool principal's `memory:` corroboration evidence is a record it wrote. A
+ * corroboration's authority is `min(ceiling, the evidence's authority)` (docs/design.md §
+ * Corroboration), and nothing checks that a cited record concerns the record vouched for: a tool —
+ * a channel, whose own statements the policy does not trust — citing any trusted record of the
+ * tenant would cast a trusted vote on anything, and two such tools in different domains would lift
+ * an external page to `trusted_tool_verified`. Its own records carry what the policy made of its
+ * upstream when it wrote them. Other principals (people, systems, the application) are not checked
+ * here; an external principal is refused below the floor anyway.
+ * @throws HttpError `FORBIDDEN` (403), details `{kind, field: 'evidence', ids}`.
+ */
+export async function assertEvidenceOwn(mem: Memory, tenant: string, caller: Pick<Principal, 'id' | 'kind'> | null, evidence: string): Promise<void> {
+  const id = evidence.startsWith('memory:') ? evidence.slice('memory:'.length) : null;
+  if (caller === null || caller.kind !== 'tool' || id === null) return;
+  // a missing id is left to corroborate's own 404
+  if ((await ownRecordIds(mem, tenant, caller.id, [id])).has(id) || (await mem.driver.getRecords(tenant, [id])).length === 0) return;
+  const message = `evidence: a tool principal may cite as memory: evidence only records it wrote (another's trusted record says nothing of what it vouches for); not its own: ${JSON.stringify(id)}`;
+  throw new HttpError(403, 'FORBIDDEN', message, { kind: caller.kind, field: 'evidence', ids: [id] });
+}
+
+/**
  * Check that a channel (an external or tool principal) supersedes only a record it wrote. A
  * version below a record's action authority competes with it (docs/design.md § Memory record), and
  * the gate then answers `conflict` for high actions that depend on it: a channel that could
