@@ -91,7 +91,7 @@ export class WriteBudget {
    *   `…MaxContentBytes`; details `{field: 'content', length, max, unit: 'bytes'}`.
    * @throws HttpError `RATE_LIMITED` (429) when the principal has used its records or bytes of
    *   the minute; details `{tenant, principal, perMinute, unit, retryAfterSeconds}` (the server
-   *   also sends `Retry-After`). A refused write uses none of the budget.
+   *   also sends `Retry-After`). A write refused here uses none of the budget (one refused later by {@link storing}, for what it stores besides its content, keeps what this took).
    */
   admit(tenant: string, principal: Pick<Principal, 'id' | 'kind'> | null, content: string, claims?: readonly unknown[]): void {
     const a = this.account(tenant, principal);
