@@ -24,6 +24,24 @@ describe('external writes on the default server', () => {
     tok.browser = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'browser', kind: 'tool', domain: 'browser' });
   });
 
+  test('a tool attaches at most 8 corroborations to one record (403 FORBIDDEN past them); another record, and another principal, still can', async () => {
+    const rec = await http(srv.url, 'POST', '/v1/memories', { token: tok.agent, body: { scope: 'c', content: 'note to vouch for' } });
+    assert.equal(rec.status, 201, rec.text);
+    const id = rec.body.record.id as string;
+    for (let i = 0; i < 8; i++) {
+      const c = await http(srv.url, 'POST', '/v1/corroborations', { token: tok.browser, body: { recordId: id, evidence: `https://vouch.example/${i}` } });
+      assert.equal(c.status, 201, c.text);
+    }
+    const over = await http(srv.url, 'POST', '/v1/corroborations', { token: tok.browser, body: { recordId: id, evidence: 'https://vouch.example/again' } });
+    expectError(over, 403, 'FORBIDDEN');
+    assert.equal(over.body.details.limit, 8);
+    const other = await http(srv.url, 'POST', '/v1/memories', { token: tok.agent, body: { scope: 'c', content: 'another note' } });
+    assert.equal((await http(srv.url, 'POST', '/v1/corroborations', { token: tok.browser, body: { recordId: other.body.record.id, evidence: 'https://vouch.example/0' } })).status, 201);
+    const view = await http(srv.url, 'GET', `/v1/memories/${id}?session=s-corr`, { token: tok.agent });
+    assert.equal(view.status, 200, view.text);
+    assert.equal(view.body.corroborations.length, 8, view.text.slice(0, 300));
+  });
+
   test('a tool principal stores a page of 1 MiB, not more (413 CONTENT_TOO_LONG); an agent stores it', async () => {
     const page = 'p'.repeat(1024 * 1024);
     const ok = await http(srv.url, 'POST', '/v1/memories', { token: tok.browser, body: { scope: 's', content: page.slice(0, 900_000), source: 'https://example.org/a' } });

@@ -120,6 +120,24 @@ export async function assertEvidenceOwn(mem: Memory, tenant: string, caller: Pic
   throw new HttpError(403, 'FORBIDDEN', message, { kind: caller.kind, field: 'evidence', ids: [id] });
 }
 
+/** How many corroborations one tool principal may attach to one record through the server. */
+export const CHANNEL_CORROBORATIONS_PER_RECORD = 8;
+
+/**
+ * Check that a tool principal has not already attached {@link CHANNEL_CORROBORATIONS_PER_RECORD}
+ * corroborations to `recordId`: every read of a record returns and checks all of its
+ * corroborations, so one token repeating them would make every reader of the tenant's record pay
+ * (a flood of 3,440 made one read return 957 KB). Other principals are not checked here.
+ * @throws HttpError `FORBIDDEN` (403), details `{kind, field: 'recordId', limit}`.
+ */
+export async function assertCorroborationRoom(mem: Memory, tenant: string, caller: Pick<Principal, 'id' | 'kind'> | null, recordId: string): Promise<void> {
+  if (caller === null || caller.kind !== 'tool') return;
+  const mine = (await mem.driver.corroborationsFor(tenant, [recordId])).filter((c) => c.principalId === caller.id).length;
+  if (mine < CHANNEL_CORROBORATIONS_PER_RECORD) return;
+  const message = `recordId: a tool principal may attach at most ${CHANNEL_CORROBORATIONS_PER_RECORD} corroborations to one record, and ${caller.id} has attached ${mine} to ${JSON.stringify(recordId)}`;
+  throw new HttpError(403, 'FORBIDDEN', message, { kind: caller.kind, field: 'recordId', limit: CHANNEL_CORROBORATIONS_PER_RECORD });
+}
+
 /**
  * Check that a channel (an external or tool principal) supersedes only a record it wrote. A
  * version below a record's action authority competes with it (docs/design.md § Memory record), and

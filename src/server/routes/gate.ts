@@ -7,7 +7,7 @@ import type { Identity } from '../tokens.js';
 import { HttpError } from '../errors.js';
 import { sideOf } from '../fairness.js';
 import { decisionAs, replayAs } from '../external-ids.js';
-import { agentOf, assertCitesOwn, assertDecisionVisible, assertEvidenceOwn, decisionVisible, replayFor } from '../exposure.js';
+import { agentOf, assertCitesOwn, assertCorroborationRoom, assertDecisionVisible, assertEvidenceOwn, decisionVisible, replayFor } from '../exposure.js';
 import { params, queries, requests } from '../schemas.js';
 import { type AnyRoute, type Services, callerOf, created, ok, requesterOf, route, tenantFor, tenantHint, writerFor } from './common.js';
 
@@ -66,7 +66,7 @@ export const gateRoutes: readonly AnyRoute[] = [
     tag: 'gate',
     summary: "Record that the token's principal corroborates a record with evidence; the result says whether it counts",
     description:
-      "Counts only when docs/design.md § Corroboration holds (independent principal and domain, ≥ trusted_tool_verified, outside the lineage, evidence not derived from the record). Evidence `memory:<id>` must name a record of the same tenant; a tool principal may cite only records it wrote (FORBIDDEN, 403: another's trusted record says nothing of what the tool vouches for). A tool or external principal's corroboration (stored, or refused and logged) counts as one record of its write budget, its evidence as its bytes (429 RATE_LIMITED past it).",
+      "Counts only when docs/design.md § Corroboration holds (independent principal and domain, ≥ trusted_tool_verified, outside the lineage, evidence not derived from the record). Evidence `memory:<id>` must name a record of the same tenant; a tool principal may cite only records it wrote (FORBIDDEN, 403: another's trusted record says nothing of what the tool vouches for), and attach at most 8 corroborations to one record (FORBIDDEN, 403: every read of the record returns them all). A tool or external principal's corroboration (stored, or refused and logged) counts as one record of its write budget, its evidence as its bytes (429 RATE_LIMITED past it).",
     auth: 'principal',
     body: requests.CorroborationCreate,
     responses: { 201: 'CorroborateResult' },
@@ -75,6 +75,7 @@ export const gateRoutes: readonly AnyRoute[] = [
       const principal = writerFor(identity, body.principal);
       const tenant = tenantFor(identity, body.tenant);
       await assertEvidenceOwn(services.mem, tenant, principal, body.evidence);
+      await assertCorroborationRoom(services.mem, tenant, principal, body.recordId);
       services.writeBudget.admit(tenant, principal, body.evidence);
       return created(await services.mem.corroborate({ ...body, tenant, principal: principal.id }));
     },
