@@ -213,18 +213,27 @@ describe("a tool's recorded decisions count as bytes of its write budget", () =>
   });
 });
 
-describe("decisions in flight together cannot store more than a tool's byte budget", () => {
-  let srv: ServerProcess;
-  const tok: Record<string, string> = {};
-  const BUDGET = 40_000;
+/**
+ * A server process (registered with the suite's before/after) whose tool principals may store
+ * `budget` bytes a minute, with the tool `browser` of tenant globex.
+ */
+function toolServer(budget: number): { srv: ServerProcess; tok: Record<string, string> } {
+  const state = { srv: undefined as unknown as ServerProcess, tok: {} as Record<string, string> };
   before(async () => {
-    srv = await startServerProcess({ cwd: tempDir(), env: { MEMAUTH_TOOL_WRITE_BYTES_PER_MINUTE: String(BUDGET) } });
-    const admin = srv.adminToken as string;
-    tok.browser = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'browser', kind: 'tool', domain: 'browser' });
+    state.srv = await startServerProcess({ cwd: tempDir(), env: { MEMAUTH_TOOL_WRITE_BYTES_PER_MINUTE: String(budget) } });
+    state.tok.browser = await addPrincipal(state.srv.url, state.srv.adminToken as string, { tenant: 'globex', id: 'browser', kind: 'tool', domain: 'browser' });
   });
   after(async () => {
-    await srv.stop();
+    await state.srv.stop();
   });
+  // the process starts in `before`: `srv` forwards to it when a test reads it
+  const srv = new Proxy({} as ServerProcess, { get: (_, key) => Reflect.get(state.srv, key) as unknown });
+  return { srv, tok: state.tok };
+}
+
+describe("decisions in flight together cannot store more than a tool's byte budget", () => {
+  const BUDGET = 40_000;
+  const { srv, tok } = toolServer(BUDGET);
 
   test('30 decisions sent at once over HTTP and MCP: those recorded store at most the budget; the rest are 429 (bytes) and recorded nowhere', async () => {
     const memo = Array.from({ length: 20 }, (_, i) => `v${i}`);
@@ -257,17 +266,8 @@ describe("decisions in flight together cannot store more than a tool's byte budg
 });
 
 describe("what a tool's records store besides their content counts against its byte budget", () => {
-  let srv: ServerProcess;
-  const tok: Record<string, string> = {};
   const BUDGET = 60_000;
-  before(async () => {
-    srv = await startServerProcess({ cwd: tempDir(), env: { MEMAUTH_TOOL_WRITE_BYTES_PER_MINUTE: String(BUDGET) } });
-    const admin = srv.adminToken as string;
-    tok.browser = await addPrincipal(srv.url, admin, { tenant: 'globex', id: 'browser', kind: 'tool', domain: 'browser' });
-  });
-  after(async () => {
-    await srv.stop();
-  });
+  const { srv, tok } = toolServer(BUDGET);
 
   test('one-byte pages with 1.5 KB sources: each costs its source twice (row and audit entry); writes over HTTP and MCP stop at the budget, and a derivation from them is refused', async () => {
     const t0 = Date.now();

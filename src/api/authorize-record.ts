@@ -95,7 +95,7 @@ export async function recordDecision(
   const { a, action, argsHash, tier, mode, result, now } = d;
   // the decision is what the dry run reports, with its id and the seq of the entry that recorded it
   const { dryRun: _dryRun, ...made } = evaluation(ctx, d);
-  runBeforeRecord(options, recordedBytes(made));
+  runBeforeRecord(options, () => recordedBytes(made));
   const id = newId('dec');
   // keyed like content hashes: a plain SHA-256 of a short turn ("Pay $1,200 to ACCT-1234") can be guessed
   const userTurnHash = a.userTurn !== undefined ? contentHashOf(a.userTurn.text, await tx.ensureTenantContentKey(a.tenant, newContentKey, now)) : null;

@@ -65,11 +65,14 @@ export interface StoreOptions {
 }
 
 /**
- * Run `options.beforeRecord(bytes)` (see {@link StoreOptions}).
+ * Run `options.beforeRecord(bytes())` (see {@link StoreOptions}); `bytes` is computed only when there is a hook
+ * (serialising a decision or a record's metadata is not free, and most calls have none).
  * @throws what the hook throws; MemauthError `INVALID_ARGUMENT` (field `beforeRecord`) when it returns a promise (its rejection is then ignored).
  */
-export function runBeforeRecord(options: StoreOptions | undefined, bytes: number): void {
-  const r: unknown = options?.beforeRecord?.(bytes);
+export function runBeforeRecord(options: StoreOptions | undefined, bytes: () => number): void {
+  const hook = options?.beforeRecord;
+  if (hook === undefined) return;
+  const r: unknown = hook(bytes());
   if (r === undefined || r === null || typeof (r as { then?: unknown }).then !== 'function') return;
   (r as Promise<unknown>).then(undefined, () => undefined);
   throw new MemauthError('INVALID_ARGUMENT', 'beforeRecord returned a promise: it must decide synchronously (check an asynchronous quota before the call)', { field: 'beforeRecord' });

@@ -128,7 +128,7 @@ export async function insertNew(
     sessionId: base.session?.id ?? null,
     at: base.writtenAt,
   };
-  runBeforeRecord(options, metadataBytes(payload, base, taint));
+  runBeforeRecord(options, () => metadataBytes(payload, base, taint));
   const entry = await appendAudit(ctx, tx, base.tenant, op, payload);
   const record: MemoryRecord = {
     formatVersion: 1,

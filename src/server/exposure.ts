@@ -17,6 +17,7 @@ import type { LineageGraph, Memory, RecordView } from '../api/memory.js';
 import type { ReplayResult } from '../api/replay.js';
 import type { Authority } from '../core/authority.js';
 import { MemauthError } from '../core/errors.js';
+import { memoryRefId } from '../core/facts.js';
 import type { Decision, MemoryRecord, Principal } from '../core/types.js';
 import { type CorroborationView, corroborationViews, mayShowText } from '../core/exposure.js';
 import { HttpError } from './errors.js';
@@ -101,6 +102,14 @@ export async function assertCitesOwn(mem: Memory, tenant: string, caller: Pick<P
 }
 
 /**
+ * Did `principal` write record `id` — or is there no such record in the tenant (a tool reads the
+ * tenant's memory, so a missing id is left to the operation's own 404)?
+ */
+async function ownOrMissing(mem: Memory, tenant: string, principal: string, id: string): Promise<boolean> {
+  return (await ownRecordIds(mem, tenant, principal, [id])).has(id) || (await mem.driver.getRecords(tenant, [id])).length === 0;
+}
+
+/**
  * Check that a tool principal's `memory:` corroboration evidence is a record it wrote. A
  * corroboration's authority is `min(ceiling, the evidence's authority)` (docs/design.md §
  * Corroboration), and nothing checks that a cited record concerns the record vouched for: a tool —
@@ -112,10 +121,8 @@ export async function assertCitesOwn(mem: Memory, tenant: string, caller: Pick<P
  * @throws HttpError `FORBIDDEN` (403), details `{kind, field: 'evidence', ids}`.
  */
 export async function assertEvidenceOwn(mem: Memory, tenant: string, caller: Pick<Principal, 'id' | 'kind'> | null, evidence: string): Promise<void> {
-  const id = evidence.startsWith('memory:') ? evidence.slice('memory:'.length) : null;
-  if (caller === null || caller.kind !== 'tool' || id === null) return;
-  // a missing id is left to corroborate's own 404
-  if ((await ownRecordIds(mem, tenant, caller.id, [id])).has(id) || (await mem.driver.getRecords(tenant, [id])).length === 0) return;
+  const id = memoryRefId(evidence);
+  if (caller === null || caller.kind !== 'tool' || id === null || (await ownOrMissing(mem, tenant, caller.id, id))) return;
   const message = `evidence: a tool principal may cite as memory: evidence only records it wrote (another's trusted record says nothing of what it vouches for); not its own: ${JSON.stringify(id)}`;
   throw new HttpError(403, 'FORBIDDEN', message, { kind: caller.kind, field: 'evidence', ids: [id] });
 }
@@ -150,8 +157,7 @@ export async function assertCorroborationRoom(mem: Memory, tenant: string, calle
  */
 export async function assertSupersedesOwn(mem: Memory, tenant: string, caller: Pick<Principal, 'id' | 'kind'> | null, id: string): Promise<void> {
   if (caller === null || caller.kind !== 'tool') return assertCitesOwn(mem, tenant, caller, [id], 'id');
-  // a tool reads the tenant's memory: a missing id is left to supersede's own 404
-  if ((await ownRecordIds(mem, tenant, caller.id, [id])).has(id) || (await mem.driver.getRecords(tenant, [id])).length === 0) return;
+  if (await ownOrMissing(mem, tenant, caller.id, id)) return;
   throw new HttpError(
     403,
     'FORBIDDEN',
