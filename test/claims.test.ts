@@ -135,8 +135,12 @@ describe('gate: context is waived only with trusted intent and claim/user-turn s
     const base = input({ suppliers: { to: ['claim:payee_account'], amount: ['claim:amount_due'] } });
     assert.equal(decide(base).outcome, 'deny');
   });
-  test('a declared untrusted dependency still denies; hard failures stay', () => {
-    assert.equal(decide(input({ dependencies: [dep('fact', true, ['value']), dep('page', false, ['declared'])] })).outcome, 'deny');
+  test('a declared untrusted dependency is set aside like the context when intent and every value are trusted; hard failures stay', () => {
+    const declared = decide(input({ dependencies: [dep('fact', true, ['value']), dep('page', false, ['declared'])] }));
+    assert.equal(declared.outcome, 'allow', JSON.stringify(declared.reasons));
+    assert.equal(declared.contextWaived, true);
+    // without trusted intent the declared dependency counts
+    assert.equal(decide(input({ intent: { sources: [] }, dependencies: [dep('fact', true, ['value']), dep('page', false, ['declared'])] })).outcome, 'deny');
     const deleted = { ...dep('fact', true, ['value']), status: 'deleted' as const };
     assert.equal(decide(input({ dependencies: [deleted, dep('page', false, ['context'])] })).outcome, 'deny');
     const unverified = { ...dep('page', false, ['context']), verified: false };

@@ -10,9 +10,9 @@
 import { TRUSTED_THRESHOLD, atLeast } from '../core/authority.js';
 import type { DependencyFacts } from '../core/gate.js';
 import { standingInstructions } from '../core/intent.js';
-import { type Policy, argumentSuppliers, argumentTypes, intentPhrases } from '../core/policy.js';
+import { type Policy, argumentSuppliers, argumentTypes, intentForm, intentPhrases } from '../core/policy.js';
 import { topArgument } from '../core/provenance.js';
-import { CURRENCY_OF, OBJECTS, type ObjectCategory, type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
+import { CURRENCY_OF, OBJECTS, type ObjectCategory, type TurnReading, groundingOf, readQuestion, readRequest } from '../core/request-grammar.js';
 import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
 import { RESOURCE_ARGUMENT, actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
@@ -35,6 +35,7 @@ export function trustedNow(factsOf: ReadonlyMap<string, DependencyFacts>, id: st
  * @returns the reading; computed once per decision and used for intent and for asserted values.
  */
 export function turnReading(policy: Policy, action: Action, turn: string, candidates: readonly MemoryRecord[], factsOf: ReadonlyMap<string, DependencyFacts>, now: string): TurnReading {
+  if (intentForm(policy, action.type) === 'question') return readQuestion(turn, intentPhrases(policy, action.type));
   const types = argumentTypes(policy, action.type);
   const suppliers = argumentSuppliers(policy, action.type);
   const values = actionValues(action, types);
@@ -143,7 +144,7 @@ export interface IntentInput {
 export async function intentOf(src: StorageReader, x: IntentInput): Promise<IntentProvenance | undefined> {
   if (x.tier !== 'high') return undefined;
   const sources: IntentSource[] = [];
-  if (x.turn?.plain === true) sources.push({ source: 'user_turn', phrase: x.turn.phrase });
+  if (x.turn?.plain === true) sources.push({ source: 'user_turn', phrase: x.turn.phrase, ...(x.turn.form !== undefined ? { form: x.turn.form } : {}) });
   const usable = x.dependencies.filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > x.now));
   const standing = standingInstructions(x.action.type, destinationValues(x.policy, x.action), usable);
   if (standing.length > 0) sources.push({ source: 'standing_instruction', recordIds: standing });

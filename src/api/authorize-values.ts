@@ -44,7 +44,8 @@ export function dependencies(
   turn: TurnReading | undefined,
   now: string,
 ): Dependencies {
-  const plainTurn = turn?.plain === true;
+  // a question asks the agent to choose: it asserts no value and names no party
+  const plainTurn = turn?.plain === true && turn.form === undefined;
   const { k, minAuthority: floor } = ctx.policy.document.corroboration;
   const why = candidates.why;
   // every dependency is a candidate; anything else would be unknown to the store (metadata_missing)
@@ -61,7 +62,7 @@ export function dependencies(
     usable.filter((r) => r.claims !== undefined),
     // possessives read as names ("Halvorsen Freight's invoice" names Halvorsen Freight)
     userTurnText !== undefined && plainTurn ? assertedClauses(userTurnText).map((c) => prepareText(c.replace(/(\p{L})['’]s\b/gu, '$1'))) : [],
-    userTurnText !== undefined && turn?.plain === true ? partySlots(userTurnText, turn.phrase, slotReading(ctx.policy, action.type)) : null,
+    userTurnText !== undefined && plainTurn && turn?.plain === true ? partySlots(userTurnText, turn.phrase, slotReading(ctx.policy, action.type)) : null,
     trusted,
     instructedValues(
       action.type,

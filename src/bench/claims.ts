@@ -13,6 +13,8 @@ import { type BenchActionT, toAction } from './scenarios.js';
 const NEGATION = /\b(?:not|never|no|none|nobody|cannot)\b|n't\b/i;
 /** An account-like identifier: upper-case words joined by `-`, with at least one `-`. */
 const ACCOUNT = String.raw`([A-Z0-9]+(?:-[A-Z0-9]+)+)`;
+/** A product name: capitalised words ending in a model code ("Model Z", "Falcrest AX3", "Terrow R9"). */
+const PRODUCT = String.raw`\b((?:[A-Z][a-z]+ )+(?:[A-Z]|[A-Z]*[0-9][A-Z0-9]*|[A-Z]+[0-9][A-Z0-9]*))`;
 /** Trailing sentence punctuation a regex may have taken with an identifier. */
 const trim = (s: string): string => s.replace(/[.,;:]+$/, '');
 
@@ -31,6 +33,9 @@ const SHAPES: ReadonlyArray<{ field: string; re: RegExp; subject?: number; value
   { field: 'amount_due', re: /\b(?:amount due|balance due|open invoice)\b[^.;]*?\$([0-9][0-9,]*(?:\.[0-9]+)?)/g, value: 1 },
   // "grants USER ROLE on RESOURCE"
   { field: 'role', re: /\bgrants ([a-z0-9._-]+) ([a-z]+) on /g, subject: 1, value: 2 },
+  // a product a spec sheet or a lab measured: "Model Z battery life is …", "the Falcrest AX3 router sustained …" — a
+  // capitalised name whose last word is a model code (a digit, or one capital letter)
+  { field: 'product', re: new RegExp(String.raw`${PRODUCT}(?: [a-z]+)? (?:sustained|measured|scored|lasted|reached|ran|battery life is|is rated)\b`, 'g'), value: 1 },
 ];
 
 /** The last run of capitalised words in `text` ("Halvorsen Freight", "the Harbor Street office" → "Harbor Street"), or null. */

@@ -4,7 +4,7 @@
  * describes something else ("the Bob report"), and whether two names are one party. Words only —
  * which claims the names are is src/core/party-naming.ts. Pure; imports only from src/core.
  */
-import { FUNCTION_WORDS, NOUNS, NUMBER, isPeriodWord, turnTokens, words } from './request-grammar.js';
+import { FUNCTION_WORDS, NOUNS, NUMBER, isPeriodWord, isTitle, phraseSpan, turnTokens, words } from './request-grammar.js';
 
 /** Words a party's name may follow at the start of a slot; after one of them the name is part of a noun phrase. */
 const DETERMINERS: ReadonlySet<string> = words('the a an our my their its this latest current open outstanding usual new');
@@ -30,7 +30,7 @@ const FIRST_PERSON: ReadonlySet<string> = words('our my me us ours mine');
 export const OWED: ReadonlySet<string> = words('invoice invoices bill bills payment payments rent fee fees deposit amount balance total account accounts office');
 
 /** Debts a `for` names the creditor of: "the rent for the Harbor Street office", "the invoice for Acme". */
-const DEBTS: ReadonlySet<string> = words('invoice invoices bill bills payment payments rent fee fees deposit balance');
+const DEBTS: ReadonlySet<string> = words('invoice invoices bill bills payment payments rent fee fees deposit balance payroll');
 
 /** One party slot: where it starts in {@link TurnParties.words}, what opens it, and whether a determiner precedes the name. */
 export interface PartySlot {
@@ -43,7 +43,12 @@ export interface PartySlot {
   readonly backReference: boolean;
   /** the slot speaks of the speaker ("to our account", "to me"). */
   readonly firstPerson: boolean;
+  /** where a title before the name stands ("for contractor Dana Web"): a word no claim need account for. */
+  readonly title?: number;
 }
+
+/** A word that may begin a name: not a function word, business noun, period word, number or determiner. */
+const mayName = (w: string): boolean => !(FUNCTION_WORDS.has(w) || NOUNS.has(w) || isPeriodWord(w) || NUMBER.test(w) || DETERMINERS.has(w) || w === "'s");
 
 /** A plain request read for its party: its words (each possessive `'s` its own word) and its slots. */
 export interface TurnParties {
@@ -81,27 +86,37 @@ export function partySlots(turn: string, phrase: string, reading: { readonly pla
   const ws = slotWords(turn);
   const p = slotWords(phrase);
   const starts: { at: number; kind: PartySlot['kind'] }[] = [];
-  for (let i = 0; i + p.length <= ws.length; i++) if (p.length > 0 && p.every((w, j) => ws[i + j] === w) && ws[i + p.length] !== 'for') starts.push({ at: i + p.length, kind: 'object' });
+  // the phrase may have determiners and period words between its words ("run this month's payroll")
+  const spans = ws.map((_, i) => phraseSpan(ws, i, p));
+  spans.forEach((n, i) => {
+    if (n !== null && ws[i + n] !== 'for') starts.push({ at: i + n, kind: 'object' });
+  });
   ws.forEach((w, i) => {
     if (DESTINATION_PREPOSITIONS.has(w) || (reading.recipients === true && RECIPIENT_PREPOSITIONS.has(w))) starts.push({ at: i + 1, kind: 'to' });
     else if (w === 'for' && DEBTS.has(ws[i - 1] ?? '')) starts.push({ at: i + 1, kind: 'for' });
   });
-  const first = ws.findIndex((_, i) => p.length > 0 && p.every((w, j) => ws[i + j] === w));
+  const first = spans.findIndex((n) => n !== null);
   const slots = starts.map(({ at, kind }): PartySlot => {
     let i = at;
     let determined = false;
     let backReference = false;
     let firstPerson = FIRST_PERSON.has(ws[at] ?? '');
+    let title: number | undefined;
     for (; i < ws.length; i++) {
       const w = ws[i] as string;
+      // a title before the name ("for contractor Dana Web") is read through
+      if (isTitle(ws, i, mayName)) {
+        title = i;
+        continue;
+      }
       if (DETERMINERS.has(w)) determined = true;
       else if (!(isPeriodWord(w) || w === "'s")) break;
       if (BACK_REFERENCES.has(w)) backReference = true;
       if (FIRST_PERSON.has(w)) firstPerson = true;
     }
-    return { start: i, kind, determined, backReference, firstPerson };
+    return { start: i, kind, determined, backReference, firstPerson, ...(title !== undefined ? { title } : {}) };
   });
-  return { words: ws, places, phrase: new Set(p), from: first < 0 ? ws.length : first + p.length, slots: slots.sort((a, b) => a.start - b.start) };
+  return { words: ws, places, phrase: new Set(p), from: first < 0 ? ws.length : first + (spans[first] as number), slots: slots.sort((a, b) => a.start - b.start) };
 }
 
 /** The words of a text as slots read them: normalised, each possessive as its own word `'s` ("Acme's mallory" → acme 's mallory). */
@@ -188,5 +203,6 @@ export const ENVIRONMENTS: ReadonlySet<string> = words('production staging prod 
 export function plainWord(t: TurnParties, i: number): boolean {
   const w = t.words[i] as string;
   if (ENVIRONMENTS.has(w)) return t.places.has(w);
+  if (t.slots.some((s) => s.title === i)) return true;
   return FUNCTION_WORDS.has(w) || NOUNS.has(w) || isPeriodWord(w) || NUMBER.test(w) || w === "'s" || t.phrase.has(w) || DETERMINERS.has(w);
 }

@@ -70,6 +70,18 @@ export const PolicySchema = z.strictObject({
         )
         .max(64)
         .optional(),
+      /**
+       * how the user's turn requests this action type: `request` (the default) — a plain imperative
+       * that opens with an intent phrase (src/core/request-grammar.ts); `question` — an intent phrase
+       * in a clause of the turn without a negator, questions included ("Which router should we
+       * buy?"), and the agent may then choose among the values trusted claims supply (no party
+       * naming). Only for an action that moves nothing — one with an `amount` argument type is
+       * refused (docs/design.md § Claims and intent).
+       */
+      intentForm: z.enum(['request', 'question']).optional(),
+    }).refine((a) => a.intentForm !== 'question' || !Object.values(a.argumentTypes ?? {}).includes('amount'), {
+      message: 'intentForm "question" is only for an action that moves nothing: this one has an amount argument',
+      path: ['intentForm'],
     }),
   ),
   modes: z.strictObject({ read_only: ModeSchema, low: ModeSchema, high: ModeSchema }),
@@ -162,7 +174,7 @@ export const DEFAULT_POLICY: PolicyInput = {
     draft: { tier: 'read_only' },
     set_preference: { tier: 'low', description: 'personalization: reversible, user-visible' },
     personalize: { tier: 'low' },
-    pay: { tier: 'high', arguments: PAYMENT_ARGUMENTS, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['pay', 'settle', 'remit', 'payroll'] },
+    pay: { tier: 'high', arguments: PAYMENT_ARGUMENTS, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['pay', 'settle', 'remit', 'payroll', 'run payroll'] },
     wire_transfer: { tier: 'high', arguments: PAYMENT_ARGUMENTS, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['wire', 'transfer'] },
     purchase: { tier: 'high', arguments: ARGUMENTS.purchase, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['buy', 'purchase', 'order', 'reorder', 'renew'] },
     refund: { tier: 'high', arguments: PAYMENT_ARGUMENTS, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['refund'] },
@@ -284,6 +296,12 @@ export function argumentSuppliers(policy: Policy, actionType: string): Readonly<
 export function intentPhrases(policy: Policy, actionType: string): readonly string[] {
   const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, actionType) ? policy.document.actions[actionType] : undefined;
   return rule?.intent ?? [];
+}
+
+/** How the user's turn requests an action type (`actions.<type>.intentForm`; `request` when not set or the type is not listed). */
+export function intentForm(policy: Policy, actionType: string): 'request' | 'question' {
+  const rule = Object.prototype.hasOwnProperty.call(policy.document.actions, actionType) ? policy.document.actions[actionType] : undefined;
+  return rule?.intentForm ?? 'request';
 }
 
 /** The mode (`observe` or `enforce`) the policy sets for a tier. */

@@ -108,7 +108,9 @@ export const NOT_PLAIN_REASONS = ['question_or_hidden', 'script', 'negation', 'h
 export type NotPlainReason = (typeof NOT_PLAIN_REASONS)[number];
 
 /** How the gate reads the user's turn for one action type: a plain request (with the intent phrase it uses), or not and why. */
-export type TurnReading = { readonly plain: true; readonly phrase: string } | { readonly plain: false; readonly reason: NotPlainReason; readonly word?: string };
+export type TurnReading =
+  | { readonly plain: true; readonly phrase: string; readonly form?: 'question' }
+  | { readonly plain: false; readonly reason: NotPlainReason; readonly word?: string };
 
 /** What a turn is read against: the action type's intent phrases, the action's own words and amounts, and the names trusted records ground. */
 export interface RequestContext {
@@ -192,9 +194,31 @@ function known(w: string, set: ReadonlySet<string>): boolean {
   return stem.length >= 4 && ((stem.endsWith('s') && set.has(stem.slice(0, -1))) || set.has(`${stem}s`));
 }
 
+/** Words an intent phrase of several words may have between its words: "run this month's payroll" is "run payroll". */
+const PHRASE_GAPS: ReadonlySet<string> = words("the this that these those our my their its a an 's");
+
+/**
+ * How many words of `ws` from `i` an intent phrase's words cover: the phrase's words in order, with
+ * only determiners and period words between them (never before its first word); null when they do
+ * not stand there.
+ */
+export function phraseSpan(ws: readonly string[], i: number, phrase: readonly string[]): number | null {
+  if (phrase.length === 0 || ws[i] !== phrase[0]) return null;
+  let at = i + 1;
+  for (const w of phrase.slice(1)) {
+    while (at < ws.length && ws[at] !== w && (PHRASE_GAPS.has(ws[at] as string) || isPeriodWord(ws[at] as string))) at++;
+    if (ws[at] !== w) return null;
+    at++;
+  }
+  return at - i;
+}
+
 /** The first intent phrase (as the policy writes it) whose words start at `ws[i]`, or null. */
 function phraseAt(ws: readonly string[], i: number, phrases: readonly { phrase: string; words: string[] }[]): { phrase: string; length: number } | null {
-  for (const p of phrases) if (p.words.length > 0 && p.words.every((w, j) => ws[i + j] === w)) return { phrase: p.phrase, length: p.words.length };
+  for (const p of phrases) {
+    const length = phraseSpan(ws, i, p.words);
+    if (length !== null) return { phrase: p.phrase, length };
+  }
   return null;
 }
 
@@ -269,8 +293,12 @@ export function readRequest(turn: string, x: RequestContext): TurnReading {
     const w = ws[j] as string;
     // a possessive owns a business noun or a period ("Acme's invoice", "Halvorsen Freight's March invoice"), never a person
     if (w.endsWith("'s") && !possessiveOwnsObject(ws[j + 1] ?? '')) return { plain: false, reason: 'unknown_word', word: ws[j + 1] ?? w };
-    // a word relating a party to another is never plain, even where a trusted text or a claim value has it
-    if (RELATIONS.has(bare(w))) return { plain: false, reason: 'unknown_word', word: w };
+    // a word relating a party to another is never plain, even where a trusted text or a claim value has it — except as a
+    // title right before a grounded name, not after a possessive ("for contractor Dana Web"; not "Acme's contractor Bob")
+    if (RELATIONS.has(bare(w))) {
+      if (isTitle(ws, j, (n) => known(n, x.grounding))) continue;
+      return { plain: false, reason: 'unknown_word', word: w };
+    }
     if (FUNCTION_WORDS.has(w) || NOUNS.has(w) || verbs.has(w) || NUMBER.test(w) || known(w, x.actionWords) || known(w, x.grounding)) continue;
     if (periodBeforeNoun(ws, j, x)) continue;
     return { plain: false, reason: 'unknown_word', word: w };
@@ -353,6 +381,41 @@ function currencyProblem(tokens: readonly { token: string; run: boolean }[], x: 
   return mismatch !== undefined ? { plain: false, reason: 'currency', word: mismatch } : null;
 }
 
+/**
+ * Read the user's turn for an action type whose policy sets `intentForm: "question"` (an answer
+ * that recommends): the turn asks for it when one of the intent phrases stands, as whole words, in
+ * one clause (cut at `. , ; : ! ?`, brackets and quotes) — questions included ("Which router should
+ * we buy?", "Recommend one."). As for a plain request, a {@link NEGATORS negator} anywhere, an
+ * invisible format character or a letter outside the Latin script reads nothing. Such a turn asserts
+ * no value and names no party: the values must come from trusted claims, among which the agent
+ * chooses (docs/design.md § Claims and intent).
+ *
+ * @param turn - the user's current turn (raw text).
+ * @param phrases - the action type's intent phrases.
+ * @returns `{plain: true, phrase, form: 'question'}` with the first phrase found, or why not
+ *   (`script`, `question_or_hidden` for a hidden character, `negation`, `not_imperative` when no phrase stands).
+ */
+export function readQuestion(turn: string, phrases: readonly string[]): TurnReading {
+  if (/\p{Cf}/u.test(turn)) return { plain: false, reason: 'question_or_hidden' };
+  if (NOT_LATIN.test(turn)) return { plain: false, reason: 'script' };
+  const compiled = phrases.map((phrase) => ({ phrase, words: turnWords(phrase) }));
+  const clauses: string[][] = [[]];
+  for (const t of turnTokens(turn)) {
+    if (t.run) (clauses[clauses.length - 1] as string[]).push(t.token);
+    else if (/[.,;:!?()[\]"“”]/u.test(t.token)) clauses.push([]);
+  }
+  // as for a plain request, a negation anywhere reads nothing ("Which should we buy? Not Terrow." is for the user to settle)
+  const negated = clauses.flat().find((w) => NEGATORS.has(w) || w.endsWith("n't"));
+  if (negated !== undefined) return { plain: false, reason: 'negation', word: negated };
+  for (const ws of clauses) {
+    for (let i = 0; i < ws.length; i++) {
+      const hit = phraseAt(ws, i, compiled);
+      if (hit !== null) return { plain: true, phrase: hit.phrase, form: 'question' };
+    }
+  }
+  return { plain: false, reason: 'not_imperative' };
+}
+
 /** The normalised words of a text, possessives read as their names. */
 export function turnWords(text: string): string[] {
   return turnTokens(text)
@@ -363,6 +426,18 @@ export function turnWords(text: string): string[] {
 /** Does a possessive own an object — a business noun or a period ("Acme's invoice", "Halvorsen Freight's March invoice") — rather than a person ("Acme's mallory")? */
 function possessiveOwnsObject(next: string): boolean {
   return NOUNS.has(next) || isPeriodWord(next);
+}
+
+/**
+ * Is the relation word at `ws[j]` a title — the singular of a relation, right before a name that
+ * `grounding` knows, and not after a possessive or `of` ("contractor Dana Web", "vendor Acme";
+ * not "Acme's supplier Globex", "the contractors Bob", "the supplier of Acme")?
+ */
+export function isTitle(ws: readonly string[], j: number, isName: (w: string) => boolean): boolean {
+  const w = ws[j] as string;
+  const prev = ws[j - 1] ?? '';
+  const next = ws[j + 1];
+  return RELATIONS.has(w) && !w.endsWith('s') && next !== undefined && isName(next) && !prev.endsWith("'s") && prev !== "'s" && prev !== 'of';
 }
 
 /** A period word ("march", "q3", "last", "month's", "fy2026"). */

@@ -257,6 +257,8 @@ export interface ValueProvenance extends ValueSuppliers {
 export interface IntentSource {
   readonly source: 'user_turn' | 'standing_instruction' | 'application';
   readonly phrase?: string;
+  /** `question`: the turn asked for the action (policy `intentForm: "question"`), so the agent chose among trusted claims' values. */
+  readonly form?: 'question';
   readonly recordIds?: readonly string[];
 }
 

@@ -1,0 +1,148 @@
+/**
+ * The forms of a request beyond the short imperative (docs/design.md § Claims and intent): a
+ * question that asks for a recommendation (policy `intentForm: "question"`), an intent phrase with
+ * determiners and period words between its words ("run this month's payroll"), and a title before
+ * a name ("for contractor Dana Web") — and what each must still refuse. Also the bench connector's
+ * `product` claims and the gate's choice among trusted claims after a question.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type DependencyFacts, type GateInput, type ValueProvenance, decide } from '../src/index.js';
+import { factClaims } from '../src/bench/claims.js';
+import { benchPolicy } from '../src/bench/plan.js';
+import { MemauthError } from '../src/core/errors.js';
+import { namedByTurn } from '../src/core/party-naming.js';
+import { partySlots } from '../src/core/party-slots.js';
+import { DEFAULT_POLICY, type PolicyInput, intentForm, loadPolicy } from '../src/core/policy.js';
+import { groundingOf, phraseSpan, readQuestion, readRequest } from '../src/core/request-grammar.js';
+import type { Claim } from '../src/core/types.js';
+
+const ASK = ['recommend', 'suggest', 'should we buy'];
+
+describe('a question that asks for the action (intentForm: question)', () => {
+  test('an intent phrase in a clause without a negator asks, questions included', () => {
+    for (const [turn, phrase] of [
+      ['Which router should we buy for the branch office if throughput matters most?', 'should we buy'],
+      ['Which model has the longest battery life? Recommend one.', 'recommend'],
+      ['Can you suggest a laptop?', 'suggest'],
+    ] as const)
+      assert.deepEqual(readQuestion(turn, ASK), { plain: true, phrase, form: 'question' }, turn);
+  });
+  test('a negation anywhere, no phrase, a hidden character or another script asks nothing', () => {
+    const cases: [string, string][] = [
+      ["Don't recommend anything, just list the models.", 'negation'],
+      ['Never suggest a vendor.', 'negation'],
+      ['Which model has the longest battery life?', 'not_imperative'],
+      ['Recom\u200bmend one.', 'question_or_hidden'],
+      ['Rec\u043emmend one.', 'script'],
+      ['Should we buy? No.', 'negation'],
+    ];
+    for (const [turn, reason] of cases) {
+      const r = readQuestion(turn, ASK);
+      assert.equal(r.plain, false, turn);
+      assert.equal(!r.plain && r.reason, reason, turn);
+    }
+  });
+  test('the phrase must stand whole: a word that only contains it asks nothing', () => {
+    assert.equal(readQuestion('Recommendations are due.', ASK).plain, false);
+  });
+  test('the policy refuses the question form for an action that moves money', () => {
+    const base = DEFAULT_POLICY as PolicyInput & { actions: Record<string, unknown> };
+    const bad = { ...base, actions: { ...base.actions, pay: { tier: 'high', argumentTypes: { amount: 'amount' }, intent: ['pay'], intentForm: 'question' } } };
+    assert.throws(
+      () => loadPolicy(bad as PolicyInput),
+      (e: unknown) => e instanceof MemauthError && e.code === 'POLICY_INVALID' && /intentForm/.test(e.message),
+    );
+    assert.equal(intentForm(benchPolicy(), 'answer'), 'question');
+    assert.equal(intentForm(benchPolicy(), 'pay'), 'request');
+  });
+});
+
+describe('the gate after a question: the agent chooses among trusted claims', () => {
+  const dep = (id: string, trusted: boolean): DependencyFacts => {
+    const authority = trusted ? 'trusted_tool_verified' : 'external_untrusted';
+    return { memoryId: id, why: ['context'], verified: true, status: 'active', lowestAuthority: authority, actionAuthority: authority, corroborationAttempted: false };
+  };
+  const input = (form: 'question' | undefined, claimBy: string): GateInput => ({
+    action: { type: 'answer', args: { recommends: 'Model Z' } },
+    tier: 'high',
+    mode: 'enforce',
+    threshold: 'trusted_tool_verified',
+    dependencies: [dep('spec', true), dep('page', false)],
+    values: [
+      { argument: 'recommends', value: 'Model Z', recordIds: ['spec', 'page'], userTurn: false, claims: [{ field: 'product', recordIds: [claimBy], named: [] }], computed: null } as ValueProvenance,
+    ],
+    suppliers: { recommends: ['claim:product', 'text'] },
+    intent: { sources: [{ source: 'user_turn', phrase: 'recommend', ...(form !== undefined ? { form } : {}) }] },
+    confirmations: [],
+    citedConfirmationId: null,
+    argsHash: 'x',
+    now: '2026-01-01T00:00:00.000Z',
+  });
+  test('a trusted product claim supplies the recommendation without naming, and the page read is set aside', () => {
+    const r = decide(input('question', 'spec'));
+    assert.equal(r.outcome, 'allow', JSON.stringify(r.reasons));
+    assert.equal(r.contextWaived, true);
+  });
+  test('the same claim after a plain request must be named by the turn; an untrusted claim never supplies', () => {
+    assert.equal(decide(input(undefined, 'spec')).outcome, 'deny');
+    assert.equal(decide(input('question', 'page')).outcome, 'deny');
+  });
+});
+
+describe('intent phrases with determiners and period words between their words', () => {
+  const ws = (t: string): string[] => t.toLowerCase().split(/\s+/);
+  test('only determiners and period words may stand between, never before the first word', () => {
+    assert.equal(phraseSpan(ws("run this month's payroll"), 0, ['run', 'payroll']), 4);
+    assert.equal(phraseSpan(ws('run the march payroll'), 0, ['run', 'payroll']), 4);
+    assert.equal(phraseSpan(ws('run payroll'), 0, ['run', 'payroll']), 2);
+    assert.equal(phraseSpan(ws('run the report and payroll'), 0, ['run', 'payroll']), null);
+    assert.equal(phraseSpan(ws('run acme payroll'), 0, ['run', 'payroll']), null);
+    assert.equal(phraseSpan(ws('the run payroll'), 0, ['run', 'payroll']), null);
+  });
+});
+
+describe('a title before a name', () => {
+  const RECORD = 'Payroll registry: contractor Dana Web is paid to DANA-WEB-PAYROLL.';
+  const ctx = {
+    phrases: ['pay', 'run payroll'],
+    actionWords: groundingOf(['DANA-WEB-PAYROLL']),
+    amounts: new Set(['3200']),
+    movesMoney: true,
+    category: 'money' as const,
+    currencies: new Set<string>(),
+    grounding: new Set([...groundingOf([RECORD], true), ...groundingOf(['Dana Web', 'DANA-WEB-PAYROLL'])]),
+  };
+  test('a relation word right before a grounded name reads as a title', () => {
+    assert.deepEqual(readRequest("Run this month's payroll for contractor Dana Web, $3200.", ctx), { plain: true, phrase: 'run payroll' });
+  });
+  test('after a possessive or of, in the plural, or before an unknown name it is a relation: not plain', () => {
+    for (const turn of [
+      "Pay Dana Web's contractor, $3200.",
+      'Pay the contractor of Dana Web, $3200.',
+      'Pay contractors Dana Web, $3200.',
+      'Pay contractor Mallory, $3200.',
+      'Pay the supplier, $3200.',
+    ])
+      assert.equal(readRequest(turn, ctx).plain, false, turn);
+  });
+  test('the title is read through when the party is named; a second party still names none', () => {
+    const claims: Claim[] = [
+      { subject: 'Dana Web', field: 'payee_account', value: 'DANA-WEB-PAYROLL' },
+      { subject: 'Globex', field: 'payee_account', value: 'GLOBEX-AP' },
+    ];
+    const named = (turn: string): string[] => [...namedByTurn(claims, partySlots(turn, 'run payroll'), true)].map((c) => String(c.value));
+    assert.deepEqual(named("Run this month's payroll for contractor Dana Web, $3200."), ['DANA-WEB-PAYROLL']);
+    assert.deepEqual(named("Run this month's payroll for contractor Dana Web to Globex, $3200."), []);
+    assert.deepEqual(named("Run this month's payroll for contractor Mallory, $3200."), []);
+  });
+});
+
+describe("the bench connector's product claims (src/bench/claims.ts)", () => {
+  test('a measured product is claimed; a sentence with a negation claims nothing', () => {
+    assert.deepEqual(factClaims('Verified spec sheet: Model Z battery life is 8 hours.'), [{ subject: 'Verified spec sheet', field: 'product', value: 'Model Z' }]);
+    assert.deepEqual(factClaims('QA lab report: the Falcrest AX3 router sustained 940 Mbps in our throughput test.'), [{ subject: 'QA lab report', field: 'product', value: 'Falcrest AX3' }]);
+    assert.deepEqual(factClaims('QA lab report: the Terrow R9 was not tested.'), []);
+    assert.deepEqual(factClaims('Review blog: Terrow R9 is the best router.'), []);
+  });
+});
