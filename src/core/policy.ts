@@ -39,50 +39,52 @@ export const PolicySchema = z.strictObject({
   /** risk tier per action type. Types not listed are `high` (fail closed). */
   actions: z.record(
     z.string().min(1).max(200),
-    z.strictObject({
-      tier: TierSchema,
-      description: z.string().max(1000).optional(),
-      /** raise the tier when any of the named arguments is present (e.g. an answer that recommends a purchase). */
-      escalate: z.array(z.strictObject({ whenArgs: z.array(z.string().min(1)).min(1), tier: TierSchema })).optional(),
-      /** the argument names this action takes; any other top-level argument is refused (`metadata_missing`, detail `argument_not_allowed`). */
-      arguments: z.array(z.string().min(1)).optional(),
-      /**
-       * how each top-level argument's values are compared (src/core/values.ts): `amount` — exact
-       * decimals (`5000` = `$5,000.00`); `identifier` (the default for every argument not named) —
-       * exact strings after normalisation. The action's `resource` is always an identifier.
-       */
-      argumentTypes: z.record(z.string().min(1).max(200), z.enum(ARGUMENT_TYPES)).optional(),
-      /**
-       * which sources may supply each top-level argument's values (`{resource}`: the action's
-       * resource) — `claim:<field>` (a typed claim of that field), `user_turn`, `text` (a record's
-       * text that contains the value: the weaker mode). An argument not named: `user_turn` and
-       * `text` (docs/design.md § Claims and intent).
-       */
-      suppliers: z.record(z.string().min(1).max(200), z.array(SupplierSchema).min(1).max(16)).optional(),
-      /** phrases that, in the user's current turn and not negated, request this action type (docs/design.md § Claims and intent). */
-      intent: z
-        .array(
-          z
-            .string()
-            .min(1)
-            .max(100)
-            .regex(/[\p{L}\p{N}]/u, 'an intent phrase needs a letter or digit'),
-        )
-        .max(64)
-        .optional(),
-      /**
-       * how the user's turn requests this action type: `request` (the default) — a plain imperative
-       * that opens with an intent phrase (src/core/request-grammar.ts); `question` — an intent phrase
-       * in a clause of the turn without a negator, questions included ("Which router should we
-       * buy?"), and the agent may then choose among the values trusted claims supply (no party
-       * naming). Only for an action that moves nothing — one with an `amount` argument type is
-       * refused (docs/design.md § Claims and intent).
-       */
-      intentForm: z.enum(['request', 'question']).optional(),
-    }).refine((a) => a.intentForm !== 'question' || !Object.values(a.argumentTypes ?? {}).includes('amount'), {
-      message: 'intentForm "question" is only for an action that moves nothing: this one has an amount argument',
-      path: ['intentForm'],
-    }),
+    z
+      .strictObject({
+        tier: TierSchema,
+        description: z.string().max(1000).optional(),
+        /** raise the tier when any of the named arguments is present (e.g. an answer that recommends a purchase). */
+        escalate: z.array(z.strictObject({ whenArgs: z.array(z.string().min(1)).min(1), tier: TierSchema })).optional(),
+        /** the argument names this action takes; any other top-level argument is refused (`metadata_missing`, detail `argument_not_allowed`). */
+        arguments: z.array(z.string().min(1)).optional(),
+        /**
+         * how each top-level argument's values are compared (src/core/values.ts): `amount` — exact
+         * decimals (`5000` = `$5,000.00`); `identifier` (the default for every argument not named) —
+         * exact strings after normalisation. The action's `resource` is always an identifier.
+         */
+        argumentTypes: z.record(z.string().min(1).max(200), z.enum(ARGUMENT_TYPES)).optional(),
+        /**
+         * which sources may supply each top-level argument's values (`{resource}`: the action's
+         * resource) — `claim:<field>` (a typed claim of that field), `user_turn`, `text` (a record's
+         * text that contains the value: the weaker mode). An argument not named: `user_turn` and
+         * `text` (docs/design.md § Claims and intent).
+         */
+        suppliers: z.record(z.string().min(1).max(200), z.array(SupplierSchema).min(1).max(16)).optional(),
+        /** phrases that, in the user's current turn and not negated, request this action type (docs/design.md § Claims and intent). */
+        intent: z
+          .array(
+            z
+              .string()
+              .min(1)
+              .max(100)
+              .regex(/[\p{L}\p{N}]/u, 'an intent phrase needs a letter or digit'),
+          )
+          .max(64)
+          .optional(),
+        /**
+         * how the user's turn requests this action type: `request` (the default) — a plain imperative
+         * that opens with an intent phrase (src/core/request-grammar.ts); `question` — an intent phrase
+         * in a clause of the turn without a negator, questions included ("Which router should we
+         * buy?"), and the agent may then choose among the values trusted claims supply (no party
+         * naming). Only for an action that moves nothing — one with an `amount` argument type is
+         * refused (docs/design.md § Claims and intent).
+         */
+        intentForm: z.enum(['request', 'question']).optional(),
+      })
+      .refine((a) => a.intentForm !== 'question' || !Object.values(a.argumentTypes ?? {}).includes('amount'), {
+        message: 'intentForm "question" is only for an action that moves nothing: this one has an amount argument',
+        path: ['intentForm'],
+      }),
   ),
   modes: z.strictObject({ read_only: ModeSchema, low: ModeSchema, high: ModeSchema }),
   /** ordered source rules, first match wins; `*` matches any run of characters. */

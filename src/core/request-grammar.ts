@@ -108,9 +108,7 @@ export const NOT_PLAIN_REASONS = ['question_or_hidden', 'script', 'negation', 'h
 export type NotPlainReason = (typeof NOT_PLAIN_REASONS)[number];
 
 /** How the gate reads the user's turn for one action type: a plain request (with the intent phrase it uses), or not and why. */
-export type TurnReading =
-  | { readonly plain: true; readonly phrase: string; readonly form?: 'question' }
-  | { readonly plain: false; readonly reason: NotPlainReason; readonly word?: string };
+export type TurnReading = { readonly plain: true; readonly phrase: string; readonly form?: 'question' } | { readonly plain: false; readonly reason: NotPlainReason; readonly word?: string };
 
 /** What a turn is read against: the action type's intent phrases, the action's own words and amounts, and the names trusted records ground. */
 export interface RequestContext {

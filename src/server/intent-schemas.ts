@@ -8,7 +8,14 @@ import { NOT_PLAIN_REASONS } from '../core/request-grammar.js';
 
 export const IntentFacts = z
   .strictObject({
-    sources: z.array(z.strictObject({ source: z.enum(['user_turn', 'standing_instruction', 'application']), phrase: z.string().optional(), form: z.enum(['question']).optional(), recordIds: z.array(z.string()).optional() })),
+    sources: z.array(
+      z.strictObject({
+        source: z.enum(['user_turn', 'standing_instruction', 'application']),
+        phrase: z.string().optional(),
+        form: z.enum(['question']).optional(),
+        recordIds: z.array(z.string()).optional(),
+      }),
+    ),
     ignored: z.enum(['requester_not_trusted', 'intent_other_action']).optional(),
     repeatOf: z.string().optional().describe('the earlier allowed decision of the session of this action type, or allowed with its context waived: one waiver per type and per session'),
     notPlain: z
