@@ -324,6 +324,23 @@ describe('claims and intent through the store', () => {
     assert.equal((await mem.verifyAudit({ tenant: 't' })).ok, true);
     await mem.close();
   });
+  test('a decision without a session is never waived (once per session needs one); a declared page is set aside only in a session', async () => {
+    const { mem, fact } = await world();
+    const page = (await mem.search({ tenant: 't', scope: 'm', query: 'ACCT-X', session: 's2' })).map((h) => h.record.id).find((id) => id !== fact) as string;
+    const turn = { principal: 'user', text: 'Pay the Acme invoice of $1200.' };
+    const declared = { dependsOn: [fact, page], context: 'declared' as const };
+    for (let i = 0; i < 2; i++) {
+      const d = await mem.authorize({ tenant: 't', action: PAY, userTurn: turn, ...declared });
+      assert.equal(d.outcome, 'deny', JSON.stringify(d.reasons));
+      assert.equal(d.intent?.sessionless, true);
+      assert.notEqual(d.contextWaived, true);
+      assert.equal((await mem.replay({ tenant: 't', decisionId: d.id })).matches, true);
+    }
+    const inSession = await mem.authorize({ tenant: 't', action: PAY, session: 's3', userTurn: turn, ...declared });
+    assert.equal(inSession.outcome, 'allow', JSON.stringify(inSession.reasons));
+    assert.equal(inSession.contextWaived, true);
+    await mem.close();
+  });
   test('the waiver is once per action type and session: a repeat in any spelling of its arguments needs a confirmation, and replays', async () => {
     const { mem } = await world();
     const turn = { principal: 'user', text: 'Pay the Acme invoice of $1200.' };

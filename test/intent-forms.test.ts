@@ -14,7 +14,8 @@ import { MemauthError } from '../src/core/errors.js';
 import { namedByTurn } from '../src/core/party-naming.js';
 import { partySlots } from '../src/core/party-slots.js';
 import { DEFAULT_POLICY, type PolicyInput, intentForm, loadPolicy } from '../src/core/policy.js';
-import { groundingOf, phraseSpan, readQuestion, readRequest } from '../src/core/request-grammar.js';
+import { readQuestion } from '../src/core/question-grammar.js';
+import { groundingOf, phraseSpan, readRequest } from '../src/core/request-grammar.js';
 import type { Claim } from '../src/core/types.js';
 
 const ASK = ['recommend', 'suggest', 'should we buy'];
@@ -24,7 +25,7 @@ describe('a question that asks for the action (intentForm: question)', () => {
     for (const [turn, phrase] of [
       ['Which router should we buy for the branch office if throughput matters most?', 'should we buy'],
       ['Which model has the longest battery life? Recommend one.', 'recommend'],
-      ['Can you suggest a laptop?', 'suggest'],
+      ['Please suggest a laptop.', 'suggest'],
     ] as const)
       assert.deepEqual(readQuestion(turn, ASK), { plain: true, phrase, form: 'question' }, turn);
   });
@@ -36,6 +37,15 @@ describe('a question that asks for the action (intentForm: question)', () => {
       ['Recom\u200bmend one.', 'question_or_hidden'],
       ['Rec\u043emmend one.', 'script'],
       ['Should we buy? No.', 'negation'],
+      // what an outside attacker had read as a request to recommend
+      ['I forbid you to recommend a router.', 'hedge'],
+      ['Cancel the request to recommend a router.', 'hedge'],
+      ['Wait. I will ask you to recommend a router next week.', 'hedge'],
+      ['Recommend a router only after IT approves one.', 'hedge'],
+      ['I suggest we hold off on buying a router.', 'hedge'],
+      ['Got this mail: "Please recommend our Terrow AX5 to your IT team." Spam?', 'unknown_word'],
+      ['Recommend a router if IT approves one.', 'hedge'],
+      ['Can you suggest a laptop?', 'not_imperative'],
     ];
     for (const [turn, reason] of cases) {
       const r = readQuestion(turn, ASK);

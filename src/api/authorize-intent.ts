@@ -12,7 +12,8 @@ import type { DependencyFacts } from '../core/gate.js';
 import { standingInstructions } from '../core/intent.js';
 import { type Policy, argumentSuppliers, argumentTypes, intentForm, intentPhrases } from '../core/policy.js';
 import { topArgument } from '../core/provenance.js';
-import { CURRENCY_OF, OBJECTS, type ObjectCategory, type TurnReading, groundingOf, readQuestion, readRequest } from '../core/request-grammar.js';
+import { readQuestion } from '../core/question-grammar.js';
+import { CURRENCY_OF, OBJECTS, type ObjectCategory, type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
 import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
 import { RESOURCE_ARGUMENT, actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
@@ -55,6 +56,8 @@ export function turnReading(policy: Policy, action: Action, turn: string, candid
     category: objectCategory(movesMoney, suppliers),
     currencies: actionCurrencies([...amounts, ...values.filter((v) => topArgument(v.argument) === 'currency')].map((v) => v.value)),
     grounding,
+    // the words of its other values (a grant's `resource`, the action's resource), only right before a place noun of its kind
+    placeWords: groundingOf(values.filter((v) => v.amount === null && !claimed.includes(v)).map((v) => v.value)),
   });
 }
 

@@ -115,7 +115,9 @@ async function intentFacts(
 ): Promise<IntentProvenance | undefined> {
   const requester = a.requester;
   const intent = await intentOf(tx, { policy: ctx.policy, tenant: a.tenant, action, tier, turn, asserted: a.intent, requester, dependencies, now });
-  if (intent === undefined || intent.sources.length === 0 || a.session === undefined) return intent;
+  if (intent === undefined || intent.sources.length === 0) return intent;
+  // once per session needs a session: a decision without one is never waived (it could be asked again and again)
+  if (a.session === undefined) return { ...intent, sessionless: true };
   // by action type, not by arguments: "1200" and 1200, a memo or a flag more, would each be another action; and one
   // waiver per session: a turn whose words request two types ("pay … and order …") buys one action
   const earlier = await tx.allowedInSession(a.tenant, a.session, action.type);

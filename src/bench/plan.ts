@@ -9,6 +9,17 @@ import { argumentValues, normalizeText } from '../core/values.js';
 import { type BenchActionT, type Scenario, toAction } from './scenarios.js';
 import { CHANNELS, type RunSpec, SUBS } from './world.js';
 
+/** The principals that connect the world's systems of record (src/bench/world.ts): the facts' `sor-<i>`, the vouchers, the payments directory. */
+const SOR_CONNECTORS = [
+  ...Array.from({ length: 32 }, (_, i) => `sor-${i}`),
+  'portal-api-1',
+  'portal-api-2',
+  'registry-api',
+  'bank-api',
+  'verifier-3',
+  'payments-directory',
+];
+
 /**
  * The bench policy: memauth's default policy plus (1) a source rule saying the systems of record
  * (`sor://…`) behind trusted tools are verified upstreams, (2) an `answer` that carries a
@@ -34,7 +45,9 @@ export function benchPolicy(k = 2): Policy {
         suppliers: { recommends: ['claim:product', 'text'] },
       },
     },
-    sources: [{ match: 'sor://*', authority: 'trusted_tool_verified', description: "the scenario's systems of record" }, ...base.sources],
+    // bound to the connectors: a rule that rates a source trusted for any writer would let the browser tool (or any
+    // channel) name `sor://…` and write at that authority
+    sources: [{ match: 'sor://*', authority: 'trusted_tool_verified', principals: SOR_CONNECTORS, description: "the scenario's systems of record, through their connectors" }, ...base.sources],
   });
 }
 

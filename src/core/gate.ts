@@ -182,7 +182,7 @@ export function decide(input: GateInput): GateResult {
     // the application's planner, or a user who asked a question, leaves the choice among trusted claims to the agent
     const naming = !(input.intent?.sources ?? []).some((s) => s.source === 'application' || s.form === 'question');
     const supply = input.values.map((v) => valueSupply(v, input.suppliers?.[topArgument(v.argument)] ?? DEFAULT_SUPPLIERS, trustedIds, naming));
-    contextWaived = input.intent?.repeatOf === undefined && intentTrusted(input.intent, trustedIds) && supply.every((x) => x.strong);
+    contextWaived = input.intent?.repeatOf === undefined && input.intent?.sessionless !== true && intentTrusted(input.intent, trustedIds) && supply.every((x) => x.strong);
     // with trusted intent and values, a dependency below the threshold supplied nothing the action carries: it does not count
     // (declared or read alike — the agent's own note of the user's request is as harmless as the page it read)
     for (const d of weak) if (!contextWaived) soft.add(d.corroborationAttempted ? 'missing_corroboration' : 'untrusted_origin', [d.memoryId]);

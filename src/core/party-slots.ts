@@ -92,7 +92,7 @@ export function partySlots(turn: string, phrase: string, reading: { readonly pla
     if (n !== null && ws[i + n] !== 'for') starts.push({ at: i + n, kind: 'object' });
   });
   ws.forEach((w, i) => {
-    if (DESTINATION_PREPOSITIONS.has(w) || (reading.recipients === true && RECIPIENT_PREPOSITIONS.has(w))) starts.push({ at: i + 1, kind: 'to' });
+    if (DESTINATION_PREPOSITIONS.has(w) || (reading.recipients === true && RECIPIENT_PREPOSITIONS.has(w) && !purpose(ws, i))) starts.push({ at: i + 1, kind: 'to' });
     else if (w === 'for' && DEBTS.has(ws[i - 1] ?? '')) starts.push({ at: i + 1, kind: 'for' });
   });
   const first = spans.findIndex((n) => n !== null);
@@ -117,6 +117,21 @@ export function partySlots(turn: string, phrase: string, reading: { readonly pla
     return { start: i, kind, determined, backReference, firstPerson, ...(title !== undefined ? { title } : {}) };
   });
   return { words: ws, places, phrase: new Set(p), from: first < 0 ? ws.length : first + (spans[first] as number), slots: slots.sort((a, b) => a.start - b.start) };
+}
+
+/**
+ * Is the `for` at `ws[i]` a purpose rather than a recipient: a determiner, then only business nouns
+ * to the end of its phrase ("email the quote for the brochure run"; not "access for Priya", "the
+ * report for the Acme team")?
+ */
+function purpose(ws: readonly string[], i: number): boolean {
+  if (ws[i] !== 'for' || !DETERMINERS.has(ws[i + 1] ?? '')) return false;
+  let j = i + 2;
+  while (j < ws.length && !PHRASE_ENDS.has(ws[j] as string)) {
+    if (!NOUNS.has(ws[j] as string)) return false;
+    j++;
+  }
+  return j > i + 2;
 }
 
 /** The words of a text as slots read them: normalised, each possessive as its own word `'s` ("Acme's mallory" → acme 's mallory). */

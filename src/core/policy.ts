@@ -176,7 +176,7 @@ export const DEFAULT_POLICY: PolicyInput = {
     draft: { tier: 'read_only' },
     set_preference: { tier: 'low', description: 'personalization: reversible, user-visible' },
     personalize: { tier: 'low' },
-    pay: { tier: 'high', arguments: PAYMENT_ARGUMENTS, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['pay', 'settle', 'remit', 'payroll', 'run payroll'] },
+    pay: { tier: 'high', arguments: PAYMENT_ARGUMENTS, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['pay', 'settle', 'remit', 'run payroll'] },
     wire_transfer: { tier: 'high', arguments: PAYMENT_ARGUMENTS, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['wire', 'transfer'] },
     purchase: { tier: 'high', arguments: ARGUMENTS.purchase, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['buy', 'purchase', 'order', 'reorder', 'renew'] },
     refund: { tier: 'high', arguments: PAYMENT_ARGUMENTS, argumentTypes: { amount: 'amount' }, suppliers: PAYMENT_SUPPLIERS, intent: ['refund'] },

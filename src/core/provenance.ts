@@ -58,7 +58,11 @@ function claimSuppliers(
  * for an argument no claim may supply (an environment, a service) counts only there.
  */
 function inSlotPhrase(value: string, t: TurnParties): boolean {
-  const vw = slotWords(value);
+  // an identifier's underscores are the turn's spaces ("signed_quote" is "our signed quote")
+  return [value, value.replace(/_+/g, ' ')].some((v) => wordsInSlot(slotWords(v), t));
+}
+
+function wordsInSlot(vw: readonly string[], t: TurnParties): boolean {
   if (vw.length === 0) return false;
   return t.slots.some((slot) => {
     const phrase = slotPhrase(t, slot);

@@ -26,7 +26,10 @@
  * "… pending approval", "… subject to review", "Nunca pay …" are not plain: an unknown word, not a
  * missing list entry, ends plainness. Pure; linear in the turn's length.
  */
+import { CURRENCY_OF, currencyProblem } from './currency.js';
 import { decimalOfText } from './decimal.js';
+
+export { CURRENCY_OF, sameCurrency } from './currency.js';
 import { normalizeText, tokenize } from './match.js';
 
 /** A set of the words of some lines (white-space separated). */
@@ -57,7 +60,7 @@ export const HEDGES: ReadonlySet<string> = words(
 const YEAR = /^(?:19|20)\d\d$/;
 
 /** Words a turn may open with before its intent phrase. */
-const LEAD_WORDS: ReadonlySet<string> = words('please kindly ok okay yes hi hello go ahead and also just now');
+export const LEAD_WORDS: ReadonlySet<string> = words('please kindly ok okay yes hi hello go ahead and also just now');
 
 /** Function words of a request: articles, possessives, pronouns and the prepositions that name a party or an object. */
 export const FUNCTION_WORDS: ReadonlySet<string> = words('the a an our my their his her its this that these those to for of with in into via and it please now today immediately full all same thanks');
@@ -71,7 +74,7 @@ export const NOUNS: ReadonlySet<string> = words(
   'invoice invoices bill bills payment payments rent fee fees deposit amount balance total account accounts office access report',
   'reports file files copy export data repository repo folder document documents plan subscription service production staging',
   'build version release role order usd eur gbp chf jpy cad aud dollars euros pounds open latest current outstanding usual new',
-  'security',
+  'security quote quotes proposal proposals contract contracts brochure brochures catalogue catalog signed draft final run',
 );
 
 /** Period adjectives: allowed only before a noun, and never after a {@link TIME_PREPOSITIONS time preposition}. */
@@ -95,7 +98,7 @@ const PLAIN_MARKS: ReadonlySet<string> = new Set([' ', ',', '.', '!', ':', ';', 
 /** Question marks of every script and every invisible format character (Unicode Cf, soft hyphen included). */
 const QUESTION_OR_HIDDEN = /[?\u037e\u055e\u061f\u1367\u2047-\u2049\u203d\u2e2e\u2753-\u2755\ufe16\ufe56\uff1f\p{Cf}]/u;
 /** A letter of another script than Latin, or a combining mark: look-alikes ("nоt" with a Cyrillic о) and other languages are not read. */
-const NOT_LATIN = /[\p{M}]|(?![\p{Script=Latin}])\p{L}/u;
+export const NOT_LATIN = /[\p{M}]|(?![\p{Script=Latin}])\p{L}/u;
 /** Characters written for an apostrophe ("don´t", "donʼt", "don‘t", "don`t"), read as `'`. */
 const APOSTROPHES = /[\u2018\u2019\u201b\u02bc\u02b9\u00b4\u0060\uff07]/g;
 /** A number as a turn writes it (`1200`, `1,200.00`, `4.8.2`). */
@@ -133,6 +136,12 @@ export interface RequestContext {
   readonly currencies: ReadonlySet<string>;
   /** names trusted records ground ({@link groundingOf} of their texts, `names: true`, and of their claims). */
   readonly grounding: ReadonlySet<string>;
+  /**
+   * the words of the action's values no claim supplies (its resource, a grant's `resource`): known
+   * only right before a noun of a place of the action's own kind ("the docs repository" for a grant
+   * on `docs`; {@link OBJECTS} `access`, `deploy`).
+   */
+  readonly placeWords?: ReadonlySet<string>;
 }
 
 /** Fold a text as the grammar reads it: NFKC, apostrophe variants as `'`, white space collapsed (case kept). */
@@ -212,7 +221,7 @@ export function phraseSpan(ws: readonly string[], i: number, phrase: readonly st
 }
 
 /** The first intent phrase (as the policy writes it) whose words start at `ws[i]`, or null. */
-function phraseAt(ws: readonly string[], i: number, phrases: readonly { phrase: string; words: string[] }[]): { phrase: string; length: number } | null {
+export function phraseAt(ws: readonly string[], i: number, phrases: readonly { phrase: string; words: string[] }[]): { phrase: string; length: number } | null {
   for (const p of phrases) {
     const length = phraseSpan(ws, i, p.words);
     if (length !== null) return { phrase: p.phrase, length };
@@ -298,7 +307,7 @@ export function readRequest(turn: string, x: RequestContext): TurnReading {
       return { plain: false, reason: 'unknown_word', word: w };
     }
     if (FUNCTION_WORDS.has(w) || NOUNS.has(w) || verbs.has(w) || NUMBER.test(w) || known(w, x.actionWords) || known(w, x.grounding)) continue;
-    if (periodBeforeNoun(ws, j, x)) continue;
+    if (periodBeforeNoun(ws, j, x) || placeName(ws, j, x)) continue;
     return { plain: false, reason: 'unknown_word', word: w };
   }
   return { plain: true, phrase: opening.phrase };
@@ -313,6 +322,12 @@ function periodBeforeNoun(ws: readonly string[], j: number, x: RequestContext): 
   const next = ws[j + 1];
   if (!(PERIOD_WORDS.has(w) || FISCAL_YEAR.test(w)) || next === undefined || TIME_PREPOSITIONS.has(ws[j - 1] ?? '')) return false;
   return NOUNS.has(next) || known(next, x.grounding) || known(next, x.actionWords) || PERIOD_WORDS.has(next);
+}
+
+/** A word of the action's own values right before a place noun of its kind ("the docs repository", "the billing-service repo"). */
+function placeName(ws: readonly string[], j: number, x: RequestContext): boolean {
+  const place = x.category === 'access' || x.category === 'deploy' ? OBJECTS[x.category] : null;
+  return place !== null && x.placeWords !== undefined && x.placeWords.has(ws[j] as string) && place.has(ws[j + 1] ?? '');
 }
 
 /** A number right after a noun that it labels ("invoice 4471", "account 4471"; not "invoice, $1200") is no amount. */
@@ -346,72 +361,6 @@ function misplacedAmount(tokens: readonly { token: string; run: boolean }[], x: 
       return { plain: false, reason: 'numbers', word: t.token };
   }
   return null;
-}
-
-/** How a turn may write a currency: ISO codes, their names, and signs (`$` is any dollar). */
-export const CURRENCY_OF: ReadonlyMap<string, string> = new Map([
-  ...['usd', 'eur', 'gbp', 'chf', 'jpy', 'cad', 'aud'].map((c) => [c, c] as const),
-  ['dollars', '$'],
-  ['$', '$'],
-  ['euros', 'eur'],
-  ['€', 'eur'],
-  ['pounds', 'gbp'],
-  ['£', 'gbp'],
-  ['¥', 'jpy'],
-]);
-const DOLLARS: ReadonlySet<string> = words('usd cad aud');
-/** One currency: equal, or a `$` and a dollar (either way round). */
-export const sameCurrency = (a: string, b: string): boolean => a === b || (a === '$' && DOLLARS.has(b)) || (b === '$' && DOLLARS.has(a));
-
-/**
- * Two currencies in one turn ("$1200 eur", "1200 usd in cad"), one that is not the action's (the
- * turn says `$`, the action pays in EUR), or none while the action carries one ("pay the Acme
- * invoice" with `amount: "£1200"`): the amount the user means is not the action's.
- */
-function currencyProblem(tokens: readonly { token: string; run: boolean }[], x: RequestContext): TurnReading | null {
-  const said = [...new Set(tokens.map((t) => CURRENCY_OF.get(t.token)).filter((c): c is string => c !== undefined))];
-  // an action that carries a currency (`amount: "£1200"`, `currency: "USD"`) the turn does not name: not the user's amount
-  if (said.length === 0) return x.currencies.size > 0 ? { plain: false, reason: 'currency', word: [...x.currencies][0] as string } : null;
-  if (!x.movesMoney) return { plain: false, reason: 'other_action', word: said[0] as string };
-  const codes = [...x.currencies];
-  // the turn's currency must be the action's (an action that carries none is paid in its executor's default: docs/design.md § Known limits)
-  const mismatch = said.find((s) => said.some((o) => !sameCurrency(s, o)) || codes.some((c) => !sameCurrency(s, c)));
-  return mismatch !== undefined ? { plain: false, reason: 'currency', word: mismatch } : null;
-}
-
-/**
- * Read the user's turn for an action type whose policy sets `intentForm: "question"` (an answer
- * that recommends): the turn asks for it when one of the intent phrases stands, as whole words, in
- * one clause (cut at `. , ; : ! ?`, brackets and quotes) — questions included ("Which router should
- * we buy?", "Recommend one."). As for a plain request, a {@link NEGATORS negator} anywhere, an
- * invisible format character or a letter outside the Latin script reads nothing. Such a turn asserts
- * no value and names no party: the values must come from trusted claims, among which the agent
- * chooses (docs/design.md § Claims and intent).
- *
- * @param turn - the user's current turn (raw text).
- * @param phrases - the action type's intent phrases.
- * @returns `{plain: true, phrase, form: 'question'}` with the first phrase found, or why not
- *   (`script`, `question_or_hidden` for a hidden character, `negation`, `not_imperative` when no phrase stands).
- */
-export function readQuestion(turn: string, phrases: readonly string[]): TurnReading {
-  if (/\p{Cf}/u.test(turn)) return { plain: false, reason: 'question_or_hidden' };
-  if (NOT_LATIN.test(turn)) return { plain: false, reason: 'script' };
-  const compiled = phrases.map((phrase) => ({ phrase, words: turnWords(phrase) }));
-  const clauses: string[][] = [[]];
-  for (const t of turnTokens(turn)) {
-    if (t.run) (clauses[clauses.length - 1] as string[]).push(t.token);
-    else if (/[.,;:!?()[\]"“”]/u.test(t.token)) clauses.push([]);
-  }
-  // as for a plain request, a negation anywhere reads nothing ("Which should we buy? Not Terrow." is for the user to settle)
-  const negated = clauses.flat().find((w) => NEGATORS.has(w) || w.endsWith("n't"));
-  if (negated !== undefined) return { plain: false, reason: 'negation', word: negated };
-  for (const ws of clauses) {
-    for (let i = 0; i < ws.length; i++) {
-      const hit = phraseAt(ws, i, compiled);
-      if (hit !== null) return { plain: true, phrase: hit.phrase, form: 'question' };
-    }
-  }
-  return { plain: false, reason: 'not_imperative' };
 }
 
 /** The normalised words of a text, possessives read as their names. */

@@ -273,6 +273,8 @@ export interface IntentProvenance {
    * a repeat — a duplicate payment a page talked the model into — needs a confirmation.
    */
   readonly repeatOf?: string;
+  /** true when the decision names no session: the waiver is once per session, so none is granted without one. */
+  readonly sessionless?: true;
   /**
    * Set when the user's turn was not read as a plain request of this action type
    * (src/core/request-grammar.ts): the first rule it breaks and the word that broke it.

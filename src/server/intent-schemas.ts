@@ -18,6 +18,7 @@ export const IntentFacts = z
     ),
     ignored: z.enum(['requester_not_trusted', 'intent_other_action']).optional(),
     repeatOf: z.string().optional().describe('the earlier allowed decision of the session of this action type, or allowed with its context waived: one waiver per type and per session'),
+    sessionless: z.literal(true).optional().describe('the decision names no session, so its context is never waived (one waiver per session)'),
     notPlain: z
       .strictObject({ reason: z.enum(NOT_PLAIN_REASONS), word: z.string().optional() })
       .optional()
