@@ -10,15 +10,7 @@ import { type BenchActionT, type Scenario, toAction } from './scenarios.js';
 import { CHANNELS, type RunSpec, SUBS } from './world.js';
 
 /** The principals that connect the world's systems of record (src/bench/world.ts): the facts' `sor-<i>`, the vouchers, the payments directory. */
-const SOR_CONNECTORS = [
-  ...Array.from({ length: 32 }, (_, i) => `sor-${i}`),
-  'portal-api-1',
-  'portal-api-2',
-  'registry-api',
-  'bank-api',
-  'verifier-3',
-  'payments-directory',
-];
+const SOR_CONNECTORS = [...Array.from({ length: 32 }, (_, i) => `sor-${i}`), 'portal-api-1', 'portal-api-2', 'registry-api', 'bank-api', 'verifier-3', 'payments-directory'];
 
 /**
  * The bench policy: memauth's default policy plus (1) a source rule saying the systems of record
