@@ -3,7 +3,18 @@
  * whether the turn's currency is the action's — part of the plain-request grammar
  * (src/core/request-grammar.ts). Pure.
  */
-import type { RequestContext, TurnReading } from './request-grammar.js';
+/** What a currency check reads of the action: the currency codes it carries and whether it moves money. */
+export interface CurrencyContext {
+  readonly currencies: ReadonlySet<string>;
+  readonly movesMoney: boolean;
+}
+
+/** Why a turn's currency is not the action's (a reading of src/core/request-grammar.ts `TurnReading`). */
+export interface CurrencyProblem {
+  readonly plain: false;
+  readonly reason: 'currency' | 'other_action';
+  readonly word: string;
+}
 
 /** How a turn may write a currency: ISO codes, their names, and signs (`$` is any dollar). */
 export const CURRENCY_OF: ReadonlyMap<string, string> = new Map([
@@ -25,7 +36,7 @@ export const sameCurrency = (a: string, b: string): boolean => a === b || (a ===
  * turn says `$`, the action pays in EUR), or none while the action carries one ("pay the Acme
  * invoice" with `amount: "£1200"`): the amount the user means is not the action's.
  */
-export function currencyProblem(tokens: readonly { token: string; run: boolean }[], x: RequestContext): TurnReading | null {
+export function currencyProblem(tokens: readonly { token: string; run: boolean }[], x: CurrencyContext): CurrencyProblem | null {
   const said = [...new Set(tokens.map((t) => CURRENCY_OF.get(t.token)).filter((c): c is string => c !== undefined))];
   // an action that carries a currency (`amount: "£1200"`, `currency: "USD"`) the turn does not name: not the user's amount
   if (said.length === 0) return x.currencies.size > 0 ? { plain: false, reason: 'currency', word: [...x.currencies][0] as string } : null;
