@@ -324,6 +324,26 @@ describe('claims and intent through the store', () => {
     assert.equal((await mem.verifyAudit({ tenant: 't' })).ok, true);
     await mem.close();
   });
+  test("a destination the user's plain request writes itself waives when no untrusted record has it, exactly as written", async () => {
+    const { mem } = await world();
+    const turn = (text: string) => ({ principal: 'user', text });
+    // session s read the page: another spelling than the turn's, a value outside a party slot, a part of a longer name waive nothing
+    for (const [text, to] of [
+      ['Pay $1200 to ACCT-OWN-7.', 'acct-own-7'],
+      ['Pay the Acme invoice of $1200 from ACCT-OWN-7.', 'ACCT-OWN-7'],
+      ['Pay Acme Holdings $1200.', 'Acme'],
+    ] as const) {
+      const d = await mem.evaluate({ tenant: 't', action: { type: 'pay', args: { to, amount: 1200 } }, session: 's', userTurn: turn(text) });
+      assert.notEqual(d.contextWaived, true, `${text} → ${to}`);
+      assert.equal(d.outcome, 'deny', `${text} → ${to}`);
+    }
+    const own = await mem.authorize({ tenant: 't', action: { type: 'pay', args: { to: 'ACCT-OWN-7', amount: 1200 } }, session: 's', userTurn: turn('Pay $1200 to ACCT-OWN-7.') });
+    assert.equal(own.outcome, 'allow', JSON.stringify(own.reasons));
+    assert.equal(own.contextWaived, true);
+    assert.equal(own.values.find((v) => v.argument === 'to')?.userTurnNamed, true);
+    assert.equal((await mem.replay({ tenant: 't', decisionId: own.id })).matches, true);
+    await mem.close();
+  });
   test('a decision without a session is never waived (once per session needs one); a declared page is set aside only in a session', async () => {
     const { mem, fact } = await world();
     const page = (await mem.search({ tenant: 't', scope: 'm', query: 'ACCT-X', session: 's2' })).map((h) => h.record.id).find((id) => id !== fact) as string;
@@ -818,8 +838,8 @@ describe('claims and intent through the store', () => {
     // the application asserting intent does not make a questioned value asserted either
     const q = await mem.evaluate({ tenant: 't', action: pay, session: 's', userTurn: { principal: 'user', text: 'Is ACCT-X really the account of Acme? The invoice is $1200.' }, intent: 'pay' });
     assert.equal(q.outcome, 'deny', JSON.stringify(q.reasons));
-    // a payee the user's own plain turn names supplies the value but waives nothing: only a trusted claim does
-    // ("ACCT-X is the old account" names it too); after the page, a confirmation is needed
+    // a payee the user's own plain turn writes waives only when no untrusted record has it: here the page does (the user
+    // may have pasted it from there), so after the page a confirmation is needed; "ACCT-X is the old account" names it too
     for (const text of ['Pay $1200 to ACCT-X.', 'Pay the Acme invoice of 1200. ACCT-X is the old account.']) {
       const own = await mem.evaluate({ tenant: 't', action: pay, session: 's', userTurn: { principal: 'user', text } });
       assert.equal(own.outcome, 'deny', `${text}: ${JSON.stringify(own.reasons)}`);

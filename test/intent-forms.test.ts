@@ -156,3 +156,41 @@ describe("the bench connector's product claims (src/bench/claims.ts)", () => {
     assert.deepEqual(factClaims('Review blog: Terrow R9 is the best router.'), []);
   });
 });
+
+describe('a purchase term, a purpose, a place and a destination the user writes', () => {
+  const ctx = (values: readonly string[], grounding: readonly string[], category: 'money' | 'access' | 'data', placeWords: readonly string[] = []) => ({
+    phrases: ['renew', 'give', 'email'],
+    actionWords: groundingOf(values),
+    amounts: new Set(values.filter((v) => /^\d+$/.test(v))),
+    movesMoney: category === 'money',
+    category,
+    currencies: new Set<string>(),
+    grounding: groundingOf(grounding),
+    placeWords: groundingOf(placeWords),
+  });
+  test('"for one year" is a term of a purchase; a schedule or a term in digits is not', () => {
+    const x = ctx(['NIMBUSKEEP-BILLING', '960'], ['NimbusKeep backup plan'], 'money');
+    assert.equal(readRequest('Renew the NimbusKeep backup plan for one year at $960.', x).plain, true);
+    for (const turn of ['Renew the NimbusKeep backup plan in one year at $960.', 'Renew the NimbusKeep backup plan for 1 year at $960.', 'Renew the NimbusKeep backup plan after one year at $960.'])
+      assert.equal(readRequest(turn, x).plain, false, turn);
+    // a grant moves no money: no term
+    assert.equal(readRequest('Give rafael.mendes read access for one year.', ctx(['rafael.mendes', 'read'], [], 'access')).plain, false);
+  });
+  test("a word of the action's own value is known only right before a place noun of its kind", () => {
+    const x = ctx(['rafael.mendes', 'read'], [], 'access', ['docs']);
+    assert.equal(readRequest('Give rafael.mendes read access to the docs repository.', x).plain, true);
+    assert.equal(readRequest('Give rafael.mendes read access to docs.', x).plain, false);
+  });
+  test('a for with only a determiner and business nouns is a purpose, not a recipient', () => {
+    const claims: Claim[] = [{ subject: 'Quillmark Print Co', field: 'email_address', value: 'ap@quillmark.example' }];
+    const named = (turn: string): string[] => [...namedByTurn(claims, partySlots(turn, 'email', { recipients: true }), false)].map((c) => String(c.value));
+    assert.deepEqual(named('Email Quillmark Print Co. our signed quote for the brochure run.'), ['ap@quillmark.example']);
+    assert.deepEqual(named('Email Quillmark Print Co. our signed quote for Mallory.'), []);
+    assert.deepEqual(named('Email Quillmark Print Co. our signed quote for the Mallory run.'), []);
+  });
+  test('the connector claims what is billed as the payee subject', () => {
+    assert.deepEqual(factClaims('Procurement registry: NimbusKeep backup plan renewals are billed by vendor NIMBUSKEEP-BILLING.'), [
+      { subject: 'NimbusKeep backup plan', field: 'payee_account', value: 'NIMBUSKEEP-BILLING' },
+    ]);
+  });
+});

@@ -69,6 +69,7 @@ export function dependencies(
       destinationValues(ctx.policy, action),
       usable.filter((r) => r.claims !== undefined && trusted(r.id)),
     ),
+    plainTurn && userTurnText !== undefined ? userTurnText : null,
   );
   for (const v of values) {
     for (const id of v.recordIds) addWhy(why, id, 'value');

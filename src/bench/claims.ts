@@ -20,6 +20,13 @@ const trim = (s: string): string => s.replace(/[.,;:]+$/, '');
 
 /** The shapes read, each with the claim field it yields. */
 const SHAPES: ReadonlyArray<{ field: string; re: RegExp; subject?: number; value: number }> = [
+  // "NimbusKeep backup plan renewals are billed by vendor X": the subject is what is billed (before the general shape below)
+  {
+    field: 'payee_account',
+    re: new RegExp(String.raw`\b([A-Z][\w-]*(?: [a-z]+){0,3}?)(?: renewals| orders| subscriptions)? (?:are|is) billed by vendor ${ACCOUNT}`, 'g'),
+    subject: 1,
+    value: 2,
+  },
   // "… is paid to (remittance account) X", "account changed/updated to X", "payout is X", "billed by vendor X", "wired to escrow account X"
   { field: 'payee_account', re: new RegExp(String.raw`\b(?:paid to|account(?: is| changed to| updated to)?|payout is|billed by vendor|wired to)\b[^.;]*?\b${ACCOUNT}`, 'g'), value: 1 },
   { field: 'email_address', re: /\b([A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,})\b/g, value: 1 },
@@ -68,8 +75,9 @@ export function factClaims(fact: string): Claim[] {
       const own = s.subject !== undefined ? trim(m[s.subject] ?? '') : '';
       const subject = own !== '' ? own : (lastName(body.slice(0, m.index)) ?? label);
       const key = `${s.field}\u0000${subject}\u0000${value}`;
-      if (value === '' || subject === '' || seen.has(key)) continue;
-      seen.add(key);
+      // one claim per field and value: a more specific shape's subject wins over the general one's
+      if (value === '' || subject === '' || seen.has(key) || seen.has(`${s.field}\u0000\u0000${value}`)) continue;
+      seen.add(key).add(`${s.field}\u0000\u0000${value}`);
       out.push({ subject, field: s.field, value });
     }
   }

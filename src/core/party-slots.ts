@@ -4,7 +4,7 @@
  * describes something else ("the Bob report"), and whether two names are one party. Words only —
  * which claims the names are is src/core/party-naming.ts. Pure; imports only from src/core.
  */
-import { FUNCTION_WORDS, NOUNS, NUMBER, isPeriodWord, isTitle, phraseSpan, turnTokens, words } from './request-grammar.js';
+import { FUNCTION_WORDS, NOUNS, NUMBER, isPeriodWord, isTitle, phraseSpan, termIndices, turnTokens, words } from './request-grammar.js';
 
 /** Words a party's name may follow at the start of a slot; after one of them the name is part of a noun phrase. */
 const DETERMINERS: ReadonlySet<string> = words('the a an our my their its this latest current open outstanding usual new');
@@ -59,6 +59,8 @@ export interface TurnParties {
    * Empty for an action that moves money: its destination is always a party.
    */
   readonly places: ReadonlySet<string>;
+  /** the words of a purchase's term ("for one year": request-grammar.ts `termIndices`), accounted for without a claim. */
+  readonly terms: ReadonlySet<number>;
   /** the index of the first word after the opening intent phrase. */
   readonly from: number;
   /** the words of the intent phrase the turn opens with. */
@@ -81,7 +83,7 @@ export interface TurnParties {
  *   ("share the report with Finance", "access for Priya").
  * @returns the turn's words and its slots, in order.
  */
-export function partySlots(turn: string, phrase: string, reading: { readonly places?: ReadonlySet<string>; readonly recipients?: boolean } = {}): TurnParties {
+export function partySlots(turn: string, phrase: string, reading: { readonly places?: ReadonlySet<string>; readonly recipients?: boolean; readonly movesMoney?: boolean } = {}): TurnParties {
   const places = reading.places ?? new Set<string>();
   const ws = slotWords(turn);
   const p = slotWords(phrase);
@@ -116,7 +118,14 @@ export function partySlots(turn: string, phrase: string, reading: { readonly pla
     }
     return { start: i, kind, determined, backReference, firstPerson, ...(title !== undefined ? { title } : {}) };
   });
-  return { words: ws, places, phrase: new Set(p), from: first < 0 ? ws.length : first + (spans[first] as number), slots: slots.sort((a, b) => a.start - b.start) };
+  return {
+    words: ws,
+    places,
+    terms: reading.movesMoney === true ? termIndices(ws) : new Set(),
+    phrase: new Set(p),
+    from: first < 0 ? ws.length : first + (spans[first] as number),
+    slots: slots.sort((a, b) => a.start - b.start),
+  };
 }
 
 /**
@@ -218,6 +227,6 @@ export const ENVIRONMENTS: ReadonlySet<string> = words('production staging prod 
 export function plainWord(t: TurnParties, i: number): boolean {
   const w = t.words[i] as string;
   if (ENVIRONMENTS.has(w)) return t.places.has(w);
-  if (t.slots.some((s) => s.title === i)) return true;
+  if (t.slots.some((s) => s.title === i) || t.terms.has(i)) return true;
   return FUNCTION_WORDS.has(w) || NOUNS.has(w) || isPeriodWord(w) || NUMBER.test(w) || w === "'s" || t.phrase.has(w) || DETERMINERS.has(w);
 }

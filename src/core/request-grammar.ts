@@ -28,70 +28,34 @@
  */
 import { CURRENCY_OF, currencyProblem } from './currency.js';
 import { decimalOfText } from './decimal.js';
+import {
+  ALL_OBJECTS,
+  FISCAL_YEAR,
+  FUNCTION_WORDS,
+  HEDGES,
+  LABELLED,
+  LEAD_WORDS,
+  NEGATORS,
+  NOUNS,
+  OBJECTS,
+  type ObjectCategory,
+  PERIOD_WORDS,
+  RELATIONS,
+  TIME_PREPOSITIONS,
+  isPeriodWord,
+  isTitle,
+  termIndices,
+  words,
+} from './request-words.js';
+
+export { FUNCTION_WORDS, HEDGES, LEAD_WORDS, NEGATORS, NOUNS, OBJECTS, type ObjectCategory, isPeriodWord, isTitle, termIndices, words } from './request-words.js';
 
 export { CURRENCY_OF, sameCurrency } from './currency.js';
 import { normalizeText, tokenize } from './match.js';
 
-/** A set of the words of some lines (white-space separated). */
-export const words = (...lines: string[]): Set<string> => new Set(lines.join(' ').split(/\s+/).filter(Boolean));
-
-/** Words that negate (and contractions written without their apostrophe). One anywhere makes a turn not plain. */
-export const NEGATORS: ReadonlySet<string> = words(
-  "not never no don't dont doesn't didn't won't wouldn't shouldn't mustn't cannot can't stop avoid without nobody neither nor nothing none",
-  'didnt doesnt cant wont shouldnt wouldnt couldnt isnt arent wasnt werent mustnt neednt havent hasnt hadnt',
-);
-
-/**
- * Words of doubt, condition, delay, warning, retraction, repetition or choice, and units and points
- * of time. A second line behind the allow-list: one anywhere ends plainness.
- */
-export const HEDGES: ReadonlySet<string> = words(
-  'but if unless until whether check verify confirm legit legitimate real really phishing scam fraud fraudulent suspicious fake',
-  'ignore refuse reject wait hold later before after except instead rather maybe perhaps claiming claims claimed asked says said',
-  'emailed wrote when once next tomorrow tonight soon due provided assuming should case otherwise remind schedule approves approved',
-  'approval approve pending subject deliver delivers delivered delivery arrive arrives forbid prohibit cancel halt block postpone',
-  'defer delay only weekly monthly yearly daily every recurring again twice repeat another more extra scratch forget disregard undo',
-  'revert retract either or whichever whatever any earliest',
-  'minute minutes hour hours day days week weeks fortnight month months year years quarter noon midnight morning afternoon evening',
-  'monday tuesday wednesday thursday friday saturday sunday weekend eod eow eom asap deadline',
-);
-
 /** A year: unmarked by a currency it is a date, never an amount ("pay the Acme invoice in 2027"). */
 const YEAR = /^(?:19|20)\d\d$/;
 
-/** Words a turn may open with before its intent phrase. */
-export const LEAD_WORDS: ReadonlySet<string> = words('please kindly ok okay yes hi hello go ahead and also just now');
-
-/** Function words of a request: articles, possessives, pronouns and the prepositions that name a party or an object. */
-export const FUNCTION_WORDS: ReadonlySet<string> = words('the a an our my their his her its this that these those to for of with in into via and it please now today immediately full all same thanks');
-
-/**
- * Nouns and adjectives of business requests that name no party, amount, time or condition — and
- * no relation to a party (`supplier`, `partner`, `team` would let "pay Acme's supplier" name Acme)
- * and no role (`admin`: "give mallory the admin report").
- */
-export const NOUNS: ReadonlySet<string> = words(
-  'invoice invoices bill bills payment payments rent fee fees deposit amount balance total account accounts office access report',
-  'reports file files copy export data repository repo folder document documents plan subscription service production staging',
-  'build version release role order usd eur gbp chf jpy cad aud dollars euros pounds open latest current outstanding usual new',
-  'security quote quotes proposal proposals contract contracts brochure brochures catalogue catalog signed draft final run',
-);
-
-/** Period adjectives: allowed only before a noun, and never after a {@link TIME_PREPOSITIONS time preposition}. */
-const PERIOD_WORDS: ReadonlySet<string> = words(
-  'january february march april june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec',
-  "last previous q1 q2 q3 q4 h1 h2 month's week's year's quarter's",
-);
-const FISCAL_YEAR = /^fy\d{2,4}$/;
-/** Words that relate a party to another, or name a role: "pay Acme's supplier", "give mallory the admin report". */
-const RELATIONS: ReadonlySet<string> = words(
-  'supplier suppliers vendor vendors partner partners customer customers client clients contractor contractors team teams contact contacts',
-  'member members owner owners landlord landlords agent agents admin admins administrator viewer viewers editor editors maintainer',
-);
-/** Nouns a number after them labels rather than counts. */
-const LABELLED: ReadonlySet<string> = words('invoice invoices bill bills account accounts order reference ref number no ticket po item version release');
-/** Prepositions of time: a period word after one of them schedules the action ("in March") rather than naming its object. */
-const TIME_PREPOSITIONS: ReadonlySet<string> = words('in on at by from to for within during through since starting till until');
 /** Delimiters a plain request may contain: white space, list and sentence punctuation, currency signs, brackets around a name. */
 const PLAIN_MARKS: ReadonlySet<string> = new Set([' ', ',', '.', '!', ':', ';', '$', '€', '£', '¥', "'", '(', ')']);
 
@@ -104,7 +68,7 @@ const APOSTROPHES = /[\u2018\u2019\u201b\u02bc\u02b9\u00b4\u0060\uff07]/g;
 /** A number as a turn writes it (`1200`, `1,200.00`, `4.8.2`). */
 export const NUMBER = /^\d[\d,.]*$/;
 /** An identifier-shaped word: letters or digits joined by `- _ . @ / :` (ACME-AP, rafael.mendes, ap@quillmark.example). */
-const IDENTIFIER = /^[\p{L}\p{N}]+(?:[-_.@/:][\p{L}\p{N}]+)+$/u;
+export const IDENTIFIER = /^[\p{L}\p{N}]+(?:[-_.@/:][\p{L}\p{N}]+)+$/u;
 
 /** Why a turn is not a plain request. */
 export const NOT_PLAIN_REASONS = ['question_or_hidden', 'script', 'negation', 'hedge', 'numbers', 'currency', 'other_action', 'not_imperative', 'unknown_word'] as const;
@@ -248,24 +212,6 @@ function wordProblem(ws: readonly string[], x: RequestContext): TurnReading | nu
 
 const bare = (w: string): string => w.replace(/'s$|'$/, '');
 
-/** The kinds of object an action acts on. */
-export type ObjectCategory = 'money' | 'data' | 'access' | 'deploy';
-
-/**
- * The nouns of each kind of object. A noun of another kind than the action's ends plainness; a
- * noun of no kind (an adjective such as `open`, `latest`) is neutral.
- */
-export const OBJECTS: Readonly<Record<ObjectCategory, ReadonlySet<string>>> = {
-  money: words(
-    'invoice invoices bill bills payment payments rent fee fees deposit deposits amount balance total account accounts office plan subscription order',
-    'security usd eur gbp chf jpy cad aud dollars euros pounds',
-  ),
-  data: words('report reports file files copy export data document documents folder invoice invoices bill bills balance statement statements'),
-  access: words('access role roles repository repositories repo repos account accounts folder'),
-  deploy: words('build builds version release production staging service'),
-};
-const ALL_OBJECTS: ReadonlySet<string> = new Set(Object.values(OBJECTS).flatMap((set) => [...set]));
-
 /**
  * Read the user's turn for one action type (docs/design.md § Claims and intent).
  *
@@ -283,7 +229,15 @@ export function readRequest(turn: string, x: RequestContext): TurnReading {
   const mark = tokens.find((t) => (!t.run && !PLAIN_MARKS.has(t.token)) || (t.run && /^[\p{P}\p{S}]+$/u.test(t.token)));
   if (mark) return { plain: false, reason: 'unknown_word', word: mark.token };
   const ws = tokens.filter((t) => t.run).map((t) => t.token);
-  const problem = wordProblem(ws, x) ?? labelledNumber(tokens) ?? misplacedAmount(tokens, x) ?? currencyProblem(tokens, x);
+  const term = x.movesMoney ? termIndices(ws) : new Set<number>();
+  const problem =
+    wordProblem(
+      ws.filter((_, k) => !term.has(k)),
+      x,
+    ) ??
+    labelledNumber(tokens) ??
+    misplacedAmount(tokens, x) ??
+    currencyProblem(tokens, x);
   if (problem) return problem;
   const compiled = x.phrases.map((phrase) => ({
     phrase,
@@ -298,6 +252,7 @@ export function readRequest(turn: string, x: RequestContext): TurnReading {
   const verbs = new Set(compiled.flatMap((p) => p.words));
   for (let j = i + opening.length; j < ws.length; j++) {
     const w = ws[j] as string;
+    if (term.has(j)) continue;
     // a possessive owns a business noun or a period ("Acme's invoice", "Halvorsen Freight's March invoice"), never a person
     if (w.endsWith("'s") && !possessiveOwnsObject(ws[j + 1] ?? '')) return { plain: false, reason: 'unknown_word', word: ws[j + 1] ?? w };
     // a word relating a party to another is never plain, even where a trusted text or a claim value has it — except as a
@@ -373,21 +328,4 @@ export function turnWords(text: string): string[] {
 /** Does a possessive own an object — a business noun or a period ("Acme's invoice", "Halvorsen Freight's March invoice") — rather than a person ("Acme's mallory")? */
 function possessiveOwnsObject(next: string): boolean {
   return NOUNS.has(next) || isPeriodWord(next);
-}
-
-/**
- * Is the relation word at `ws[j]` a title — the singular of a relation, right before a name that
- * `grounding` knows, and not after a possessive or `of` ("contractor Dana Web", "vendor Acme";
- * not "Acme's supplier Globex", "the contractors Bob", "the supplier of Acme")?
- */
-export function isTitle(ws: readonly string[], j: number, isName: (w: string) => boolean): boolean {
-  const w = ws[j] as string;
-  const prev = ws[j - 1] ?? '';
-  const next = ws[j + 1];
-  return RELATIONS.has(w) && !w.endsWith('s') && next !== undefined && isName(next) && !prev.endsWith("'s") && prev !== "'s" && prev !== 'of';
-}
-
-/** A period word ("march", "q3", "last", "month's", "fy2026"). */
-export function isPeriodWord(w: string): boolean {
-  return PERIOD_WORDS.has(w) || PERIOD_WORDS.has(`${w}'s`) || FISCAL_YEAR.test(w);
 }
