@@ -12,6 +12,7 @@ import type { DependencyFacts } from '../core/gate.js';
 import { standingInstructions } from '../core/intent.js';
 import { type Policy, argumentSuppliers, argumentTypes, intentForm, intentPhrases } from '../core/policy.js';
 import { topArgument } from '../core/provenance.js';
+import { normalizeText } from '../core/match.js';
 import { readQuestion } from '../core/question-grammar.js';
 import { CURRENCY_OF, OBJECTS, type ObjectCategory, type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
 import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
@@ -56,8 +57,10 @@ export function turnReading(policy: Policy, action: Action, turn: string, candid
     category: objectCategory(movesMoney, suppliers),
     currencies: actionCurrencies([...amounts, ...values.filter((v) => topArgument(v.argument) === 'currency')].map((v) => v.value)),
     grounding,
-    // the words of its other values (a grant's `resource`, the action's resource), only right before a place noun of its kind
-    placeWords: groundingOf(values.filter((v) => v.amount === null && !claimed.includes(v)).map((v) => v.value)),
+    // the whole value of its place (a grant's `resource`, the action's resource) when it is one word, only right before a place noun of its kind
+    placeWords: new Set(
+      values.filter((v) => (v.argument === RESOURCE_ARGUMENT || v.argument === 'resource') && /^[\p{L}\p{N}][\p{L}\p{N}_.-]*$/u.test(v.value.trim())).map((v) => normalizeText(v.value)),
+    ),
   });
 }
 

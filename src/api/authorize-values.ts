@@ -62,14 +62,13 @@ export function dependencies(
     usable.filter((r) => r.claims !== undefined),
     // possessives read as names ("Halvorsen Freight's invoice" names Halvorsen Freight)
     userTurnText !== undefined && plainTurn ? assertedClauses(userTurnText).map((c) => prepareText(c.replace(/(\p{L})['’]s\b/gu, '$1'))) : [],
-    userTurnText !== undefined && plainTurn && turn?.plain === true ? partySlots(userTurnText, turn.phrase, slotReading(ctx.policy, action.type)) : null,
+    userTurnText !== undefined && plainTurn && turn !== undefined && turn.plain ? partySlots(userTurnText, turn.phrase, slotReading(ctx.policy, action.type)) : null,
     trusted,
     instructedValues(
       action.type,
       destinationValues(ctx.policy, action),
       usable.filter((r) => r.claims !== undefined && trusted(r.id)),
     ),
-    plainTurn && userTurnText !== undefined ? userTurnText : null,
   );
   for (const v of values) {
     for (const id of v.recordIds) addWhy(why, id, 'value');

@@ -261,10 +261,7 @@ function valueSupply(v: ValueProvenance, allowed: readonly string[], trustedIds:
   // so does a destination the policy has a system of record for (a payee, recipient or grantee: `claim:<field>`),
   // which waives only by a trusted claim (a turn mentions accounts it does not mean to pay)
   const isAmount = v.amount !== undefined && v.amount !== null;
-  // a destination the plain request writes itself waives only when no untrusted record has it: the user may have
-  // pasted the account a page gave them
-  const ownDestination = v.userTurnNamed === true && [...v.recordIds, ...(v.claims ?? []).flatMap((c) => c.recordIds)].every((id) => trustedIds.has(id));
-  const asserted = turn && v.userTurnAsserted === true && (isAmount || !allowed.some((s) => s.startsWith('claim:')) || ownDestination);
+  const asserted = turn && v.userTurnAsserted === true && (isAmount || !allowed.some((s) => s.startsWith('claim:')));
   const listed = (v.claims ?? []).filter((c) => allowed.includes(`claim:${c.field}`));
   const claims = listed.flatMap((c) => c.recordIds);
   // unless the application asserted the intent, a claim waives only for the one party the user's plain request

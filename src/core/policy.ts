@@ -73,16 +73,17 @@ export const PolicySchema = z.strictObject({
           .optional(),
         /**
          * how the user's turn requests this action type: `request` (the default) — a plain imperative
-         * that opens with an intent phrase (src/core/request-grammar.ts); `question` — an intent phrase
-         * in a clause of the turn without a negator, questions included ("Which router should we
-         * buy?"), and the agent may then choose among the values trusted claims supply (no party
-         * naming). Only for an action that moves nothing — one with an `amount` argument type is
+         * that opens with an intent phrase (src/core/request-grammar.ts); `question` — a sentence
+         * that opens with an intent phrase, or a which/what question the speaker asks for themselves
+         * ("Which router should we buy?"; src/core/question-grammar.ts), and the agent may then
+         * choose among the values trusted claims supply (no party naming). Only for an action that
+         * moves nothing — base tier `read_only` or `low`, no `amount` argument type; any other is
          * refused (docs/design.md § Claims and intent).
          */
         intentForm: z.enum(['request', 'question']).optional(),
       })
-      .refine((a) => a.intentForm !== 'question' || !Object.values(a.argumentTypes ?? {}).includes('amount'), {
-        message: 'intentForm "question" is only for an action that moves nothing: this one has an amount argument',
+      .refine((a) => a.intentForm !== 'question' || ((a.tier === 'read_only' || a.tier === 'low') && !Object.values(a.argumentTypes ?? {}).includes('amount')), {
+        message: 'intentForm "question" is only for an action that moves nothing (base tier read_only or low, no amount argument, e.g. an answer that recommends)',
         path: ['intentForm'],
       }),
   ),

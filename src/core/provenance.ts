@@ -8,7 +8,6 @@
 import { claimValueEquals } from './claims.js';
 import { partyNaming } from './party-naming.js';
 import { type TurnParties, slotPhrase, slotWords } from './party-slots.js';
-import { FUNCTION_WORDS, IDENTIFIER, NOUNS, NUMBER, isPeriodWord } from './request-grammar.js';
 import type { Action, ArgumentType, Claim, ValueProvenance } from './types.js';
 import { type ArgumentValue, type MatchText, RESOURCE_ARGUMENT, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
 
@@ -72,32 +71,6 @@ function wordsInSlot(vw: readonly string[], t: TurnParties): boolean {
   });
 }
 
-/** A word that cannot be part of a name: a function word, a determiner, a business noun, a period word or a number. */
-const notName = (w: string | undefined): boolean => w === undefined || FUNCTION_WORDS.has(w) || NOUNS.has(w) || isPeriodWord(w) || NUMBER.test(w) || w === "'s";
-
-/**
- * Does the user's plain request write a destination itself: the value, exactly as the action
- * carries it (case included), stands whole in one of its slot phrases — identifier-shaped ("to
- * ACME-AP", "give rafael.mendes …"), or as words no name-like word continues on either side
- * ("read access"; not "Acme" of "Acme Holdings")?
- */
-function writtenInSlot(value: string, t: TurnParties, exactTurn: string): boolean {
-  if (!exactTurn.normalize('NFC').includes(value.normalize('NFC'))) return false;
-  if (IDENTIFIER.test(value.trim())) return inSlotPhrase(value, t);
-  const vw = slotWords(value);
-  return (
-    vw.length > 0 &&
-    t.slots.some((slot) => {
-      const phrase = slotPhrase(t, slot);
-      for (let i = 0; i + vw.length <= phrase.length; i++) {
-        const before = phrase[i - 1];
-        if (vw.every((w, j) => phrase[i + j] === w) && (notName(before) || IDENTIFIER.test(before ?? '')) && notName(phrase[i + vw.length])) return true;
-      }
-      return false;
-    })
-  );
-}
-
 /**
  * @param action - the proposed action (arguments and resource).
  * @param types - the policy's argument types for its type (`argumentTypes(policy, type)`).
@@ -110,8 +83,6 @@ function writtenInSlot(value: string, t: TurnParties, exactTurn: string): boolea
  *   values of a field named by trusted claims name no party; untrusted claims do not count.
  * @param instructed - the action's values a trusted standing instruction names (core/intent.ts
  *   `instructedValues`): a claim whose subject or value is one of them is named.
- * @param exactTurn - the user's turn as written: a destination it writes in a party slot, exactly
- *   (case included), gets `userTurnNamed`.
  * @param slots - a plain request read for its party (src/core/party-slots.ts `partySlots`), or
  *   null: a claim the turn names (src/core/party-naming.ts) gets `named`.
  * @param assertedTurn - the user's turn's asserting clauses, prepared (src/core/intent.ts
@@ -133,7 +104,6 @@ export function valueProvenance(
   slots: TurnParties | null = null,
   trusted: (recordId: string) => boolean = () => true,
   instructed: ReadonlySet<string> = new Set(),
-  exactTurn: string | null = null,
 ): ValueProvenance[] {
   const values = actionValues(action, types);
   const all = userTurn === null ? texts.map((x) => x.text) : [...texts.map((x) => x.text), userTurn];
@@ -171,9 +141,7 @@ export function valueProvenance(
     const fields = claimFields(suppliers[topArgument(v.argument)]);
     const claims = fields.length > 0 && claimed.length > 0 ? claimSuppliers(v, fields, claimed, named) : [];
     const assertedHere = ((asserted?.[i] as number[] | undefined) ?? []).length > 0 && (fields.length > 0 || v.amount !== null || slots === null || inSlotPhrase(v.value, slots));
-    // a destination the plain request writes itself in a party slot: the gate lets it waive when no untrusted record has it
-    const written = fromUser && assertedHere && fields.length > 0 && slots !== null && exactTurn !== null && writtenInSlot(v.value, slots, exactTurn);
-    const userTurnAsserted = fromUser ? { userTurnAsserted: assertedHere, ...(written ? { userTurnNamed: true as const } : {}) } : {};
+    const userTurnAsserted = fromUser ? { userTurnAsserted: assertedHere } : {};
     const base = { argument: v.argument, value: v.value, recordIds, userTurn: fromUser, ...userTurnAsserted, ...(claims.length > 0 ? { claims } : {}) };
     return v.amount !== null ? { ...base, amount: v.amount, computed } : { ...base, computed };
   });

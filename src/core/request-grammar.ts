@@ -68,7 +68,7 @@ const APOSTROPHES = /[\u2018\u2019\u201b\u02bc\u02b9\u00b4\u0060\uff07]/g;
 /** A number as a turn writes it (`1200`, `1,200.00`, `4.8.2`). */
 export const NUMBER = /^\d[\d,.]*$/;
 /** An identifier-shaped word: letters or digits joined by `- _ . @ / :` (ACME-AP, rafael.mendes, ap@quillmark.example). */
-export const IDENTIFIER = /^[\p{L}\p{N}]+(?:[-_.@/:][\p{L}\p{N}]+)+$/u;
+const IDENTIFIER = /^[\p{L}\p{N}]+(?:[-_.@/:][\p{L}\p{N}]+)+$/u;
 
 /** Why a turn is not a plain request. */
 export const NOT_PLAIN_REASONS = ['question_or_hidden', 'script', 'negation', 'hedge', 'numbers', 'currency', 'other_action', 'not_imperative', 'unknown_word'] as const;
@@ -101,7 +101,7 @@ export interface RequestContext {
   /** names trusted records ground ({@link groundingOf} of their texts, `names: true`, and of their claims). */
   readonly grounding: ReadonlySet<string>;
   /**
-   * the words of the action's values no claim supplies (its resource, a grant's `resource`): known
+   * the action's place as one word (its resource, a grant's `resource`, whole and normalised): known
    * only right before a noun of a place of the action's own kind ("the docs repository" for a grant
    * on `docs`; {@link OBJECTS} `access`, `deploy`).
    */
@@ -279,7 +279,7 @@ function periodBeforeNoun(ws: readonly string[], j: number, x: RequestContext): 
   return NOUNS.has(next) || known(next, x.grounding) || known(next, x.actionWords) || PERIOD_WORDS.has(next);
 }
 
-/** A word of the action's own values right before a place noun of its kind ("the docs repository", "the billing-service repo"). */
+/** The action's place, as one word, right before a place noun of its kind ("the docs repository", "the billing-service repo"). */
 function placeName(ws: readonly string[], j: number, x: RequestContext): boolean {
   const place = x.category === 'access' || x.category === 'deploy' ? OBJECTS[x.category] : null;
   return place !== null && x.placeWords !== undefined && x.placeWords.has(ws[j] as string) && place.has(ws[j + 1] ?? '');

@@ -3,7 +3,7 @@
  * request is read against — negators, hedges, function words, business nouns, period words,
  * relations, the nouns of each kind of object — and the small readers that need only them (a
  * period word, a title, a purchase's term). Used by src/core/request-grammar.ts and
- * src/core/party-slots.ts. Pure data.
+ * src/core/party-slots.ts. Pure.
  */
 
 /** A set of the words of some lines (white-space separated). */
@@ -83,8 +83,11 @@ export const OBJECTS: Readonly<Record<ObjectCategory, ReadonlySet<string>>> = {
 };
 export const ALL_OBJECTS: ReadonlySet<string> = new Set(Object.values(OBJECTS).flatMap((set) => [...set]));
 
+/** Relations to a party that may stand as a title before its name ("contractor Dana Web"); never a role (`admin`, `owner`, `member`, …). */
+const TITLES: ReadonlySet<string> = words('supplier vendor partner customer client contractor landlord contact');
+
 /**
- * Is the relation word at `ws[j]` a title — the singular of a relation, right before a name that
+ * Is the relation word at `ws[j]` a title — a party relation in the singular ({@link TITLES}), right before a name that
  * `grounding` knows, and not after a possessive or `of` ("contractor Dana Web", "vendor Acme";
  * not "Acme's supplier Globex", "the contractors Bob", "the supplier of Acme")?
  */
@@ -92,7 +95,7 @@ export function isTitle(ws: readonly string[], j: number, isName: (w: string) =>
   const w = ws[j] as string;
   const prev = ws[j - 1] ?? '';
   const next = ws[j + 1];
-  return RELATIONS.has(w) && !w.endsWith('s') && next !== undefined && isName(next) && !prev.endsWith("'s") && prev !== "'s" && prev !== 'of';
+  return TITLES.has(w) && next !== undefined && isName(next) && !prev.endsWith("'s") && prev !== "'s" && prev !== 'of';
 }
 
 const COUNTS: ReadonlySet<string> = words('a an one two three four five six seven eight nine ten eleven twelve');

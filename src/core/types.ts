@@ -236,14 +236,6 @@ export interface ValueProvenance extends ValueSuppliers {
    */
   readonly userTurnAsserted?: boolean;
   /**
-   * true when the value is a destination (an argument a claim may supply) that a plain request of
-   * the user's turn writes itself, exactly and whole, in one of its party slots ("give
-   * rafael.mendes read access"). It waives the context only when no record below the threshold
-   * has the value in its text or its claims — a user who pastes the account a page gave them is
-   * asked to confirm (docs/design.md § Claims and intent). Absent otherwise.
-   */
-  readonly userTurnNamed?: true;
-  /**
    * records whose typed claim of a field the policy lists for this argument (`claim:<field>`) has
    * this value, by field (absent when none; docs/design.md § Claims and intent). `named`: those
    * of them whose claim's subject or value a plain request of the user's turn asserts — when the

@@ -211,10 +211,6 @@ const decisionShape = {
           "records whose typed claim of a field the policy lists for this argument has this value, by field; `named`: those whose claim's subject or value a plain request of the user's turn asserts",
         ),
       userTurnAsserted: z.boolean().optional().describe("for a value the user's turn contains: whether a clause of the turn asserts it (not a question, no negation)"),
-      userTurnNamed: z
-        .literal(true)
-        .optional()
-        .describe("a destination the user's plain request writes itself, exactly and whole, in one of its party slots: it waives the context when no untrusted record has the value"),
       amount: z.string().optional().describe('for an argument the policy declares an amount: its canonical decimal'),
       computed: z
         .strictObject({ op: z.enum(['*', '+']), operands: z.tuple([ValueSuppliers, ValueSuppliers]) })
