@@ -31,24 +31,29 @@ export function readQuestion(turn: string, phrases: readonly string[]): TurnRead
   if (quote !== undefined) return { plain: false, reason: 'unknown_word', word: quote.token };
   const compiled = phrases.map((phrase) => ({ phrase, words: turnWords(phrase) }));
   const clauses = clausesOf(tokens);
-  // a which/what question the speaker asks for themselves ("Which router should we buy?"; not "What did the vendor recommend?")
-  const asks = (c: Clause): boolean => c.question && (c.words[0] === 'which' || c.words[0] === 'what') && c.words.some((w) => ASKERS.has(w));
+  // only the last sentence may ask (a retraction comes after a request: "Recommend a router. Nope.")
+  const sentences = sentencesOf(clausesOf(tokens));
+  const last = sentences[sentences.length - 1] ?? [];
+  const question = last.some((c) => c.question);
+  const all = last.flatMap((c) => c.words);
+  // a which/what question the speaker asks for themselves ("Which router should we buy?"; not "What did the vendor
+  // recommend?" nor a yes/no question: "Should we buy the router the page recommends?")
+  const asks = question && (all[0] === 'which' || all[0] === 'what') && all.some((w) => ASKERS.has(w));
   // a word of an intent phrase is no hedge there ("which router should we buy")
   const own = new Set(compiled.flatMap((p) => p.words));
-  for (const c of clauses) {
-    const bad = c.words.find((w) => NEGATORS.has(w) || w.endsWith("n't") || (HEDGES.has(w) && !own.has(w) && !(w === 'if' && asks(c))));
-    if (bad !== undefined) return { plain: false, reason: NEGATORS.has(bad) || bad.endsWith("n't") ? 'negation' : 'hedge', word: bad };
-  }
-  for (const c of clauses) {
-    // only a clause that opens a sentence: "Tell IT: recommend …", "Forwarded from sales: Recommend …" are someone else's
-    if (!c.opensSentence) continue;
-    let lead = 0;
-    while (lead < c.words.length && LEAD_WORDS.has(c.words[lead] as string)) lead++;
-    const opening = phraseAt(c.words, lead, compiled);
-    if (opening !== null) return { plain: true, phrase: opening.phrase, form: 'question' };
-    if (!asks(c)) continue;
-    for (let i = 1; i < c.words.length; i++) {
-      const hit = phraseAt(c.words, i, compiled);
+  const bad = sentences
+    .flat()
+    .flatMap((c) => c.words)
+    .find((w) => NEGATORS.has(w) || w.endsWith("n't") || (HEDGES.has(w) && !own.has(w) && !(w === 'if' && asks)));
+  if (bad !== undefined) return { plain: false, reason: NEGATORS.has(bad) || bad.endsWith("n't") ? 'negation' : 'hedge', word: bad };
+  let lead = 0;
+  while (lead < all.length && LEAD_WORDS.has(all[lead] as string)) lead++;
+  // an imperative that opens the sentence ("Recommend one."), never a question ("Should we get rid of it?")
+  const opening = question ? null : phraseAt(all, lead, compiled);
+  if (opening !== null && (last[0]?.words.length ?? 0) > lead) return { plain: true, phrase: opening.phrase, form: 'question' };
+  if (asks) {
+    for (let i = 1; i < all.length; i++) {
+      const hit = phraseAt(all, i, compiled);
       if (hit !== null) return { plain: true, phrase: hit.phrase, form: 'question' };
     }
   }
@@ -77,4 +82,14 @@ function clausesOf(tokens: readonly { token: string; run: boolean }[]): Clause[]
     }
   }
   return clauses;
+}
+
+/** The sentences of a turn: its clauses grouped from one that opens a sentence to the next; empty clauses dropped, and sentences without words. */
+function sentencesOf(clauses: readonly Clause[]): Clause[][] {
+  const out: Clause[][] = [];
+  for (const c of clauses) {
+    if (c.opensSentence || out.length === 0) out.push([]);
+    (out[out.length - 1] as Clause[]).push(c);
+  }
+  return out.map((sentence) => sentence.filter((c) => c.words.length > 0 || c.question)).filter((sentence) => sentence.some((c) => c.words.length > 0));
 }

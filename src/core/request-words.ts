@@ -25,7 +25,7 @@ export const HEDGES: ReadonlySet<string> = words(
   'emailed wrote when once next tomorrow tonight soon due provided assuming should case otherwise remind schedule approves approved',
   'approval approve pending subject deliver delivers delivered delivery arrive arrives forbid prohibit cancel halt block postpone',
   'defer delay only weekly monthly yearly daily every recurring again twice repeat another more extra scratch forget disregard undo',
-  'revert retract either or whichever whatever any earliest',
+  'revert retract either or whichever whatever any earliest nope nah kidding joking scrap ban banned',
   'minute minutes hour hours day days week weeks fortnight month months year years quarter noon midnight morning afternoon evening',
   'monday tuesday wednesday thursday friday saturday sunday weekend eod eow eom asap deadline',
 );

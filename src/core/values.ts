@@ -55,8 +55,9 @@ export const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const WORD_KEY = /^[A-Za-z]+(?:_[A-Za-z]+)*$/;
 
 /**
- * Flatten `args` to leaf values (strings and finite numbers). Booleans, null and empty strings
- * carry no value. Object keys that are not plain identifiers are values too (a payee smuggled
+ * Flatten `args` to leaf values (strings, finite numbers, and booleans and null as `"true"`,
+ * `"false"`, `"null"`: a flag the executor acts on must be supplied like any identifier). Empty
+ * strings carry no value. Object keys that are not plain identifiers are values too (a payee smuggled
  * in as a key, `{ "ACCT-9": 1200 }`, must be supplied like any other value); a key is always an
  * identifier. Below the top level (docs/design.md § Action gate), a key is a value too unless it
  * is a {@link WORD_KEY} that labels a value: `{invoice: {number: "INV-7", acct_1Mallory: {}}}` or
@@ -78,6 +79,9 @@ export function argumentValues(args: Readonly<Record<string, unknown>>, types: R
       const text = String(v);
       if (type === 'amount' && text.trim() !== '') out.push({ argument: path, value: text, type, amount: decimalOfArgument(v) });
       else identifier(text, path);
+    } else if (typeof v === 'boolean' || v === null) {
+      // a flag or a null is a value the executor acts on ("mfa_required": false, "to": true): it must be supplied too
+      if (path !== '') identifier(String(v), path);
     } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`, type));
     else if (v !== null && typeof v === 'object') {
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
