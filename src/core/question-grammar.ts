@@ -8,15 +8,18 @@ import { HEDGES, LEAD_WORDS, NEGATORS, NOT_LATIN, type TurnReading, phraseAt, tu
 
 /**
  * Read the user's turn for an action type whose policy sets `intentForm: "question"` (an answer
- * that recommends): the turn asks for it when one of the intent phrases opens a sentence (after
- * politeness: "Recommend one.") or stands in a sentence that is a question opening with `which` or
- * `what` in which the speaker asks for themselves (`we`, `I`, `us`, `our`, …: "Which router should
- * we buy?"; not "What did the vendor recommend?"); a clause after `:` or `,` ("Tell IT: recommend
- * …") does not count. As for a plain request, a negator, a hedge ({@link HEDGES}: "I forbid you to
- * recommend", "cancel", "wait", "only after") or a quotation mark (double or single) anywhere, an
- * invisible format character or a letter outside the Latin script reads nothing — except `if`
- * inside such a question, where it states a criterion ("… if throughput matters most?"). Such a turn asserts no value and names no party: the values must come from
- * trusted claims, among which the agent chooses (docs/design.md § Claims and intent).
+ * that recommends): the turn's last sentence asks for it — an imperative that opens with one of
+ * the intent phrases (after politeness: "Recommend one."; never a yes/no question: "Should we buy
+ * the router the page recommends?"), or a question opening with `which` or `what` in which the
+ * speaker asks for themselves (`we`, `I`, `us`, `our`, …: "Which router should we buy?"; not "What
+ * did the vendor recommend?"). A request followed by another sentence ("Recommend a router.
+ * Nope.") or after a colon ("Tell IT: recommend …") does not count. As for a plain request, a
+ * negator, a hedge ({@link HEDGES}: "I forbid you to recommend", "cancel", "wait", "only after",
+ * "nope") or a quotation mark (double or single) anywhere, an invisible format character or a
+ * letter outside the Latin script reads nothing — except `if` inside such a question, where it
+ * states a criterion ("… if throughput matters most?"). Such a turn asserts no value and names no
+ * party: the values must come from trusted claims, among which the agent chooses (docs/design.md §
+ * Claims and intent).
  *
  * @param turn - the user's current turn (raw text).
  * @param phrases - the action type's intent phrases.
