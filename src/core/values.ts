@@ -89,7 +89,9 @@ export function argumentValues(args: Readonly<Record<string, unknown>>, types: R
         const at = out.length;
         const t = path === '' ? (Object.prototype.hasOwnProperty.call(types, k) ? (types[k] as ArgumentType) : 'identifier') : type;
         walk(x, p, t);
-        const traced = !PLAIN_KEY.test(k) || (path !== '' && !(WORD_KEY.test(k) && out.length > at));
+        // a key labelling a flag or a null says what the flag does ("recurring": true): a value as much as the flag
+        const flag = typeof x === 'boolean' || x === null;
+        const traced = !PLAIN_KEY.test(k) || (path !== '' && !(WORD_KEY.test(k) && out.length > at && !flag));
         // the key goes before what it labels (the order values are reported in)
         if (traced && k.trim() !== '') out.splice(at, 0, { argument: `${p}{key}`, value: k, type: 'identifier', amount: null });
       }
