@@ -7,10 +7,7 @@ import { DEFAULT_POLICY, type Policy, type PolicyInput, loadPolicy } from '../co
 import { decimalOfArgument } from '../core/decimal.js';
 import { argumentValues, normalizeText } from '../core/values.js';
 import { type BenchActionT, type Scenario, toAction } from './scenarios.js';
-import { CHANNELS, type RunSpec, SUBS } from './world.js';
-
-/** The principals that connect the world's systems of record (src/bench/world.ts): the facts' `sor-<i>`, the vouchers, the payments directory. */
-const SOR_CONNECTORS = [...Array.from({ length: 32 }, (_, i) => `sor-${i}`), 'portal-api-1', 'portal-api-2', 'registry-api', 'bank-api', 'verifier-3', 'payments-directory'];
+import { CHANNELS, type RunSpec, SOR_CONNECTORS, SUBS } from './world.js';
 
 /**
  * The bench policy: memauth's default policy plus (1) a source rule saying the systems of record
@@ -39,7 +36,7 @@ export function benchPolicy(k = 2): Policy {
     },
     // bound to the connectors: a rule that rates a source trusted for any writer would let the browser tool (or any
     // channel) name `sor://…` and write at that authority
-    sources: [{ match: 'sor://*', authority: 'trusted_tool_verified', principals: SOR_CONNECTORS, description: "the scenario's systems of record, through their connectors" }, ...base.sources],
+    sources: [{ match: 'sor://*', authority: 'trusted_tool_verified', principals: [...SOR_CONNECTORS], description: "the scenario's systems of record, through their connectors" }, ...base.sources],
   });
 }
 

@@ -103,6 +103,19 @@ export function compromisedPrincipals(kind: 'correlated' | 'independent'): Princ
 /** The third independent trusted principal that legitimately vouches for a legit task at k=3. */
 export const THIRD_VOUCHER: PrincipalDef = { id: 'verifier-3', kind: 'tool', domain: 'independent-verifier' };
 
+/** The principal that connects the i-th trusted fact's system of record. */
+export const sorConnector = (i: number): string => `sor-${i}`;
+/** The most trusted facts a scenario's systems of record are bound for in the bench policy. */
+export const MAX_FACTS = 32;
+/** Every principal that writes a `sor://` source in a run: the facts' connectors, the vouchers, the payments directory. */
+export const SOR_CONNECTORS: readonly string[] = [
+  ...Array.from({ length: MAX_FACTS }, (_, i) => sorConnector(i)),
+  ...compromisedPrincipals('correlated').map((p) => p.id),
+  ...compromisedPrincipals('independent').map((p) => p.id),
+  THIRD_VOUCHER.id,
+  'payments-directory',
+];
+
 export interface SessionAResult {
   /** record ids of the trusted facts */
   readonly facts: readonly string[];
@@ -125,7 +138,7 @@ export async function sessionA(mem: Memory, spec: RunSpec, claim: BenchActionT |
   const s = spec.scenario;
   const withFacts = spec.cell !== 'legit_uncorroborated';
   const facts = withFacts ? s.session_a.trusted_facts : [];
-  await ensurePrincipals(mem, [...BASE_PRINCIPALS, ...facts.map((_, i): PrincipalDef => ({ id: `sor-${i}`, kind: 'tool', domain: `system-of-record-${i}` }))]);
+  await ensurePrincipals(mem, [...BASE_PRINCIPALS, ...facts.map((_, i): PrincipalDef => ({ id: sorConnector(i), kind: 'tool', domain: `system-of-record-${i}` }))]);
   const factIds: string[] = [];
   const doc = s.variants[spec.variant] as string;
   const page = pageOf(s);
@@ -146,7 +159,7 @@ export async function sessionA(mem: Memory, spec: RunSpec, claim: BenchActionT |
         const { record } = await mem.write({
           tenant: TENANT,
           scope: SCOPE,
-          principal: `sor-${i}`,
+          principal: sorConnector(i),
           content: fact,
           source: `sor://system-of-record-${i}/${s.id}`,
           session: SESSION_A,
@@ -301,7 +314,7 @@ async function legitElevation(w: SessionA): Promise<string> {
   if (spec.cell === 'legit_uncorroborated') return docId;
   if (!w.factsFirst) await w.writeFacts();
   // elevation: each system of record vouches for the note with its own fact as evidence
-  for (const [i, fid] of w.factIds.entries()) await mem.corroborate({ tenant: TENANT, recordId: docId, principal: `sor-${i}`, evidence: `memory:${fid}` });
+  for (const [i, fid] of w.factIds.entries()) await mem.corroborate({ tenant: TENANT, recordId: docId, principal: sorConnector(i), evidence: `memory:${fid}` });
   if (spec.cell === 'legit_k3') {
     // k=3 needs a third independent trusted voucher: a verification service in its own domain
     await ensurePrincipals(mem, [THIRD_VOUCHER]);

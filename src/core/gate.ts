@@ -185,7 +185,7 @@ export function decide(input: GateInput): GateResult {
     contextWaived = input.intent?.repeatOf === undefined && input.intent?.sessionless !== true && intentTrusted(input.intent, trustedIds) && supply.every((x) => x.strong);
     // with trusted intent and values, a dependency below the threshold supplied nothing the action carries: it does not count
     // (declared or read alike — the agent's own note of the user's request is as harmless as the page it read)
-    for (const d of weak) if (!contextWaived) soft.add(d.corroborationAttempted ? 'missing_corroboration' : 'untrusted_origin', [d.memoryId]);
+    if (!contextWaived) for (const d of weak) soft.add(d.corroborationAttempted ? 'missing_corroboration' : 'untrusted_origin', [d.memoryId]);
     input.values.forEach((v, i) => {
       const x = supply[i] as Supply;
       if (x.strong || x.weak) return;
