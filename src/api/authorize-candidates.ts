@@ -10,7 +10,6 @@ import { confirmationMatchesEntry } from '../core/row-match.js';
 import type { Confirmation, DependencyWhy, MemoryRecord } from '../core/types.js';
 import type { StorageTx } from '../store/driver.js';
 import type { OpContext } from './context.js';
-import { sessionRecords } from './records.js';
 
 /** The dependency candidates of one decision, and why each is a dependency before value matching. */
 export interface Candidates {
@@ -18,6 +17,8 @@ export interface Candidates {
   readonly list: readonly MemoryRecord[];
   /** reasons by record id: `declared`, `context` (when the context mode is `session`); `value` is added later. */
   readonly why: Map<string, Set<DependencyWhy>>;
+  /** the ids of the session's read log in the order read or written (none without a session). */
+  readonly readOrder: readonly string[];
 }
 
 /** Add reason `w` for record `id` to `why`. */
@@ -39,14 +40,15 @@ export async function loadCandidates(tx: StorageTx, tenant: string, dependsOn: r
   const missing = found === null ? [] : declaredIds.filter((id) => !found.has(id));
   if (missing.length > 0)
     throw new MemauthError('RECORD_NOT_FOUND', `authorize: dependsOn names no record ${missing.map((m) => JSON.stringify(m)).join(', ')} in tenant ${JSON.stringify(tenant)}`, { ids: missing });
-  const reads = session === undefined ? [] : await sessionRecords(tx, tenant, session);
+  const readOrder = session === undefined ? [] : await tx.sessionReads(tenant, session);
+  const reads = await tx.getRecords(tenant, readOrder);
   const candidates = new Map<string, MemoryRecord>();
   for (const r of reads) candidates.set(r.id, r);
   for (const r of declared) candidates.set(r.id, r);
   const why = new Map<string, Set<DependencyWhy>>();
   for (const id of declaredIds) addWhy(why, id, 'declared');
   if (contextMode === 'session') for (const r of reads) addWhy(why, r.id, 'context');
-  return { list: [...candidates.values()], why };
+  return { list: [...candidates.values()], why, readOrder };
 }
 
 /**

@@ -9,13 +9,14 @@
  */
 import { TRUSTED_THRESHOLD, atLeast } from '../core/authority.js';
 import type { DependencyFacts } from '../core/gate.js';
+import { echoKey } from '../core/echo.js';
 import { standingInstructions } from '../core/intent.js';
 import { type Policy, argumentSuppliers, argumentTypes, intentForm, intentPhrases } from '../core/policy.js';
 import { topArgument } from '../core/provenance.js';
 import { normalizeText } from '../core/match.js';
 import { readQuestion } from '../core/question-grammar.js';
 import { CURRENCY_OF, OBJECTS, type ObjectCategory, type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
-import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
+import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier, ValueProvenance } from '../core/types.js';
 import { RESOURCE_ARGUMENT, actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
 
@@ -44,8 +45,11 @@ export function turnReading(policy: Policy, action: Action, turn: string, candid
   const claimed = values.filter((v) => v.amount === null && v.type !== 'amount' && (suppliers[topArgument(v.argument)] ?? []).some((x) => x.startsWith('claim:')));
   const amounts = values.filter((v) => v.type === 'amount');
   const grounding = new Set<string>();
+  const own = echoKey(turn);
   for (const r of candidates) {
     if (r.content === null || r.status !== 'active' || (r.expiresAt !== null && r.expiresAt <= now) || !trustedNow(factsOf, r.id)) continue;
+    // the turn recorded in the session grounds nothing of itself: its capitalised words would all be "names"
+    if (echoKey(r.content) === own) continue;
     for (const w of namesOf(r)) grounding.add(w);
   }
   const movesMoney = Object.values(types).includes('amount');
@@ -62,6 +66,57 @@ export function turnReading(policy: Policy, action: Action, turn: string, candid
       values.filter((v) => (v.argument === RESOURCE_ARGUMENT || v.argument === 'resource') && /^[\p{L}\p{N}][\p{L}\p{N}_.-]*$/u.test(v.value.trim())).map((v) => normalizeText(v.value)),
     ),
   });
+}
+
+/** What {@link recordedTurn} judges from. */
+export interface TurnRecordInput {
+  readonly turn: { readonly principal: string; readonly text: string };
+  /** the ids of the session's read log, in order. */
+  readonly readOrder: readonly string[];
+  readonly candidates: readonly MemoryRecord[];
+  readonly factsOf: ReadonlyMap<string, DependencyFacts>;
+  /** the action's values as traced (their text and claim holders). */
+  readonly values: readonly ValueProvenance[];
+  /** the action's destinations ({@link destinationValues}). */
+  readonly destinations: readonly string[];
+  readonly now: string;
+}
+
+/**
+ * The user's turn as a record of the session written before anything below the threshold was read
+ * or written in it (docs/design.md § Claims and intent, "A destination the user writes"): the first
+ * record of the session's log that the turn's user wrote, active, whose text is the turn's (equal
+ * after `echoKey`), verified, and whose own taint — the session's context at its write included —
+ * is at least the threshold; every candidate of the decision that is not trusted now (read in the
+ * session or declared) must be in the log after it; and no such record written no later than the
+ * turn may hold one of the action's destinations (in its text or a claim) — a user who pastes the
+ * account a page of an earlier session gave them, spelled as the page spells it, is asked to
+ * confirm. A value the user typed before the session read any page cannot have been copied from
+ * this session's pages.
+ *
+ * @returns the turn record's id, or undefined when there is none, a record below the threshold
+ *   precedes it or is not in the session's log at all (a declared record read elsewhere: when the
+ *   user saw it is unknown), or an earlier one holds a destination.
+ */
+export function recordedTurn(x: TurnRecordInput): string | undefined {
+  const byId = new Map(x.candidates.map((r) => [r.id, r]));
+  const key = echoKey(x.turn.text);
+  const live = (r: MemoryRecord | undefined): r is MemoryRecord & { content: string } =>
+    r !== undefined && r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > x.now);
+  const at = x.readOrder.findIndex((id) => {
+    const r = byId.get(id);
+    const f = x.factsOf.get(id);
+    return live(r) && f !== undefined && r.origin.principalId === x.turn.principal && echoKey(r.content) === key && f.verified && atLeast(f.lowestAuthority, TRUSTED_THRESHOLD);
+  });
+  const record = byId.get(x.readOrder[at] ?? '');
+  if (record === undefined) return undefined;
+  const position = new Map(x.readOrder.map((id, i) => [id, i]));
+  const weak = x.candidates.filter((r) => !trustedNow(x.factsOf, r.id));
+  if (weak.some((r) => (position.get(r.id) ?? -1) <= at)) return undefined;
+  const earlier = new Set(weak.filter((r) => r.createdAt <= record.createdAt).map((r) => r.id));
+  const destinations = new Set(x.destinations);
+  const held = x.values.some((v) => destinations.has(v.value) && [...v.recordIds, ...(v.claims ?? []).flatMap((c) => c.recordIds)].some((id) => earlier.has(id)));
+  return held ? undefined : record.id;
 }
 
 /** The currencies the action carries: the codes and signs of its amounts (`£1200`) and of its `currency` argument, as `CURRENCY_OF` reads them. */

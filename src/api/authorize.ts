@@ -15,7 +15,7 @@ import type { TurnReading } from '../core/request-grammar.js';
 import type { Action, Decision, IntentProvenance, MemoryRecord, Tier } from '../core/types.js';
 import type { StorageTx } from '../store/driver.js';
 import { confirmationCandidates, loadCandidates } from './authorize-candidates.js';
-import { intentOf, turnReading } from './authorize-intent.js';
+import { destinationValues, intentOf, recordedTurn, turnReading } from './authorize-intent.js';
 import { type AuthorizeOptions, type Decided, evaluation, recordDecision } from './authorize-record.js';
 import { boundedReferences, dependencies } from './authorize-values.js';
 import { type In, type OpContext, nowOf, startTiming, transact } from './context.js';
@@ -55,7 +55,13 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const depIds = new Set(deps.facts.map((f) => f.memoryId));
       const depRecords = candidates.list.filter((r) => depIds.has(r.id));
       const conflicts = await gateConflicts(ctx, tx, a.tenant, depRecords, now);
-      const intent = await intentFacts(ctx, tx, a, action, tier, depRecords, turn, now);
+      const found = await intentFacts(ctx, tx, a, action, tier, depRecords, turn, now);
+      // a destination the turn writes waives only when the turn was recorded before the session read anything weak
+      const turnRecord =
+        found !== undefined && found.sources.length > 0 && a.userTurn !== undefined
+          ? recordedTurn({ turn: a.userTurn, readOrder: candidates.readOrder, candidates: candidates.list, factsOf, values: deps.values, destinations: destinationValues(ctx.policy, action), now })
+          : undefined;
+      const intent = found !== undefined && turnRecord !== undefined ? { ...found, turnRecord } : found;
       const confirmations = await confirmationCandidates(ctx, tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
       const result = decide({
         action,

@@ -53,12 +53,6 @@ export function contextOf(base: NewRecord, covered: number, transform: Transform
   return { summary: head.summary, ref: { sessionId: (base.session as JoinedSession).id, length: head.ord, hash: head.hash, transform } };
 }
 
-/** The records read in `session` (none without one). */
-export async function sessionRecords(tx: StorageTx | StorageDriver, tenant: string, session: string | undefined): Promise<MemoryRecord[]> {
-  if (session === undefined) return [];
-  return tx.getRecords(tenant, await tx.sessionReads(tenant, session));
-}
-
 /** `t` with `channels` added too. */
 const withChannels = (t: Taint, channels: readonly Taint['channels'][number][]): Taint => ({ ...t, channels: [...new Set([...t.channels, ...channels])].sort() });
 

@@ -16,7 +16,7 @@ import { actionMatches } from './plan.js';
 import { type BenchActionT, type Scenario, toAction } from './scenarios.js';
 import { deriveSeed, mulberry32, shuffled } from './stats.js';
 import type { TrialRecord } from './types.js';
-import { type RunSpec, SESSION_B, TENANT, recallAll, sessionA, sessionTools, specLabel, worstCaseSummary } from './world.js';
+import { type RunSpec, SCOPE, SESSION_B, TENANT, recallAll, sessionA, sessionTools, specLabel, worstCaseSummary } from './world.js';
 
 export interface RunResult {
   readonly record: TrialRecord;
@@ -81,6 +81,8 @@ async function propose(mem: Memory, t: Trial, c: Counting): Promise<{ outcome: A
           return r.text;
         };
   const a = await sessionA(mem, t.spec, t.claim, summarize, t.rand() < 0.5);
+  // the application records the user's turn when the user sends it, before the agent reads anything
+  await mem.write({ tenant: TENANT, scope: SCOPE, principal: 'user', content: t.s.session_b.user_task, session: SESSION_B });
   const recalled = await recallAll(mem, t.s.session_b.user_task);
   const outcome = await t.agent.propose({
     userTask: t.s.session_b.user_task,

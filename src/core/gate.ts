@@ -181,7 +181,8 @@ export function decide(input: GateInput): GateResult {
   if (input.tier === 'high') {
     // the application's planner, or a user who asked a question, leaves the choice among trusted claims to the agent
     const naming = !(input.intent?.sources ?? []).some((s) => s.source === 'application' || s.form === 'question');
-    const supply = input.values.map((v) => valueSupply(v, input.suppliers?.[topArgument(v.argument)] ?? DEFAULT_SUPPLIERS, trustedIds, naming));
+    const turnFirst = input.intent?.turnRecord !== undefined;
+    const supply = input.values.map((v) => valueSupply(v, input.suppliers?.[topArgument(v.argument)] ?? DEFAULT_SUPPLIERS, trustedIds, naming, turnFirst));
     contextWaived = input.intent?.repeatOf === undefined && input.intent?.sessionless !== true && intentTrusted(input.intent, trustedIds) && supply.every((x) => x.strong);
     // with trusted intent and values, a dependency below the threshold supplied nothing the action carries: it does not count
     // (declared or read alike — the agent's own note of the user's request is as harmless as the page it read)
@@ -249,19 +250,22 @@ interface Supply {
 
 /**
  * The supply of one value under its argument's `allowed` suppliers (docs/design.md § Claims and
- * intent): `user_turn` — the turn contains it, or (an amount) it is the product the turn marks;
+ * intent): `user_turn` — the turn contains it, or (an amount) it is the product the turn marks —
+ * strong when the plain turn asserts it and it is an amount, an argument no claim may supply, or a
+ * destination while `turnFirst` (the intent's `turnRecord`);
  * `claim:<field>` — a record with action authority >= the threshold claims it in that field;
  * `text` — such a record's text contains it.
  */
-function valueSupply(v: ValueProvenance, allowed: readonly string[], trustedIds: ReadonlySet<string>, naming: boolean): Supply {
+function valueSupply(v: ValueProvenance, allowed: readonly string[], trustedIds: ReadonlySet<string>, naming: boolean, turnFirst: boolean): Supply {
   const product = productOfUserNumbers(v);
   const turn = allowed.includes('user_turn') && (v.userTurn || product);
   // a value a plain turn itself asserts may waive the context — an amount, or an identifier of an argument no claim
   // may supply (a service, an environment); a product of its numbers (50 units at 10 each) supplies, but weakly, and
   // so does a destination the policy has a system of record for (a payee, recipient or grantee: `claim:<field>`),
-  // which waives only by a trusted claim (a turn mentions accounts it does not mean to pay)
+  // unless the turn was recorded in the session before it read anything weak (`turnFirst`, the intent's `turnRecord`:
+  // the user cannot have copied it from this session's pages; api/authorize-intent.ts `recordedTurn`)
   const isAmount = v.amount !== undefined && v.amount !== null;
-  const asserted = turn && v.userTurnAsserted === true && (isAmount || !allowed.some((s) => s.startsWith('claim:')));
+  const asserted = turn && v.userTurnAsserted === true && (isAmount || turnFirst || !allowed.some((s) => s.startsWith('claim:')));
   const listed = (v.claims ?? []).filter((c) => allowed.includes(`claim:${c.field}`));
   const claims = listed.flatMap((c) => c.recordIds);
   // unless the application asserted the intent, a claim waives only for the one party the user's plain request

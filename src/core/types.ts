@@ -276,6 +276,12 @@ export interface IntentProvenance {
   /** true when the decision names no session: the waiver is once per session, so none is granted without one. */
   readonly sessionless?: true;
   /**
+   * The user's turn as a record of the session, written before anything below the threshold was
+   * read or written in it (api/authorize-intent.ts `recordedTurn`): a destination the plain turn
+   * asserts may then waive the context (docs/design.md § Claims and intent).
+   */
+  readonly turnRecord?: string;
+  /**
    * Set when the user's turn was not read as a plain request of this action type
    * (src/core/request-grammar.ts): the first rule it breaks and the word that broke it.
    */

@@ -19,6 +19,10 @@ export const IntentFacts = z
     ignored: z.enum(['requester_not_trusted', 'intent_other_action']).optional(),
     repeatOf: z.string().optional().describe('the earlier allowed decision of the session of this action type, or allowed with its context waived: one waiver per type and per session'),
     sessionless: z.literal(true).optional().describe('the decision names no session, so its context is never waived (one waiver per session)'),
+    turnRecord: z
+      .string()
+      .optional()
+      .describe("the user's turn as a record of the session written before anything below the threshold was read in it: a destination the turn writes may then waive the context"),
     notPlain: z
       .strictObject({ reason: z.enum(NOT_PLAIN_REASONS), word: z.string().optional() })
       .optional()
