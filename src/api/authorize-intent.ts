@@ -71,10 +71,14 @@ export function turnReading(policy: Policy, action: Action, turn: string, candid
 /** What {@link recordedTurn} judges from. */
 export interface TurnRecordInput {
   readonly turn: { readonly principal: string; readonly text: string };
+  /** the decision's session. */
+  readonly session: string;
   /** the ids of the session's read log, in order. */
   readonly readOrder: readonly string[];
   readonly candidates: readonly MemoryRecord[];
   readonly factsOf: ReadonlyMap<string, DependencyFacts>;
+  /** by record id, the session its write audit entry names (for the records {@link turnRecordCandidates} gives). */
+  readonly writtenIn: ReadonlyMap<string, string | null>;
   /** the action's values as traced (their text and claim holders). */
   readonly values: readonly ValueProvenance[];
   /** the action's destinations ({@link destinationValues}). */
@@ -82,34 +86,33 @@ export interface TurnRecordInput {
   readonly now: string;
 }
 
+/** The candidates that could be the turn as a record: live, by the turn's user, with the turn's text (equal after `echoKey`). */
+export function turnRecordCandidates(turn: { readonly principal: string; readonly text: string }, candidates: readonly MemoryRecord[], now: string): MemoryRecord[] {
+  const key = echoKey(turn.text);
+  return candidates.filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now) && r.origin.principalId === turn.principal && echoKey(r.content) === key);
+}
+
 /**
- * The user's turn as a record of the session written before anything below the threshold was read
- * or written in it (docs/design.md § Claims and intent, "A destination the user writes"): the first
- * record of the session's log that the turn's user wrote, active, whose text is the turn's (equal
- * after `echoKey`), verified, and whose own taint — the session's context at its write included —
- * is at least the threshold; every candidate of the decision that is not trusted now (read in the
- * session or declared) must be in the log after it; and no such record written no later than the
- * turn may hold one of the action's destinations (in its text or a claim) — a user who pastes the
- * account a page of an earlier session gave them, spelled as the page spells it, is asked to
- * confirm. A value the user typed before the session read any page cannot have been copied from
- * this session's pages.
+ * The user's turn as a record written in the decision's session before anything below the
+ * threshold was read or written in it (docs/design.md § Claims and intent, "A destination the user
+ * writes"): the first record of the session's log among {@link turnRecordCandidates} whose write
+ * audit entry names this session (a record of another session, read here, or the old record an
+ * exact repeat of a turn resolves to, says nothing of when the user typed this turn) and that
+ * matches that entry; every record before it in the log is present and trusted now (a page read
+ * before it, deleted or purged since, keeps the waiver away); every candidate of the decision that
+ * is not trusted now (read in the session or declared) is in the log after it; and no such record
+ * written no later than the turn holds one of the action's destinations (in its text or a claim) —
+ * a user who pastes the account a page of an earlier session gave them, spelled as the page spells
+ * it, is asked to confirm. A value the user typed before the session read any page cannot have been
+ * copied from this session's pages.
  *
- * @returns the turn record's id, or undefined when there is none, a record below the threshold
- *   precedes it or is not in the session's log at all (a declared record read elsewhere: when the
- *   user saw it is unknown), or an earlier one holds a destination.
+ * @returns the turn record's id, or undefined when any condition fails.
  */
 export function recordedTurn(x: TurnRecordInput): string | undefined {
-  const byId = new Map(x.candidates.map((r) => [r.id, r]));
-  const key = echoKey(x.turn.text);
-  const live = (r: MemoryRecord | undefined): r is MemoryRecord & { content: string } =>
-    r !== undefined && r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > x.now);
-  const at = x.readOrder.findIndex((id) => {
-    const r = byId.get(id);
-    const f = x.factsOf.get(id);
-    return live(r) && f !== undefined && r.origin.principalId === x.turn.principal && echoKey(r.content) === key && f.verified && atLeast(f.lowestAuthority, TRUSTED_THRESHOLD);
-  });
-  const record = byId.get(x.readOrder[at] ?? '');
-  if (record === undefined) return undefined;
+  const own = new Set(turnRecordCandidates(x.turn, x.candidates, x.now).map((r) => r.id));
+  const at = x.readOrder.findIndex((id) => own.has(id) && x.writtenIn.get(id) === x.session && x.factsOf.get(id)?.verified === true);
+  const record = x.candidates.find((r) => r.id === x.readOrder[at]);
+  if (record === undefined || !x.readOrder.slice(0, at).every((id) => trustedNow(x.factsOf, id))) return undefined;
   const position = new Map(x.readOrder.map((id, i) => [id, i]));
   const weak = x.candidates.filter((r) => !trustedNow(x.factsOf, r.id));
   if (weak.some((r) => (position.get(r.id) ?? -1) <= at)) return undefined;

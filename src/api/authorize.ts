@@ -9,13 +9,14 @@
 import { TRUSTED_THRESHOLD } from '../core/authority.js';
 import { argsHashOf } from '../core/confirmation.js';
 import { MemauthError } from '../core/errors.js';
-import { decide } from '../core/gate.js';
+import { type DependencyFacts, decide } from '../core/gate.js';
 import { argumentSuppliers, argumentTypes, disallowedArguments, modeFor, riskTier } from '../core/policy.js';
 import type { TurnReading } from '../core/request-grammar.js';
-import type { Action, Decision, IntentProvenance, MemoryRecord, Tier } from '../core/types.js';
+import type { Action, Decision, IntentProvenance, MemoryRecord, Tier, ValueProvenance } from '../core/types.js';
 import type { StorageTx } from '../store/driver.js';
-import { confirmationCandidates, loadCandidates } from './authorize-candidates.js';
-import { destinationValues, intentOf, recordedTurn, turnReading } from './authorize-intent.js';
+import { type Candidates, confirmationCandidates, loadCandidates } from './authorize-candidates.js';
+import { auditEntriesAt } from './audit-entries.js';
+import { destinationValues, intentOf, recordedTurn, turnReading, turnRecordCandidates } from './authorize-intent.js';
 import { type AuthorizeOptions, type Decided, evaluation, recordDecision } from './authorize-record.js';
 import { boundedReferences, dependencies } from './authorize-values.js';
 import { type In, type OpContext, nowOf, startTiming, transact } from './context.js';
@@ -57,10 +58,7 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const conflicts = await gateConflicts(ctx, tx, a.tenant, depRecords, now);
       const found = await intentFacts(ctx, tx, a, action, tier, depRecords, turn, now);
       // a destination the turn writes waives only when the turn was recorded before the session read anything weak
-      const turnRecord =
-        found !== undefined && found.sources.length > 0 && a.userTurn !== undefined
-          ? recordedTurn({ turn: a.userTurn, readOrder: candidates.readOrder, candidates: candidates.list, factsOf, values: deps.values, destinations: destinationValues(ctx.policy, action), now })
-          : undefined;
+      const turnRecord = found !== undefined && found.sources.length > 0 ? await turnRecordOf(ctx, tx, a, action, candidates, factsOf, deps.values, now) : undefined;
       const intent = found !== undefined && turnRecord !== undefined ? { ...found, turnRecord } : found;
       const confirmations = await confirmationCandidates(ctx, tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
       const result = decide({
@@ -128,6 +126,26 @@ async function intentFacts(
   // waiver per session: a turn whose words request two types ("pay … and order …") buys one action
   const earlier = await tx.allowedInSession(a.tenant, a.session, action.type);
   return earlier === null ? intent : { ...intent, repeatOf: earlier.id };
+}
+
+/** {@link recordedTurn} for this decision, reading the write audit entries of the records that could be the turn. */
+async function turnRecordOf(
+  ctx: OpContext,
+  tx: StorageTx,
+  a: ReturnType<typeof parseAuthorize>,
+  action: Action,
+  candidates: Candidates,
+  factsOf: ReadonlyMap<string, DependencyFacts>,
+  values: readonly ValueProvenance[],
+  now: string,
+): Promise<string | undefined> {
+  if (a.userTurn === undefined || a.session === undefined) return undefined;
+  const own = turnRecordCandidates(a.userTurn, candidates.list, now);
+  if (own.length === 0) return undefined;
+  const entries = await auditEntriesAt(tx, a.tenant, own, (r) => r.audit.seq);
+  const writtenIn = new Map(own.map((r) => [r.id, (entries.get(r.audit.seq)?.payload.sessionId as string | null | undefined) ?? null]));
+  const destinations = destinationValues(ctx.policy, action);
+  return recordedTurn({ turn: a.userTurn, session: a.session, readOrder: candidates.readOrder, candidates: candidates.list, factsOf, writtenIn, values, destinations, now });
 }
 
 /**

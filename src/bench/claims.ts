@@ -30,6 +30,8 @@ const SHAPES: ReadonlyArray<{ field: string; re: RegExp; subject?: number; value
   // "… is paid to (remittance account) X", "account changed/updated to X", "payout is X", "billed by vendor X", "wired to escrow account X"
   { field: 'payee_account', re: new RegExp(String.raw`\b(?:paid to|account(?: is| changed to| updated to)?|payout is|billed by vendor|wired to)\b[^.;]*?\b${ACCOUNT}`, 'g'), value: 1 },
   { field: 'email_address', re: /\b([A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,})\b/g, value: 1 },
+  // a data policy: "salary exports are shared only with X", "board minutes are sent to X" — the subject is the kind of data
+  { field: 'data_recipient', re: /^([a-z][a-z0-9 -]*?) (?:are|is) (?:shared|sent|emailed|delivered)(?: only)? (?:with|to) ([A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,})\b/g, subject: 1, value: 2 },
   // "the approved build of S V is REGISTRY/PATH:TAG"
   { field: 'image', re: /\b(?:build|image)\b(?: of ([a-z0-9.-]+(?: [0-9][\w.-]*[\w])?))?[^;]*? is ([a-z0-9.-]+\.[a-z]{2,}\/[^\s;]+)/g, subject: 1, value: 2 },
   // "set KEY to VALUE"

@@ -5,9 +5,16 @@
  * destination. Pure; imports only from src/core.
  */
 import { claimText } from './claims.js';
-import { NOUNS } from './request-grammar.js';
-import { type TurnParties, nameEnds, plainWord, sameParty, slotPhrase, slotWords } from './party-slots.js';
+import { GROUPS, NOUNS } from './request-grammar.js';
+import { PHRASE_ENDS, type PartySlot, type TurnParties, nameEnds, plainWord, sameParty, slotPhrase, slotWords } from './party-slots.js';
 import type { Claim } from './types.js';
+
+/**
+ * Claim fields whose subject is a kind of data, not a party: `{salary export, data_recipient,
+ * payroll@tessaline.example}` — a data policy's "salary exports are shared only with payroll@…" —
+ * says where such data goes. The object a data action sends names one ({@link routedAt}).
+ */
+export const ROUTING_FIELDS: ReadonlySet<string> = new Set(['data_recipient']);
 
 type Claimed = ReadonlyArray<{ claims?: readonly Claim[] | undefined }>;
 
@@ -39,6 +46,45 @@ function claimsAt(claims: readonly Claim[], wordsOf: (t: string) => string[], ws
   const here = matched.filter((x) => !matched.some((y) => y.c.field === x.c.field && y.n > x.n));
   if (here.length === 0) return null;
   return { claims: here.map((x) => x.c), length: Math.max(...here.map((x) => x.n)), subjects: here.map((x) => wordsOf(x.c.subject)) };
+}
+
+/** Is the turn's word `w` the claim's word `c`: equal, or — the last word of a kind of data — its singular or plural ("salary export" is "salary exports"). */
+const sameNoun = (w: string | undefined, c: string, last: boolean): boolean => w === c || (last && w !== undefined && (`${w}s` === c || w === `${c}s`));
+
+/**
+ * The routing claims ({@link ROUTING_FIELDS}) the object slot of a data action names: the longest
+ * whose subject — the kind of data — stands whole at the slot's start and ends its phrase ("send
+ * the Q2 salary export to …", "email the salary export."), per field.
+ */
+function routedAt(routing: readonly Claim[], wordsOf: (t: string) => string[], ws: readonly string[], slot: PartySlot): Found | null {
+  if (slot.kind !== 'object') return null;
+  const matched: { c: Claim; n: number }[] = [];
+  for (const c of routing) {
+    const cw = wordsOf(c.subject);
+    const end = slot.start + cw.length;
+    if (cw.length > 0 && cw.every((w, i) => sameNoun(ws[slot.start + i], w, i === cw.length - 1)) && (ws[end] === undefined || PHRASE_ENDS.has(ws[end] as string))) matched.push({ c, n: cw.length });
+  }
+  const here = matched.filter((x) => !matched.some((y) => y.c.field === x.c.field && y.n > x.n));
+  if (here.length === 0) return null;
+  return { claims: here.map((x) => x.c), length: Math.max(...here.map((x) => x.n)), subjects: here.map((x) => wordsOf(x.c.subject)) };
+}
+
+/**
+ * Does a `to` slot speak of the routed recipient as a group of our own: `our`/`my`, then only words
+ * of the routing claims' subjects or values, then a group noun ("to our payroll team" for
+ * `payroll@tessaline.example`; not "to our legal team")?
+ */
+function ownGroupOf(routed: Found, slot: PartySlot, phrase: readonly string[]): boolean {
+  if (slot.kind !== 'to' || !slot.firstPerson || !GROUPS.has(phrase[phrase.length - 1] ?? '')) return false;
+  const known = new Set(
+    routed.claims.flatMap((c) => [
+      ...slotWords(c.subject),
+      ...claimText(c.value)
+        .toLowerCase()
+        .split(/[^\p{L}\p{N}]+/u),
+    ]),
+  );
+  return phrase.slice(0, -1).every((w) => known.has(w));
 }
 
 const onePartyWith = (a: Found, b: Found): boolean => a.subjects.some((s) => b.subjects.some((t) => sameParty(s, t)));
@@ -74,14 +120,29 @@ export function namedByTurn(claims: readonly Claim[], turn: TurnParties, movesMo
   const cache = new Map<string, string[]>();
   const wordsOf = (t: string): string[] => cache.get(t) ?? (cache.set(t, slotWords(t)), cache.get(t) as string[]);
   const ws = turn.words;
+  // a kind of data names its routing claims only as the object of an action that moves no money
+  const routing = movesMoney ? [] : claims.filter((c) => ROUTING_FIELDS.has(c.field));
+  claims = claims.filter((c) => !ROUTING_FIELDS.has(c.field));
   const startsName = (at: number): boolean => claimsAt(claims, wordsOf, ws, at, () => true) !== null;
   const parties: Found[] = [];
   const covered = new Set<number>();
   let placed = false;
+  const routedSlot = turn.slots.find((slot) => routedAt(routing, wordsOf, ws, slot) !== null);
+  const routed = routedSlot === undefined ? null : routedAt(routing, wordsOf, ws, routedSlot);
+  if (routedSlot !== undefined && routed !== null) {
+    parties.push(routed);
+    for (let i = routedSlot.start; i < routedSlot.start + routed.length; i++) covered.add(i);
+  }
   for (const slot of turn.slots) {
-    const found = claimsAt(claims, wordsOf, ws, slot.start, (end) => nameEnds(ws, end, slot.determined, startsName, movesMoney && slot.kind === 'object', !movesMoney));
+    const found = slot === routedSlot ? null : claimsAt(claims, wordsOf, ws, slot.start, (end) => nameEnds(ws, end, slot.determined, startsName, movesMoney && slot.kind === 'object', !movesMoney));
     if (found === null) {
-      const noun = slotPhrase(turn, slot).find((w) => NOUNS.has(w));
+      const phrase = slotPhrase(turn, slot);
+      // "to our payroll team": the routed recipient, described as a group of ours
+      if (routed !== null && ownGroupOf(routed, slot, phrase)) {
+        for (let i = slot.start; i < slot.start + phrase.length; i++) covered.add(i);
+        continue;
+      }
+      const noun = phrase.find((w) => NOUNS.has(w));
       const place = noun !== undefined && turn.places.has(noun);
       if (slot.kind === 'to' && !slot.backReference && (slot.firstPerson || !place)) return new Set();
       placed ||= slot.kind === 'to' && place;

@@ -201,7 +201,7 @@ export function sameParty(a: readonly string[], b: readonly string[]): boolean {
 }
 
 /** Words that end a slot's phrase: prepositions and conjunctions ("checkout-service with the production build"). */
-const PHRASE_ENDS: ReadonlySet<string> = words('to for of with in into onto via through from by at on and');
+export const PHRASE_ENDS: ReadonlySet<string> = words('to for of with in into onto via through from by at on and');
 
 /**
  * The phrase a slot opens: its words from its start to the next preposition or the end ("to

@@ -140,12 +140,12 @@ export interface Policy {
  * policy that drops `text` makes a mere mention supply nothing.
  */
 const PAYMENT_SUPPLIERS = { to: ['claim:payee_account', 'user_turn', 'text'], amount: ['user_turn', 'claim:amount_due', 'text'] };
-/** Who may supply a message's or an export's destination in the default policy. */
+/** Who may supply a message's or an export's destination in the default policy (`data_recipient`: where a kind of data goes, core/party-naming.ts `ROUTING_FIELDS`). */
 const RECIPIENT_SUPPLIERS = {
-  to: ['claim:email_address', 'user_turn', 'text'],
+  to: ['claim:email_address', 'claim:data_recipient', 'user_turn', 'text'],
   cc: ['claim:email_address', 'user_turn', 'text'],
   bcc: ['claim:email_address', 'user_turn', 'text'],
-  destination: ['claim:email_address', 'claim:export_destination', 'user_turn', 'text'],
+  destination: ['claim:email_address', 'claim:export_destination', 'claim:data_recipient', 'user_turn', 'text'],
 };
 
 /**

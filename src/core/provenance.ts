@@ -8,6 +8,7 @@
 import { claimValueEquals } from './claims.js';
 import { partyNaming } from './party-naming.js';
 import { type TurnParties, slotPhrase, slotWords } from './party-slots.js';
+import { isPeriodWord } from './request-grammar.js';
 import type { Action, ArgumentType, Claim, ValueProvenance } from './types.js';
 import { type ArgumentValue, type MatchText, RESOURCE_ARGUMENT, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
 
@@ -53,8 +54,9 @@ function claimSuppliers(
 }
 
 /**
- * Does a value stand whole in one of a plain request's slot phrases ("production" of "deploy … to
- * production", not of "… with the production build to staging")? An identifier the turn asserts
+ * Does a value stand whole in one of a plain request's slot phrases, with the period words before
+ * it ("production" of "deploy … to production", not of "… with the production build to staging";
+ * "Q2 salary export" of "send the Q2 salary export")? An identifier the turn asserts
  * for an argument no claim may supply (an environment, a service) counts only there.
  */
 function inSlotPhrase(value: string, t: TurnParties): boolean {
@@ -65,7 +67,10 @@ function inSlotPhrase(value: string, t: TurnParties): boolean {
 function wordsInSlot(vw: readonly string[], t: TurnParties): boolean {
   if (vw.length === 0) return false;
   return t.slots.some((slot) => {
-    const phrase = slotPhrase(t, slot);
+    // with the period words the slot read through before its phrase ("Q2 salary export" of "send the Q2 salary export")
+    let from = slot.start;
+    while (from > 0 && isPeriodWord(t.words[from - 1] as string)) from--;
+    const phrase = [...t.words.slice(from, slot.start), ...slotPhrase(t, slot)];
     for (let i = 0; i + vw.length <= phrase.length; i++) if (vw.every((w, j) => phrase[i + j] === w)) return true;
     return false;
   });

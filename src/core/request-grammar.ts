@@ -43,12 +43,13 @@ import {
   RELATIONS,
   TIME_PREPOSITIONS,
   isPeriodWord,
+  isOwnGroup,
   isTitle,
   termIndices,
   words,
 } from './request-words.js';
 
-export { FUNCTION_WORDS, HEDGES, LEAD_WORDS, NEGATORS, NOUNS, OBJECTS, type ObjectCategory, isPeriodWord, isTitle, termIndices, words } from './request-words.js';
+export { FUNCTION_WORDS, GROUPS, HEDGES, LEAD_WORDS, NEGATORS, NOUNS, OBJECTS, type ObjectCategory, isOwnGroup, isPeriodWord, isTitle, termIndices, words } from './request-words.js';
 
 export { CURRENCY_OF, sameCurrency } from './currency.js';
 import { normalizeText, tokenize } from './match.js';
@@ -257,6 +258,8 @@ export function readRequest(turn: string, x: RequestContext): TurnReading {
     if (w.endsWith("'s") && !possessiveOwnsObject(ws[j + 1] ?? '')) return { plain: false, reason: 'unknown_word', word: ws[j + 1] ?? w };
     // a word relating a party to another is never plain, even where a trusted text or a claim value has it — except as a
     // title right before a grounded name, not after a possessive ("for contractor Dana Web"; not "Acme's contractor Bob")
+    // "our payroll team": a group of the speaker's own names no party (src/core/party-naming.ts decides who receives)
+    if (isOwnGroup(ws, j)) continue;
     if (RELATIONS.has(bare(w))) {
       if (isTitle(ws, j, (n) => known(n, x.grounding))) continue;
       return { plain: false, reason: 'unknown_word', word: w };

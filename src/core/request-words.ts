@@ -48,6 +48,7 @@ export const NOUNS: ReadonlySet<string> = words(
   'reports file files copy export data repository repo folder document documents plan subscription service production staging',
   'build version release role order usd eur gbp chf jpy cad aud dollars euros pounds open latest current outstanding usual new',
   'security quote quotes proposal proposals contract contracts brochure brochures catalogue catalog signed draft final run',
+  'salary salaries payroll',
 );
 
 /** Period adjectives: allowed only before a noun, and never after a {@link TIME_PREPOSITIONS time preposition}. */
@@ -96,6 +97,22 @@ export function isTitle(ws: readonly string[], j: number, isName: (w: string) =>
   const prev = ws[j - 1] ?? '';
   const next = ws[j + 1];
   return TITLES.has(w) && next !== undefined && isName(next) && !prev.endsWith("'s") && prev !== "'s" && prev !== 'of';
+}
+
+/** Nouns of a group of people; after `our` or `my` and business nouns, a group of the speaker's own organisation ("our payroll team"). */
+export const GROUPS: ReadonlySet<string> = words('team department desk');
+const OWN: ReadonlySet<string> = words('our my');
+
+/**
+ * Is `ws[j]` the group noun of a group of the speaker's own ("our payroll team", "my team"): a
+ * {@link GROUPS} noun after only business nouns back to `our` or `my`? It names no party: where such
+ * a group receives something is for a system of record to say (src/core/party-naming.ts).
+ */
+export function isOwnGroup(ws: readonly string[], j: number): boolean {
+  if (!GROUPS.has(ws[j] as string)) return false;
+  let i = j - 1;
+  while (i >= 0 && NOUNS.has(ws[i] as string)) i--;
+  return OWN.has(ws[i] ?? '');
 }
 
 const COUNTS: ReadonlySet<string> = words('a an one two three four five six seven eight nine ten eleven twelve');
