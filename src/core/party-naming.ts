@@ -105,7 +105,9 @@ const onePartyWith = (a: Found, b: Found): boolean => a.subjects.some((s) => b.s
  * (src/core/party-slots.ts `plainWord`): "grant read-only access to Bob" names no one, since Bob's
  * claimed role need not be read-only; an environment is a place for a deployment (anywhere: "deploy
  * Checkout in staging" names no resource claim) and a qualifier no claim captures for anything else
- * ("set the Webhook for staging").
+ * ("set the Webhook for staging"). A routing claim ({@link ROUTING_FIELDS}) is named only by the
+ * object of an action that moves no money ({@link routedAt}), and a `to` slot that speaks of its
+ * recipient as a group of ours ("to our payroll team", {@link ownGroupOf}) refers to it.
  *
  * @param claims - the trusted claims of the fields that may supply one of the action's arguments.
  * @param turn - the plain request's words and party slots (src/core/party-slots.ts `partySlots`).
