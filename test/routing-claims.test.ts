@@ -27,7 +27,7 @@ describe('routing claims: naming', () => {
       'Send the Q2 salary export to our payroll team.',
       'Send the Q2 salary export.',
       'Send the salary exports to our payroll team.',
-      'Email our salary export to our team.',
+      'Email our salary exports to our payroll desk.',
       'Send the Q2 salary export to our tessaline payroll department.',
     ])
       assert.deepEqual(named(turn), ['salary exports=payroll@tessaline.example'], turn);
@@ -35,6 +35,8 @@ describe('routing claims: naming', () => {
   test('another recipient, a group the claim does not describe, a longer object or a payment name nothing', () => {
     for (const turn of [
       'Send the Q2 salary export to our legal team.',
+      'Send the Q2 salary export to my team.',
+      'Send the Q2 salary export to our new team.',
       'Send the Q2 salary export to Bob.',
       'Send the Q2 salary export to the payroll team.',
       'Send the Q2 salary export to their payroll team.',
@@ -94,6 +96,10 @@ async function world(routes: readonly Claim[] = [ROUTE]): Promise<Memory> {
   return mem;
 }
 
+/** The records whose routing claim the decision's `to` value counts as named. */
+const routedNamed = (d: { values: readonly { argument: string; claims?: readonly { field: string; named?: readonly string[] }[] }[] }): string[] =>
+  d.values.filter((v) => v.argument === 'to').flatMap((v) => (v.claims ?? []).filter((c) => c.field === 'data_recipient').flatMap((c) => c.named ?? []));
+
 describe('routing claims through the store', () => {
   test("the policy's recipient for the data the user names: allowed with the context waived, replayed; the page's recipient: denied", async () => {
     const mem = await world();
@@ -106,6 +112,11 @@ describe('routing claims through the store', () => {
       { to: 'intake@tessaline-hr.test', attachment: 'Q2 salary export' },
       { to: 'payroll@tessaline.example', cc: 'intake@tessaline-hr.test', attachment: 'Q2 salary export' },
       { to: 'payroll@tessaline.example', attachment: 'customer list' },
+      // words of the turn that are not what it sends: the recipient's group, a part of the object without its period
+      { to: 'payroll@tessaline.example', attachment: 'payroll team' },
+      { to: 'payroll@tessaline.example', attachment: ['Q2 salary export', 'payroll'] },
+      { to: 'payroll@tessaline.example', attachment: 'salary export' },
+      { to: 'payroll@tessaline.example', attachment: ['Q2 salary export', 'Q2 salary'] },
     ]) {
       const d = await mem2.evaluate({ tenant: 't', action: { type: 'send_email', args }, session: 's', userTurn: TURN });
       assert.equal(d.outcome, 'deny', JSON.stringify(args));
@@ -118,13 +129,19 @@ describe('routing claims through the store', () => {
     const mem = await world([ROUTE, { subject: 'salary exports', field: 'data_recipient', value: 'audit@tessaline.example' }]);
     const d = await mem.evaluate({ tenant: 't', action: SEND, session: 's', userTurn: TURN });
     assert.equal(d.outcome, 'deny', JSON.stringify(d.reasons));
+    assert.deepEqual(routedNamed(d), [], 'neither recipient is named');
+    // the same turn with one trusted recipient names it
+    const one = await world();
+    assert.equal(routedNamed(await one.evaluate({ tenant: 't', action: SEND, session: 's', userTurn: TURN })).length, 1);
+    await one.close();
     await mem.close();
   });
   test('a turn that names another recipient or kind of data does not get the routed one', async () => {
     const mem = await world();
-    for (const text of ['Send the Q2 salary export to our legal team.', 'Send the Q2 bonus export to our payroll team.', 'Send the Q2 salary export to Bob.']) {
+    for (const text of ['Send the Q2 salary export to our legal team.', 'Send the Q2 salary report to our payroll team.', 'Send the Q2 salary export to Bob.']) {
       const d = await mem.evaluate({ tenant: 't', action: SEND, session: 's', userTurn: { principal: 'user', text } });
       assert.equal(d.outcome, 'deny', text);
+      assert.deepEqual(routedNamed(d), [], text);
     }
     await mem.close();
   });

@@ -116,6 +116,26 @@ describe("a destination the user's turn writes", () => {
     assert.equal(d.intent?.turnRecord, undefined);
     await mem.close();
   });
+  test('a turn record deleted, expired or altered outside the API is no turn record', async () => {
+    for (const spoil of ['delete', 'expire', 'tamper'] as const) {
+      const mem = await world();
+      const p = await page(mem);
+      const said = (await mem.write({ tenant: 't', scope: 'm', principal: 'user', content: TURN, session: 's', ...(spoil === 'expire' ? { expiresAt: new Date(Date.now() + 30).toISOString() } : {}) }))
+        .record.id;
+      await read(mem, 's', p);
+      if (spoil === 'delete') await mem.delete({ tenant: 't', id: said, reason: 'user cleared the chat' });
+      if (spoil === 'expire') await new Promise((r) => setTimeout(r, 60));
+      if (spoil === 'tamper') {
+        const db = (mem.driver as unknown as { unsafeDatabase(): { exec(sql: string): void; prepare(sql: string): { run(...a: unknown[]): unknown } } }).unsafeDatabase();
+        db.exec('DROP TRIGGER records_provenance_immutable');
+        db.prepare("UPDATE records SET origin_authority = 'system_policy' WHERE id = ?").run(said);
+      }
+      const d = await mem.evaluate({ tenant: 't', action: GRANT, session: 's', userTurn: turn() });
+      assert.equal(d.outcome, 'deny', `${spoil}: ${JSON.stringify(d.reasons)}`);
+      assert.equal(d.intent?.turnRecord, undefined, spoil);
+      await mem.close();
+    }
+  });
   test('a declared weak record the session never read (when the user saw it is unknown): asks', async () => {
     const mem = await world();
     const p = await page(mem);

@@ -70,12 +70,15 @@ export function turnReading(policy: Policy, action: Action, turn: string, candid
 
 /** What {@link recordedTurn} judges from. */
 export interface TurnRecordInput {
+  /** the decision's `userTurn`: the user principal and the text. */
   readonly turn: { readonly principal: string; readonly text: string };
   /** the decision's session. */
   readonly session: string;
   /** the ids of the session's read log, in order. */
   readonly readOrder: readonly string[];
+  /** the decision's candidates: the records of `dependsOn` and of the session's log. */
   readonly candidates: readonly MemoryRecord[];
+  /** the candidates' gate facts (verified, action authority), by record id. */
   readonly factsOf: ReadonlyMap<string, DependencyFacts>;
   /** by record id, the session its write audit entry names (for the records {@link turnRecordCandidates} gives). */
   readonly writtenIn: ReadonlyMap<string, string | null>;
@@ -83,10 +86,19 @@ export interface TurnRecordInput {
   readonly values: readonly ValueProvenance[];
   /** the action's destinations ({@link destinationValues}). */
   readonly destinations: readonly string[];
+  /** the decision's time (ISO 8601): a record expired by then is not the turn. */
   readonly now: string;
 }
 
-/** The candidates that could be the turn as a record: live, by the turn's user, with the turn's text (equal after `echoKey`). */
+/**
+ * The candidates that could be the turn as a record: live (active, unexpired at `now`), written by
+ * the turn's user, with the turn's text (equal after `echoKey`: NFC, line ends, trailing blanks).
+ *
+ * @param turn - the decision's `userTurn`.
+ * @param candidates - the decision's candidates.
+ * @param now - the decision's time (ISO 8601).
+ * @returns those records, in the candidates' order (possibly none).
+ */
 export function turnRecordCandidates(turn: { readonly principal: string; readonly text: string }, candidates: readonly MemoryRecord[], now: string): MemoryRecord[] {
   const key = echoKey(turn.text);
   return candidates.filter((r) => r.content !== null && r.status === 'active' && (r.expiresAt === null || r.expiresAt > now) && r.origin.principalId === turn.principal && echoKey(r.content) === key);
@@ -97,8 +109,8 @@ export function turnRecordCandidates(turn: { readonly principal: string; readonl
  * threshold was read or written in it (docs/design.md § Claims and intent, "A destination the user
  * writes"): the first record of the session's log among {@link turnRecordCandidates} whose write
  * audit entry names this session (a record of another session, read here, or the old record an
- * exact repeat of a turn resolves to, says nothing of when the user typed this turn) and that
- * matches that entry; every record before it in the log is present and trusted now (a page read
+ * exact repeat of a turn resolves to, says nothing of when the user typed this turn) and that is
+ * trusted now (matches that entry, action authority at least the threshold); every record before it in the log is present and trusted now (a page read
  * before it, deleted or purged since, keeps the waiver away); every candidate of the decision that
  * is not trusted now (read in the session or declared) is in the log after it; and no such record
  * written no later than the turn holds one of the action's destinations (in its text or a claim) —
@@ -110,7 +122,7 @@ export function turnRecordCandidates(turn: { readonly principal: string; readonl
  */
 export function recordedTurn(x: TurnRecordInput): string | undefined {
   const own = new Set(turnRecordCandidates(x.turn, x.candidates, x.now).map((r) => r.id));
-  const at = x.readOrder.findIndex((id) => own.has(id) && x.writtenIn.get(id) === x.session && x.factsOf.get(id)?.verified === true);
+  const at = x.readOrder.findIndex((id) => own.has(id) && x.writtenIn.get(id) === x.session && trustedNow(x.factsOf, id));
   const record = x.candidates.find((r) => r.id === x.readOrder[at]);
   if (record === undefined || !x.readOrder.slice(0, at).every((id) => trustedNow(x.factsOf, id))) return undefined;
   const position = new Map(x.readOrder.map((id, i) => [id, i]));

@@ -84,7 +84,9 @@ function ownGroupOf(routed: Found, slot: PartySlot, phrase: readonly string[]): 
         .split(/[^\p{L}\p{N}]+/u),
     ]),
   );
-  return phrase.slice(0, -1).every((w) => known.has(w));
+  const described = phrase.slice(0, -1);
+  // at least one word of the claim: "to my team" or "to our new team" says nothing of where the data goes
+  return described.length > 0 && described.every((w) => known.has(w));
 }
 
 const onePartyWith = (a: Found, b: Found): boolean => a.subjects.some((s) => b.subjects.some((t) => sameParty(s, t)));

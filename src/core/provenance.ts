@@ -8,7 +8,7 @@
 import { claimValueEquals } from './claims.js';
 import { partyNaming } from './party-naming.js';
 import { type TurnParties, slotPhrase, slotWords } from './party-slots.js';
-import { isPeriodWord } from './request-grammar.js';
+import { FUNCTION_WORDS, NUMBER, groundingOf, isPeriodWord } from './request-grammar.js';
 import type { Action, ArgumentType, Claim, ValueProvenance } from './types.js';
 import { type ArgumentValue, type MatchText, RESOURCE_ARGUMENT, actionValues, findProduct, markedProducts, suppliersOf } from './values.js';
 
@@ -54,24 +54,34 @@ function claimSuppliers(
 }
 
 /**
- * Does a value stand whole in one of a plain request's slot phrases, with the period words before
- * it ("production" of "deploy … to production", not of "… with the production build to staging";
- * "Q2 salary export" of "send the Q2 salary export")? An identifier the turn asserts
- * for an argument no claim may supply (an environment, a service) counts only there.
+ * Does a value stand whole in the phrase of the request's object or of a place of the action's own
+ * kind, with the period words before it ("production" of "deploy … to production", not of "… with
+ * the production build to staging"; "Q2 salary export" of "send the Q2 salary export")? An
+ * identifier the turn asserts for an argument no claim may supply (an environment, a service, the
+ * data sent) counts only there. Whole: each side is the phrase's edge, a function word, a number, or a
+ * word of another argument's value — or, on the right, a place noun ("docs" of "the docs repository") — so
+ * "salary export" (without its "Q2") and "Q2 salary" are not what "the Q2 salary export" asks for,
+ * and a party's slot ("to our payroll team", "to Bob") supplies nothing but its party.
+ *
+ * @param value - the argument value.
+ * @param t - the plain request's words and slots.
+ * @param others - the words of the action's other arguments' values.
  */
-function inSlotPhrase(value: string, t: TurnParties): boolean {
+function inSlotPhrase(value: string, t: TurnParties, others: ReadonlySet<string>): boolean {
   // an identifier's underscores are the turn's spaces ("signed_quote" is "our signed quote")
-  return [value, value.replace(/_+/g, ' ')].some((v) => wordsInSlot(slotWords(v), t));
+  return [value, value.replace(/_+/g, ' ')].some((v) => wordsInSlot(slotWords(v), t, others));
 }
 
-function wordsInSlot(vw: readonly string[], t: TurnParties): boolean {
+function wordsInSlot(vw: readonly string[], t: TurnParties, others: ReadonlySet<string>): boolean {
   if (vw.length === 0) return false;
+  const edge = (w: string | undefined, right: boolean): boolean => w === undefined || FUNCTION_WORDS.has(w) || NUMBER.test(w) || others.has(w) || (right && t.places.has(w));
   return t.slots.some((slot) => {
-    // with the period words the slot read through before its phrase ("Q2 salary export" of "send the Q2 salary export")
+    const own = slotPhrase(t, slot);
+    if (slot.kind !== 'object' && !own.some((w) => t.places.has(w))) return false;
     let from = slot.start;
     while (from > 0 && isPeriodWord(t.words[from - 1] as string)) from--;
-    const phrase = [...t.words.slice(from, slot.start), ...slotPhrase(t, slot)];
-    for (let i = 0; i + vw.length <= phrase.length; i++) if (vw.every((w, j) => phrase[i + j] === w)) return true;
+    const phrase = [...t.words.slice(from, slot.start), ...own];
+    for (let i = 0; i + vw.length <= phrase.length; i++) if (vw.every((w, j) => phrase[i + j] === w) && edge(phrase[i - 1], false) && edge(phrase[i + vw.length], true)) return true;
     return false;
   });
 }
@@ -145,7 +155,9 @@ export function valueProvenance(
     }
     const fields = claimFields(suppliers[topArgument(v.argument)]);
     const claims = fields.length > 0 && claimed.length > 0 ? claimSuppliers(v, fields, claimed, named) : [];
-    const assertedHere = ((asserted?.[i] as number[] | undefined) ?? []).length > 0 && (fields.length > 0 || v.amount !== null || slots === null || inSlotPhrase(v.value, slots));
+    // the words of the other arguments' values, each whole and in its parts ("checkout-service" and "4.8.2" of an image reference)
+    const others = () => groundingOf(values.filter((u) => topArgument(u.argument) !== topArgument(v.argument)).flatMap((u) => [u.value, u.value.replace(/_+/g, ' ')]));
+    const assertedHere = ((asserted?.[i] as number[] | undefined) ?? []).length > 0 && (fields.length > 0 || v.amount !== null || slots === null || inSlotPhrase(v.value, slots, others()));
     const userTurnAsserted = fromUser ? { userTurnAsserted: assertedHere } : {};
     const base = { argument: v.argument, value: v.value, recordIds, userTurn: fromUser, ...userTurnAsserted, ...(claims.length > 0 ? { claims } : {}) };
     return v.amount !== null ? { ...base, amount: v.amount, computed } : { ...base, computed };

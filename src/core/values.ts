@@ -116,7 +116,8 @@ export interface ArgumentShapeProblem {
  * grantee, role) that is an object or holds one (`{to: {account: "ACME-AP", also_pay: …}}` — its
  * keys would be instructions to the executor nobody supplied; `destination_not_scalar`: a
  * destination is a string or number, or — for an action that moves no money — a list of them),
- * a list that repeats a destination (`["ACME-AP", "acme-ap"]`, `destination_repeated`): one
+ * a list that repeats a destination (`["ACME-AP", "acme-ap"]`, or a value another destination
+ * argument already names: `to` and `destination` both `payroll@…`; `destination_repeated`): one
  * named party is one destination, and a blank destination (`""`, `"  "`, or one in a list:
  * `destination_blank`). An amount is never blank (`amount_not_a_number`; a missing one is the
  * executor's to refuse: docs/design.md § Known limits). Pure.
@@ -133,13 +134,23 @@ export function argumentShapeProblems(
   const out: ArgumentShapeProblem[] = [];
   const scalar = (v: unknown): boolean => v === null || typeof v !== 'object';
   const money = Object.values(types).includes('amount');
+  const fold = (x: unknown): string => String(x).normalize('NFKC').trim().toLowerCase();
+  // a destination one argument names already, named again by another (`to` and `destination` alike): a double send
+  const seen = new Set<string>();
+  const repeatedAcross = new Set<string>();
+  for (const [k, v] of Object.entries(args)) {
+    if (types[k] === 'amount' || !(suppliers[k] ?? []).some((x) => x.startsWith('claim:')) || !Object.prototype.hasOwnProperty.call(suppliers, k)) continue;
+    const own = new Set((Array.isArray(v) ? v : [v]).filter(scalar).map(fold));
+    for (const x of own) if (seen.has(x)) repeatedAcross.add(k);
+    for (const x of own) seen.add(x);
+  }
   for (const [k, v] of Object.entries(args)) {
     const amount = Object.prototype.hasOwnProperty.call(types, k) && types[k] === 'amount';
     const destination = !amount && Object.prototype.hasOwnProperty.call(suppliers, k) && (suppliers[k] ?? []).some((x) => x.startsWith('claim:'));
     if (k === RESOURCE_ARGUMENT) out.push({ argument: k, detail: 'argument_not_allowed' });
     // a payment to a list of payees is as many payments as the list is long
     else if (destination && !(scalar(v) || (!money && Array.isArray(v) && v.every(scalar)))) out.push({ argument: k, detail: 'destination_not_scalar' });
-    else if (destination && Array.isArray(v) && new Set(v.map((x) => String(x).normalize('NFKC').trim().toLowerCase())).size < v.length) out.push({ argument: k, detail: 'destination_repeated' });
+    else if (destination && ((Array.isArray(v) && new Set(v.map(fold)).size < v.length) || repeatedAcross.has(k))) out.push({ argument: k, detail: 'destination_repeated' });
     else if (amount && v !== null && typeof v === 'object') out.push({ argument: k, detail: 'amount_not_scalar' });
     // a null or boolean amount carries no value to check, and many payment APIs read it as "everything"
     else if (amount && (v === null || typeof v === 'boolean' || (typeof v === 'string' && v.trim() === ''))) out.push({ argument: k, detail: 'amount_not_a_number' });
