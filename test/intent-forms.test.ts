@@ -213,6 +213,19 @@ describe('what the review and the outside attack found', () => {
       assert.equal(readQuestion(turn, ASK).plain, false, turn);
     assert.equal(readQuestion("Which router should we buy if it's for the branch?", ASK).plain, true);
   });
+  test('the question form refuses a question that excludes, compares or replaces, and one that names a product', () => {
+    for (const turn of [
+      'Which router should we buy other than the TP-Link AX55?',
+      'Which router should we buy other than the one in the review?',
+      'Recommend a router besides the one the blog liked.',
+      'Suggest a router apart from the one in the review.',
+      'Which router should we buy to replace the old one?',
+      'Which router should we buy, the Netgear R7000?',
+      'Recommend the ax55 or something like it.',
+    ])
+      assert.equal(readQuestion(turn, ASK).plain, false, turn);
+    for (const turn of ['Which router should we buy?', 'Recommend one.', 'Which router should we buy for the new office?']) assert.equal(readQuestion(turn, ASK).plain, true, turn);
+  });
   test('the question form is refused for an action whose base tier is high, with or without an amount argument', () => {
     const base = DEFAULT_POLICY as PolicyInput & { actions: Record<string, unknown> };
     for (const rule of [

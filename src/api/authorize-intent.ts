@@ -17,7 +17,7 @@ import { normalizeText } from '../core/match.js';
 import { readQuestion } from '../core/question-grammar.js';
 import { CURRENCY_OF, OBJECTS, type ObjectCategory, type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
 import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier, ValueProvenance } from '../core/types.js';
-import { RESOURCE_ARGUMENT, actionValues } from '../core/values.js';
+import { type ArgumentValue, RESOURCE_ARGUMENT, actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
 
 /** Is a candidate trusted now: its facts verified and its action authority at least the threshold? */
@@ -82,10 +82,10 @@ export interface TurnRecordInput {
   readonly factsOf: ReadonlyMap<string, DependencyFacts>;
   /** by record id, the session its write audit entry names (for the records {@link turnRecordCandidates} gives). */
   readonly writtenIn: ReadonlyMap<string, string | null>;
-  /** the action's values as traced (their text and claim holders). */
-  readonly values: readonly ValueProvenance[];
-  /** the action's destinations ({@link destinationValues}). */
-  readonly destinations: readonly string[];
+  /** the candidates below the threshold whose text or a claim (subject or value) holds one of the action's destinations, expired ones included. */
+  readonly holders: ReadonlySet<string>;
+  /** the ids of the principals of kind `agent` among the candidates' writers. */
+  readonly agents: ReadonlySet<string>;
   /** the decision's time (ISO 8601): a record expired by then is not the turn. */
   readonly now: string;
 }
@@ -112,10 +112,11 @@ export function turnRecordCandidates(turn: { readonly principal: string; readonl
  * exact repeat of a turn resolves to, says nothing of when the user typed this turn) and that is
  * trusted now (matches that entry, action authority at least the threshold); every record before it in the log is present and trusted now (a page read
  * before it, deleted or purged since, keeps the waiver away); every candidate of the decision that
- * is not trusted now (read in the session or declared) is in the log after it; and no such record
- * written no later than the turn holds one of the action's destinations (in its text or a claim) —
- * a user who pastes the account a page of an earlier session gave them, spelled as the page spells
- * it, is asked to confirm. A value the user typed before the session read any page cannot have been
+ * is not trusted now (read in the session or declared) is in the log after it; and none of them
+ * holds one of the action's destinations (`holders`: in its text or a claim, expired ones
+ * included) unless it is the agent's own note written after the turn whose declared or echoed
+ * inputs are all trusted now — a best-effort net for a user who pastes the account a page gave them elsewhere, spelled
+ * as the page spells it. A value the user typed before the session read any page cannot have been
  * copied from this session's pages.
  *
  * @returns the turn record's id, or undefined when any condition fails.
@@ -128,10 +129,12 @@ export function recordedTurn(x: TurnRecordInput): string | undefined {
   const position = new Map(x.readOrder.map((id, i) => [id, i]));
   const weak = x.candidates.filter((r) => !trustedNow(x.factsOf, r.id));
   if (weak.some((r) => (position.get(r.id) ?? -1) <= at)) return undefined;
-  const earlier = new Set(weak.filter((r) => r.createdAt <= record.createdAt).map((r) => r.id));
-  const destinations = new Set(x.destinations);
-  const held = x.values.some((v) => destinations.has(v.value) && [...v.recordIds, ...(v.claims ?? []).flatMap((c) => c.recordIds)].some((id) => earlier.has(id)));
-  return held ? undefined : record.id;
+  // the agent's own words after the turn (declared or echoed inputs only trusted ones, such as the turn) may restate
+  // it; any other weak holder — a page, a new version of one, a reminder, a summary of one — may be where the user
+  // copied it from
+  const ownNote = (r: MemoryRecord): boolean =>
+    x.agents.has(r.origin.principalId) && r.derivedFrom.every((e) => trustedNow(x.factsOf, e.from)) && r.createdAt > record.createdAt && (position.get(r.id) ?? -1) > at;
+  return x.candidates.some((r) => x.holders.has(r.id) && !ownNote(r)) ? undefined : record.id;
 }
 
 /** The currencies the action carries: the codes and signs of its amounts (`£1200`) and of its `currency` argument, as `CURRENCY_OF` reads them. */
@@ -190,10 +193,13 @@ function namesOf(r: MemoryRecord): ReadonlySet<string> {
  * and its resource: what a standing instruction may name, never a memo.
  */
 export function destinationValues(policy: Policy, action: Action): string[] {
+  return destinationArguments(policy, action).map((v) => v.value);
+}
+
+/** {@link destinationValues} as argument values (for matching them in texts). */
+export function destinationArguments(policy: Policy, action: Action): ArgumentValue[] {
   const suppliers = argumentSuppliers(policy, action.type);
-  return actionValues(action)
-    .filter((v) => v.argument === RESOURCE_ARGUMENT || (suppliers[topArgument(v.argument)] ?? []).some((s) => s.startsWith('claim:')))
-    .map((v) => v.value);
+  return actionValues(action).filter((v) => v.argument === RESOURCE_ARGUMENT || (suppliers[topArgument(v.argument)] ?? []).some((s) => s.startsWith('claim:')));
 }
 
 /** What the intent of one decision is judged from. */

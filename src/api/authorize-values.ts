@@ -14,7 +14,8 @@ import type { TurnReading } from '../core/request-grammar.js';
 import { valueProvenance } from '../core/provenance.js';
 import { MemauthError } from '../core/errors.js';
 import type { Action, DependencyWhy, MemoryRecord, ValueProvenance, ValueSuppliers } from '../core/types.js';
-import { prepareText } from '../core/values.js';
+import { type ArgumentValue, prepareText, suppliersOf } from '../core/values.js';
+import { claimValueEquals } from '../core/claims.js';
 import { type Candidates, addWhy } from './authorize-candidates.js';
 import { destinationValues, slotReading, trustedNow } from './authorize-intent.js';
 import type { Provenance } from './provenance.js';
@@ -112,4 +113,25 @@ export function valueReferences(values: readonly ValueProvenance[]): number {
     for (const o of v.computed?.operands ?? []) n += of(o);
   }
   return n;
+}
+
+/**
+ * The records of `records` whose text or a claim (its subject or value, any field) holds one of
+ * `destinations` — by the identifier matching of values (core/values.ts `suppliersOf`) for text,
+ * exact after NFC and trimming for claims. Used on the decision's candidates below the threshold,
+ * expired ones included, for the turn record's net (api/authorize-intent.ts `recordedTurn`).
+ *
+ * @returns their ids.
+ */
+export function destinationHolders(provenance: Provenance, records: readonly MemoryRecord[], destinations: readonly ArgumentValue[]): Set<string> {
+  const out = new Set<string>();
+  const withText = records.filter((r) => r.content !== null);
+  if (destinations.length === 0 || withText.length === 0) return out;
+  const { byValue } = suppliersOf(
+    destinations,
+    withText.map((r) => provenance.matchText(r)),
+  );
+  for (const hits of byValue) for (const h of hits) out.add((withText[h] as MemoryRecord).id);
+  for (const r of withText) if ((r.claims ?? []).some((c) => destinations.some((d) => claimValueEquals(c.value, d.value, null) || claimValueEquals(c.subject, d.value, null)))) out.add(r.id);
+  return out;
 }

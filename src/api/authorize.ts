@@ -12,13 +12,13 @@ import { MemauthError } from '../core/errors.js';
 import { type DependencyFacts, decide } from '../core/gate.js';
 import { argumentSuppliers, argumentTypes, disallowedArguments, modeFor, riskTier } from '../core/policy.js';
 import type { TurnReading } from '../core/request-grammar.js';
-import type { Action, Decision, IntentProvenance, MemoryRecord, Tier, ValueProvenance } from '../core/types.js';
+import type { Action, Decision, IntentProvenance, MemoryRecord, Tier } from '../core/types.js';
 import type { StorageTx } from '../store/driver.js';
 import { type Candidates, confirmationCandidates, loadCandidates } from './authorize-candidates.js';
 import { auditEntriesAt } from './audit-entries.js';
-import { destinationValues, intentOf, recordedTurn, turnReading, turnRecordCandidates } from './authorize-intent.js';
+import { destinationArguments, intentOf, recordedTurn, trustedNow, turnReading, turnRecordCandidates } from './authorize-intent.js';
 import { type AuthorizeOptions, type Decided, evaluation, recordDecision } from './authorize-record.js';
-import { boundedReferences, dependencies } from './authorize-values.js';
+import { boundedReferences, dependencies, destinationHolders } from './authorize-values.js';
 import { type In, type OpContext, nowOf, startTiming, transact } from './context.js';
 import { principalIn, refusing } from './refusals.js';
 import { type Evaluation, resolveRequester } from './requesters.js';
@@ -58,7 +58,7 @@ export async function gate(ctx: OpContext, input: In<'authorize'>, dryRun: boole
       const conflicts = await gateConflicts(ctx, tx, a.tenant, depRecords, now);
       const found = await intentFacts(ctx, tx, a, action, tier, depRecords, turn, now);
       // a destination the turn writes waives only when the turn was recorded before the session read anything weak
-      const turnRecord = found !== undefined && found.sources.length > 0 ? await turnRecordOf(ctx, tx, a, action, candidates, factsOf, deps.values, now) : undefined;
+      const turnRecord = found !== undefined && found.sources.length > 0 ? await turnRecordOf(ctx, tx, a, action, candidates, factsOf, now) : undefined;
       const intent = found !== undefined && turnRecord !== undefined ? { ...found, turnRecord } : found;
       const confirmations = await confirmationCandidates(ctx, tx, a.tenant, action.type, argsHash, a.confirmationId ?? null, now);
       const result = decide({
@@ -136,7 +136,6 @@ async function turnRecordOf(
   action: Action,
   candidates: Candidates,
   factsOf: ReadonlyMap<string, DependencyFacts>,
-  values: readonly ValueProvenance[],
   now: string,
 ): Promise<string | undefined> {
   if (a.userTurn === undefined || a.session === undefined) return undefined;
@@ -144,8 +143,11 @@ async function turnRecordOf(
   if (own.length === 0) return undefined;
   const entries = await auditEntriesAt(tx, a.tenant, own, (r) => r.audit.seq);
   const writtenIn = new Map(own.map((r) => [r.id, (entries.get(r.audit.seq)?.payload.sessionId as string | null | undefined) ?? null]));
-  const destinations = destinationValues(ctx.policy, action);
-  return recordedTurn({ turn: a.userTurn, session: a.session, readOrder: candidates.readOrder, candidates: candidates.list, factsOf, writtenIn, values, destinations, now });
+  const weak = candidates.list.filter((r) => !trustedNow(factsOf, r.id));
+  const holders = destinationHolders(ctx.provenance, weak, destinationArguments(ctx.policy, action));
+  const agents = new Set<string>();
+  for (const id of new Set(weak.filter((r) => holders.has(r.id)).map((r) => r.origin.principalId))) if ((await tx.getPrincipal(a.tenant, id))?.kind === 'agent') agents.add(id);
+  return recordedTurn({ turn: a.userTurn, session: a.session, readOrder: candidates.readOrder, candidates: candidates.list, factsOf, writtenIn, holders, agents, now });
 }
 
 /**

@@ -17,7 +17,9 @@ import { HEDGES, LEAD_WORDS, NEGATORS, NOT_LATIN, type TurnReading, phraseAt, tu
  * negator, a hedge ({@link HEDGES}: "I forbid you to recommend", "cancel", "wait", "only after",
  * "nope") or a quotation mark (double or single) anywhere, an invisible format character or a
  * letter outside the Latin script reads nothing — except `if` inside such a question, where it
- * states a criterion ("… if throughput matters most?"). Such a turn asserts no value and names no
+ * states a criterion ("… if throughput matters most?"); nor a word that excludes or compares ("other
+ * than", "besides", "to replace"), nor a name (a word with a digit, or capitalised inside a
+ * sentence: "which router, the Netgear R7000?"). Such a turn asserts no value and names no
  * party: the values must come from trusted claims, among which the agent chooses (docs/design.md §
  * Claims and intent).
  *
@@ -47,8 +49,11 @@ export function readQuestion(turn: string, phrases: readonly string[]): TurnRead
   const bad = sentences
     .flat()
     .flatMap((c) => c.words)
-    .find((w) => NEGATORS.has(w) || w.endsWith("n't") || (HEDGES.has(w) && !own.has(w) && !(w === 'if' && asks)));
+    .find((w) => NEGATORS.has(w) || w.endsWith("n't") || EXCLUSIONS.has(w) || (HEDGES.has(w) && !own.has(w) && !(w === 'if' && asks)));
   if (bad !== undefined) return { plain: false, reason: NEGATORS.has(bad) || bad.endsWith("n't") ? 'negation' : 'hedge', word: bad };
+  // a question names nothing: a product it names is one the agent may not choose freely ("which router, the Netgear R7000?")
+  const named = namedWord(turn);
+  if (named !== undefined) return { plain: false, reason: 'unknown_word', word: named };
   let lead = 0;
   while (lead < all.length && LEAD_WORDS.has(all[lead] as string)) lead++;
   // an imperative that opens the sentence ("Recommend one."), never a question ("Should we get rid of it?")
@@ -68,6 +73,44 @@ interface Clause {
   readonly words: string[];
   question: boolean;
   readonly opensSentence: boolean;
+}
+
+/**
+ * Words that exclude, compare or replace ("a router other than the AX55", "besides", "apart from",
+ * "to replace …"): the question is about products the user has in mind, not one the agent may pick.
+ */
+const EXCLUSIONS: ReadonlySet<string> = new Set([
+  'other',
+  'others',
+  'besides',
+  'apart',
+  'excluding',
+  'exclude',
+  'replace',
+  'replacing',
+  'replacement',
+  'than',
+  'alternative',
+  'alternatives',
+  'unlike',
+  'versus',
+  'vs',
+  'compared',
+  'compare',
+]);
+
+/**
+ * The first word of `turn` that names something: a word with a digit, or with a capital letter
+ * anywhere but at the start of a sentence (and not `I`). Undefined when there is none.
+ */
+function namedWord(turn: string): string | undefined {
+  let opens = true;
+  for (const w of turn.split(/\s+/u).filter(Boolean)) {
+    const bare = w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
+    if (/\p{N}/u.test(bare) || (/\p{Lu}/u.test(opens ? bare.slice(1) : bare) && bare !== 'I')) return bare;
+    opens = /[.!?]["')\]]*$/u.test(w);
+  }
+  return undefined;
 }
 
 /** Words by which the speaker asks for themselves. */
