@@ -116,22 +116,24 @@ export function valueReferences(values: readonly ValueProvenance[]): number {
 }
 
 /**
- * The records of `records` whose text or a claim (its subject or value, any field) holds one of
- * `destinations` — by the identifier matching of values (core/values.ts `suppliersOf`) for text,
- * exact after NFC and trimming for claims. Used on the decision's candidates below the threshold,
- * expired ones included, for the turn record's net (api/authorize-intent.ts `recordedTurn`).
+ * The records of `records` that hold one of `destinations`, or might: the value in their text or
+ * their source address (`origin.sourceRef`, shown with the record: "mailto:ap@…", its scheme and
+ * separators read as spaces) by the identifier matching of values (core/values.ts `suppliersOf`),
+ * in a claim's subject or value (exact after NFC and trimming) — and every record whose text is
+ * erased (deleted since it was read: what it held can no longer be checked). Used on the
+ * decision's candidates below the threshold, expired ones included, for the turn record's net
+ * (api/authorize-intent.ts `recordedTurn`).
  *
  * @returns their ids.
  */
 export function destinationHolders(provenance: Provenance, records: readonly MemoryRecord[], destinations: readonly ArgumentValue[]): Set<string> {
   const out = new Set<string>();
+  if (destinations.length === 0) return out;
+  for (const r of records) if (r.content === null) out.add(r.id);
   const withText = records.filter((r) => r.content !== null);
-  if (destinations.length === 0 || withText.length === 0) return out;
-  const { byValue } = suppliersOf(
-    destinations,
-    withText.map((r) => provenance.matchText(r)),
-  );
-  for (const hits of byValue) for (const h of hits) out.add((withText[h] as MemoryRecord).id);
+  const texts = [...withText.map((r) => provenance.matchText(r)), ...withText.map((r) => prepareText(r.origin.sourceRef.replace(/[:/?#&=]+/g, ' ')))];
+  const { byValue } = suppliersOf(destinations, texts);
+  for (const hits of byValue) for (const h of hits) out.add((withText[h % withText.length] as MemoryRecord).id);
   for (const r of withText) if ((r.claims ?? []).some((c) => destinations.some((d) => claimValueEquals(c.value, d.value, null) || claimValueEquals(c.subject, d.value, null)))) out.add(r.id);
   return out;
 }
