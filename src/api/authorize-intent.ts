@@ -16,7 +16,7 @@ import { topArgument } from '../core/provenance.js';
 import { normalizeText } from '../core/match.js';
 import { readQuestion } from '../core/question-grammar.js';
 import { CURRENCY_OF, OBJECTS, type ObjectCategory, type TurnReading, groundingOf, readRequest } from '../core/request-grammar.js';
-import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier, ValueProvenance } from '../core/types.js';
+import type { Action, IntentProvenance, IntentSource, MemoryRecord, Tier } from '../core/types.js';
 import { type ArgumentValue, RESOURCE_ARGUMENT, actionValues } from '../core/values.js';
 import type { StorageReader } from '../store/driver.js';
 
@@ -82,7 +82,7 @@ export interface TurnRecordInput {
   readonly factsOf: ReadonlyMap<string, DependencyFacts>;
   /** by record id, the session its write audit entry names (for the records {@link turnRecordCandidates} gives). */
   readonly writtenIn: ReadonlyMap<string, string | null>;
-  /** the candidates below the threshold whose text or a claim (subject or value) holds one of the action's destinations, expired ones included. */
+  /** the candidates below the threshold that hold, or might hold, one of the action's destinations (`destinationHolders`). */
   readonly holders: ReadonlySet<string>;
   /** the ids of the principals of kind `agent` among the candidates' writers. */
   readonly agents: ReadonlySet<string>;
@@ -110,14 +110,15 @@ export function turnRecordCandidates(turn: { readonly principal: string; readonl
  * writes"): the first record of the session's log among {@link turnRecordCandidates} whose write
  * audit entry names this session (a record of another session, read here, or the old record an
  * exact repeat of a turn resolves to, says nothing of when the user typed this turn) and that is
- * trusted now (matches that entry, action authority at least the threshold); every record before it in the log is present and trusted now (a page read
- * before it, deleted or purged since, keeps the waiver away); every candidate of the decision that
- * is not trusted now (read in the session or declared) is in the log after it; and none of them
- * holds one of the action's destinations (`holders`: in its text or a claim, expired ones
- * included) unless it is the agent's own note written after the turn whose declared or echoed
- * inputs are all trusted now — a best-effort net for a user who pastes the account a page gave them elsewhere, spelled
- * as the page spells it. A value the user typed before the session read any page cannot have been
- * copied from this session's pages.
+ * trusted now (matches that entry, action authority at least the threshold); every record before
+ * it in the log is present and trusted now (a page read before it, deleted or purged since, keeps
+ * the waiver away); every candidate of the decision that is not trusted now (read in the session or
+ * declared) is in the log after it; and none of them holds one of the action's destinations
+ * (`holders`, api/authorize-values.ts `destinationHolders`) unless it is the agent's own note
+ * written after the turn whose declared or echoed inputs are all trusted now — a best-effort net
+ * for a user who pastes the account a page gave them elsewhere, spelled as the page spells it. A
+ * value the user typed before the session read any page cannot have been copied from this
+ * session's pages.
  *
  * @returns the turn record's id, or undefined when any condition fails.
  */

@@ -131,8 +131,9 @@ export function namedByTurn(claims: readonly Claim[], turn: TurnParties, movesMo
   const parties: Found[] = [];
   const covered = new Set<number>();
   let placed = false;
-  const routedSlot = turn.slots.find((slot) => routedAt(routing, wordsOf, ws, slot) !== null);
-  const routed = routedSlot === undefined ? null : routedAt(routing, wordsOf, ws, routedSlot);
+  let routedSlot: PartySlot | undefined;
+  let routed: Found | null = null;
+  for (const slot of turn.slots) if (routed === null && (routed = routedAt(routing, wordsOf, ws, slot)) !== null) routedSlot = slot;
   if (routedSlot !== undefined && routed !== null) {
     parties.push(routed);
     for (let i = routedSlot.start; i < routedSlot.start + routed.length; i++) covered.add(i);

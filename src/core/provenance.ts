@@ -134,6 +134,14 @@ export function valueProvenance(
     Object.values(types).includes('amount'),
     new Set(claimFields(suppliers[RESOURCE_ARGUMENT])),
   );
+  // the words of the other arguments' values, each whole and in its parts ("checkout-service" and "4.8.2" of an image
+  // reference): once per top-level argument, when a value of it is read against the slots
+  const others = new Map<string, Set<string>>();
+  const othersOf = (arg: string): Set<string> => {
+    let o = others.get(arg);
+    if (o === undefined) others.set(arg, (o = groundingOf(values.filter((u) => topArgument(u.argument) !== arg).flatMap((u) => [u.value, u.value.replace(/_+/g, ' ')]))));
+    return o;
+  };
   return values.map((v, i) => {
     const hits = byValue[i] as number[];
     const recordIds = hits
@@ -155,9 +163,8 @@ export function valueProvenance(
     }
     const fields = claimFields(suppliers[topArgument(v.argument)]);
     const claims = fields.length > 0 && claimed.length > 0 ? claimSuppliers(v, fields, claimed, named) : [];
-    // the words of the other arguments' values, each whole and in its parts ("checkout-service" and "4.8.2" of an image reference)
-    const others = () => groundingOf(values.filter((u) => topArgument(u.argument) !== topArgument(v.argument)).flatMap((u) => [u.value, u.value.replace(/_+/g, ' ')]));
-    const assertedHere = ((asserted?.[i] as number[] | undefined) ?? []).length > 0 && (fields.length > 0 || v.amount !== null || slots === null || inSlotPhrase(v.value, slots, others()));
+    const assertedHere =
+      ((asserted?.[i] as number[] | undefined) ?? []).length > 0 && (fields.length > 0 || v.amount !== null || slots === null || inSlotPhrase(v.value, slots, othersOf(topArgument(v.argument))));
     const userTurnAsserted = fromUser ? { userTurnAsserted: assertedHere } : {};
     const base = { argument: v.argument, value: v.value, recordIds, userTurn: fromUser, ...userTurnAsserted, ...(claims.length > 0 ? { claims } : {}) };
     return v.amount !== null ? { ...base, amount: v.amount, computed } : { ...base, computed };
